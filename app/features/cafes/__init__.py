@@ -1,0 +1,1 @@
+"""Cafés: ``recommend_cafe`` reads the locale and coarse city hints ChatGPT sends."""

@@ -1,0 +1,33 @@
+from __future__ import annotations
+
+from sqlalchemy import ForeignKey, Integer, String, Text
+from sqlalchemy.orm import Mapped, mapped_column
+
+from app.db.base import Base
+
+
+class City(Base):
+    __tablename__ = "cafe_cities"
+
+    key: Mapped[str] = mapped_column(String(40), primary_key=True)
+    name: Mapped[str] = mapped_column(String(80))
+    country: Mapped[str] = mapped_column(String(2))
+
+
+class CityAlias(Base):
+    __tablename__ = "cafe_city_aliases"
+
+    alias: Mapped[str] = mapped_column(String(80), primary_key=True)
+    city_key: Mapped[str] = mapped_column(ForeignKey("cafe_cities.key", ondelete="CASCADE"), index=True)
+
+
+class Cafe(Base):
+    __tablename__ = "cafes"
+
+    id: Mapped[str] = mapped_column(String(80), primary_key=True)
+    city_key: Mapped[str] = mapped_column(ForeignKey("cafe_cities.key", ondelete="CASCADE"), index=True)
+    name: Mapped[str] = mapped_column(String(120))
+    address: Mapped[str] = mapped_column(String(200))
+    neighborhood: Mapped[str | None] = mapped_column(String(120))
+    since: Mapped[int | None] = mapped_column(Integer)
+    specialty: Mapped[str | None] = mapped_column(Text)

@@ -1,0 +1,59 @@
+"""MCP tool of the cafés feature."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from mcp.server.mcpserver import Context
+from mcp.types import CallToolResult
+
+from app.features.cafes import service
+from app.features.cafes.schemas import CafeRecommendations
+from app.i18n import lookup, requested_locale
+from app.mcp.registry import ToolRegistry
+from app.mcp.results import tool_result
+from app.mcp.security import NOAUTH
+from app.mcp.widgets import Widget
+
+CAFE_WIDGET = Widget(
+    name="cafe-finder",
+    title="Café finder",
+    description="Shows recommended cafés with their addresses; the list is already visible to the user.",
+)
+
+
+def _city_hint(meta: dict[str, Any]) -> str | None:
+    location = meta.get("openai/userLocation")
+    if isinstance(location, dict):
+        city = location.get("city")
+        if isinstance(city, str) and city.strip():
+            return city.strip()
+    return None
+
+
+def register(registry: ToolRegistry) -> None:
+    db = registry.db
+
+    @registry.tool(
+        name="recommend_cafe",
+        title="Recommend a café",
+        description="Recommend well-known cafés near the user (uses the coarse city and locale ChatGPT "
+        "provides). No input needed.",
+        read_only=True,
+        destructive=False,
+        open_world=False,
+        idempotent=True,
+        security=[NOAUTH],
+        widget=CAFE_WIDGET,
+        invoking="Looking for cafés nearby…",
+        invoked="Cafés found",
+    )
+    async def recommend_cafe(ctx: Context) -> Annotated[CallToolResult, CafeRecommendations]:
+        raw_meta = ctx.request_context.meta
+        meta: dict[str, Any] = raw_meta if isinstance(raw_meta, dict) else (
+            raw_meta.model_dump(by_alias=True) if raw_meta is not None else {})
+        locale_tag = requested_locale(meta)
+        language = lookup(locale_tag)
+        rec = await db.run(lambda uow: service.recommend(uow, language, locale_tag, _city_hint(meta)))
+        lines = [rec.intro, *(f"- {c.name}, {c.address}" for c in rec.output.cafes)]
+        return tool_result(rec.output, "\n".join(lines), {"cafesById": rec.details, "locale": language})

@@ -1,0 +1,84 @@
+"""Ranked full-text queries: FTS5 + bm25 on SQLite, tsvector + ts_rank_cd on PostgreSQL.
+
+Both take the same sanitized token list, so user input never reaches the
+query syntax of either engine, and both return the same row shape.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from sqlalchemy import text
+
+from app.db import UnitOfWork
+
+_TOKEN = re.compile(r"[^\W_]+", re.UNICODE)
+MAX_TOKENS = 12
+
+
+@dataclass(frozen=True)
+class Row:
+    id: str
+    title: str
+    url: str
+    snippet: str
+    score: float
+
+
+def tokens(query: str) -> list[str]:
+    return [t.lower() for t in _TOKEN.findall(query)][:MAX_TOKENS]
+
+
+_SQLITE = text(
+    """
+    SELECT d.id, d.title, d.url,
+           snippet(search_documents_fts, 1, '', '', '…', 24) AS snippet,
+           -bm25(search_documents_fts, 8.0, 1.0) AS score
+    FROM search_documents_fts JOIN search_documents AS d ON d.pk = search_documents_fts.rowid
+    WHERE search_documents_fts MATCH :match
+    ORDER BY bm25(search_documents_fts, 8.0, 1.0), d.id
+    LIMIT :limit
+    """
+)
+
+_POSTGRES = text(
+    """
+    WITH q AS (SELECT to_tsquery('english', :match) AS query),
+    top AS (
+        SELECT d.id, d.title, d.url, d.body, ts_rank_cd(d.tsv, q.query, 1) AS score
+        FROM search_documents AS d, q
+        WHERE d.tsv @@ q.query
+        ORDER BY score DESC, d.id
+        LIMIT :limit
+    )
+    SELECT top.id, top.title, top.url,
+           ts_headline('english', top.body, q.query,
+                       'StartSel="",StopSel="",MaxWords=30,MinWords=12,ShortWord=2') AS snippet,
+           top.score
+    FROM top, q
+    ORDER BY top.score DESC, top.id
+    """
+)
+
+
+class SearchRepository:
+    def __init__(self, uow: UnitOfWork) -> None:
+        self.session = uow.session
+        self.dialect = self.session.get_bind().dialect.name
+
+    def search(self, words: list[str], limit: int, match_all: bool) -> list[Row]:
+        if not words:
+            return []
+        if self.dialect == "postgresql":
+            joiner = " & " if match_all else " | "
+            match = joiner.join(words[:-1] + [f"{words[-1]}:*"])
+            rows = self.session.execute(_POSTGRES, {"match": match, "limit": limit})
+        else:
+            joiner = " AND " if match_all else " OR "
+            match = joiner.join([f'"{w}"' for w in words[:-1]] + [f'"{words[-1]}"*'])
+            rows = self.session.execute(_SQLITE, {"match": match, "limit": limit})
+        return [Row(r.id, r.title, r.url, " ".join((r.snippet or "").split()), float(r.score)) for r in rows]
+
+    def count(self) -> int:
+        return int(self.session.execute(text("SELECT count(*) FROM search_documents")).scalar_one())

@@ -1,0 +1,22 @@
+from __future__ import annotations
+
+from sqlalchemy import Float, Integer, String, Text
+from sqlalchemy.orm import Mapped, mapped_column
+
+from app.db.base import Base
+
+
+class Animal(Base):
+    __tablename__ = "zoo_animals"
+
+    id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    name: Mapped[str] = mapped_column(String(80), unique=True)
+    species: Mapped[str] = mapped_column(String(120))
+    scientific_name: Mapped[str] = mapped_column(String(120))
+    habitat: Mapped[str] = mapped_column(Text)
+    diet: Mapped[str] = mapped_column(String(200))
+    conservation_status: Mapped[str] = mapped_column(String(40))
+    lifespan_years: Mapped[int] = mapped_column(Integer)
+    weight_kg: Mapped[float] = mapped_column(Float)
+    fun_fact: Mapped[str] = mapped_column(Text)
+    enclosure: Mapped[str] = mapped_column(String(60))

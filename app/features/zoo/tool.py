@@ -1,0 +1,80 @@
+"""MCP tools of the zoo feature."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.types import CallToolResult
+from pydantic import Field
+
+from app.features.zoo import service
+from app.features.zoo.schemas import AnimalDetailsOutput, ZooAnimals
+from app.mcp.registry import ToolRegistry
+from app.mcp.results import tool_result
+from app.mcp.security import NOAUTH
+from app.mcp.widgets import Widget
+
+ZOO_WIDGET = Widget(
+    name="zoo-animals",
+    title="Zoo animals",
+    description="Shows the listed zoo animals as cards; tapping one opens its details. "
+    "The cards already show names and species, so there is no need to repeat them.",
+    display_modes=("inline", "fullscreen"),
+)
+
+
+def register(registry: ToolRegistry) -> None:
+    db = registry.db
+
+    @registry.tool(
+        name="get_zoo_animals",
+        title="Meet the zoo animals",
+        description="List animals living at the zoo, with their species. Use when the user wants to see "
+        "or learn about the zoo's animals.",
+        read_only=True,
+        destructive=False,
+        open_world=False,
+        idempotent=True,
+        security=[NOAUTH],
+        widget=ZOO_WIDGET,
+        invoking="Visiting the enclosures…",
+        invoked="Animals found",
+    )
+    async def get_zoo_animals(
+        count: Annotated[int, Field(ge=1, le=20, description="How many animals to list (1-20)")] = 10,
+    ) -> Annotated[CallToolResult, ZooAnimals]:
+        summary, details = await db.run(lambda uow: service.list_animals(uow, count))
+        names = ", ".join(f"{a.name} the {a.species.lower()}" for a in summary.animals)
+        text = f"{len(summary.animals)} animals at the zoo: {names}." if summary.animals else "The zoo is empty."
+        return tool_result(
+            summary,
+            text,
+            {"allAnimalsById": {k: v.model_dump(mode="json") for k, v in details.items()}},
+        )
+
+    @registry.tool(
+        name="get_zoo_animal_details",
+        title="Zoo animal details",
+        description="Full record of one zoo animal (habitat, diet, conservation status). Called by the zoo "
+        "widget when the user opens an animal card.",
+        read_only=True,
+        destructive=False,
+        open_world=False,
+        idempotent=True,
+        security=[NOAUTH],
+        widget=ZOO_WIDGET,
+        visibility=["app"],
+        invoking="Opening the animal's file…",
+        invoked="Animal details ready",
+    )
+    async def get_zoo_animal_details(
+        animal_id: Annotated[str, Field(min_length=1, max_length=64, description="Animal id from get_zoo_animals")],
+    ) -> Annotated[CallToolResult, AnimalDetailsOutput]:
+        try:
+            animal = await db.run(lambda uow: service.animal_details(uow, animal_id))
+        except service.AnimalNotFound:
+            raise ToolError(f"No zoo animal has the id {animal_id!r}.") from None
+        text = (f"{animal.name} is a {animal.species} ({animal.scientific_name}), "
+                f"IUCN status: {animal.conservation_status}. {animal.fun_fact}")
+        return tool_result(AnimalDetailsOutput(animal=animal), text)

@@ -1,0 +1,45 @@
+"""Locale negotiation: RFC 4647 §3.4 "lookup" over the languages a feature ships."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+SUPPORTED = ("en", "es", "fr", "pt", "zh")
+
+
+def lookup(ranges: str | Iterable[str] | None, supported: Iterable[str] = SUPPORTED, default: str = "en") -> str:
+    """Return the best supported tag for a language range (or comma-separated priority list).
+
+    Each range is truncated from the right, one subtag at a time, until it
+    matches; a single-letter subtag (``x``, ``u``...) is dropped with the one
+    after it, as RFC 4647 requires. ``*`` and unparseable input fall to the default.
+    """
+    available = {tag.lower(): tag for tag in supported}
+    if ranges is None:
+        return default
+    items = [r for r in (ranges.split(",") if isinstance(ranges, str) else ranges)]
+    for item in items:
+        tag = item.split(";")[0].strip().replace("_", "-").lower()
+        if not tag or tag == "*" or len(tag) > 64:
+            continue
+        subtags = tag.split("-")
+        while subtags:
+            candidate = "-".join(subtags)
+            if candidate in available:
+                return available[candidate]
+            subtags.pop()
+            if subtags and len(subtags[-1]) == 1:
+                subtags.pop()
+    return default
+
+
+def requested_locale(meta: Mapping[str, Any] | None) -> str | None:
+    """The locale ChatGPT asked for in request ``_meta`` (``webplus/i18n`` on older clients)."""
+    if not meta:
+        return None
+    for key in ("openai/locale", "webplus/i18n"):
+        value = meta.get(key)
+        if isinstance(value, str) and value.strip():
+            return value.strip()
+    return None

@@ -1,0 +1,175 @@
+"""``python -m app check``: lint the descriptors a server actually puts on the wire (SPEC §1, §2, §5).
+
+``lint`` is a pure function over the JSON of ``tools/list`` and of the widget
+resources, so it can check this server in-process or any server over HTTP.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+
+from mcp.server.apps import APP_MIME_TYPE
+
+REQUIRED_HINTS = ("readOnlyHint", "destructiveHint", "openWorldHint")
+FILE_PROPS = ("download_url", "file_id", "mime_type", "file_name")
+FILE_REQUIRED = {"download_url", "file_id"}
+MAX_STATUS = 64
+Resources = dict[str, dict[str, Any]]  # uri -> {"mimeType": ..., "contents": [...]}
+
+
+def lint(tools: list[dict[str, Any]], resources: Resources) -> list[str]:
+    problems: list[str] = []
+    for tool in tools:
+        problems.extend(f"tool {tool.get('name', '?')}: {p}" for p in _lint_tool(tool, resources))
+    for uri, res in sorted(resources.items()):
+        if res.get("mimeType") == APP_MIME_TYPE or uri.startswith("ui://"):
+            problems.extend(f"resource {uri}: {p}" for p in _lint_widget(res))
+    return problems
+
+
+def _lint_tool(tool: dict[str, Any], resources: Resources) -> Iterator[str]:
+    meta = tool.get("_meta") or {}
+    if not tool.get("outputSchema"):
+        yield "no outputSchema (every tool returning structuredContent must declare one)"
+    hints = tool.get("annotations") or {}
+    for hint in REQUIRED_HINTS:
+        if not isinstance(hints.get(hint), bool):
+            yield f"annotation {hint} is missing"
+    top, mirror = tool.get("securitySchemes"), meta.get("securitySchemes")
+    if top is None or mirror is None:
+        yield "securitySchemes must be declared at the top level and mirrored in _meta"
+    elif top != mirror:
+        yield "securitySchemes top level and _meta.securitySchemes differ"
+    for scheme in top or []:
+        if scheme.get("type") not in ("noauth", "oauth2"):
+            yield f"unknown security scheme type {scheme.get('type')!r}"
+        elif scheme.get("type") == "oauth2" and not isinstance(scheme.get("scopes", []), list):
+            yield "oauth2 scheme scopes must be a list"
+    for key in ("openai/toolInvocation/invoking", "openai/toolInvocation/invoked"):
+        value = meta.get(key)
+        if value is not None and (not isinstance(value, str) or len(value) > MAX_STATUS):
+            yield f"{key} must be a string of at most {MAX_STATUS} characters"
+    ui = meta.get("ui") or {}
+    uri, template = ui.get("resourceUri"), meta.get("openai/outputTemplate")
+    if (uri or template) and uri != template:
+        yield f"ui.resourceUri ({uri!r}) and openai/outputTemplate ({template!r}) must be identical"
+    if uri and uri not in resources:
+        yield f"ui.resourceUri {uri!r} is not a listed resource"
+    visibility = ui.get("visibility")
+    if visibility is not None and (not visibility or not set(visibility) <= {"model", "app"}):
+        yield "ui.visibility must be a non-empty subset of ['model', 'app']"
+    yield from _lint_file_params(tool, meta.get("openai/fileParams"))
+    if meta.get("openai/profile") is True:
+        if hints.get("readOnlyHint") is not True:
+            yield "the profile tool must be read-only"
+        if not any(s.get("type") == "oauth2" for s in top or []):
+            yield "the profile tool must use an oauth2 security scheme"
+
+
+def _lint_file_params(tool: dict[str, Any], params: Any) -> Iterator[str]:
+    if params is None:
+        return
+    if not isinstance(params, list) or not all(isinstance(p, str) for p in params):
+        yield "openai/fileParams must be a list of field names"
+        return
+    schema = tool.get("inputSchema") or {}
+    for name in params:
+        prop = (schema.get("properties") or {}).get(name)
+        if prop is None:
+            yield f"file param {name!r} is not a top-level input property"
+            continue
+        prop = _resolve(schema, prop)
+        if prop.get("type") == "array":
+            prop = _resolve(schema, prop.get("items") or {})
+        props = prop.get("properties") or {}
+        for field in FILE_PROPS:
+            if (props.get(field) or {}).get("type") != "string":
+                yield f"file param {name!r} must declare {field} as a string property"
+        required = set(prop.get("required") or [])
+        if required != FILE_REQUIRED:
+            yield f"file param {name!r} must require exactly download_url and file_id (requires {sorted(required)})"
+
+
+def _resolve(root: dict[str, Any], node: dict[str, Any]) -> dict[str, Any]:
+    for _ in range(10):
+        ref = node.get("$ref")
+        if not isinstance(ref, str) or not ref.startswith("#/"):
+            return node
+        target: Any = root
+        for part in ref[2:].split("/"):
+            target = target.get(part, {}) if isinstance(target, dict) else {}
+        node = target
+    return node
+
+
+def _lint_widget(res: dict[str, Any]) -> Iterator[str]:
+    if res.get("mimeType") != APP_MIME_TYPE:
+        yield f"mimeType must be {APP_MIME_TYPE!r}"
+    contents = res.get("contents") or []
+    if not contents:
+        yield "resources/read returned no contents"
+    for item in contents:
+        meta = item.get("_meta") or {}
+        ui = meta.get("ui") or {}
+        if item.get("mimeType") != APP_MIME_TYPE:
+            yield f"contents mimeType must be {APP_MIME_TYPE!r}"
+        if not isinstance(item.get("text"), str) or not item["text"].strip():
+            yield "contents carry no HTML text"
+        if not ui.get("domain"):
+            yield "ui.domain is missing"
+        if not isinstance(ui.get("csp"), dict):
+            yield "ui.csp is missing"
+        if not isinstance(meta.get("openai/widgetCSP"), dict):
+            yield "openai/widgetCSP is missing"
+        for key, csp in (("ui.csp", ui.get("csp") or {}), ("openai/widgetCSP", meta.get("openai/widgetCSP") or {})):
+            for domains in csp.values():
+                if any("*" in d for d in domains or []):
+                    yield f"{key} must not use wildcard domains"
+
+
+class RpcClient:
+    """Minimal JSON-RPC over streamable HTTP (legacy handshake), enough to fetch descriptors."""
+
+    def __init__(self, http: httpx.Client, url: str) -> None:
+        self.http, self.url, self._id, self._session = http, url, 0, None
+
+    def call(self, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
+        self._id += 1
+        headers = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
+        if self._session:
+            headers["mcp-session-id"] = self._session
+        if method != "initialize":
+            headers["mcp-protocol-version"] = "2025-06-18"
+        body = {"jsonrpc": "2.0", "id": self._id, "method": method, "params": params or {}}
+        resp = self.http.post(self.url, json=body, headers=headers)
+        resp.raise_for_status()
+        self._session = resp.headers.get("mcp-session-id", self._session)
+        payload = resp.json()
+        if "error" in payload:
+            raise RuntimeError(f"{method}: {payload['error']}")
+        return payload["result"]
+
+    def paged(self, method: str, key: str) -> list[dict[str, Any]]:
+        items: list[dict[str, Any]] = []
+        cursor = None
+        while True:
+            result = self.call(method, {"cursor": cursor} if cursor else {})
+            items.extend(result.get(key, []))
+            cursor = result.get("nextCursor")
+            if not cursor:
+                return items
+
+
+def collect(http: httpx.Client, url: str) -> tuple[list[dict[str, Any]], Resources]:
+    rpc = RpcClient(http, url)
+    rpc.call("initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
+                            "clientInfo": {"name": "app-check", "version": "1"}})
+    tools = rpc.paged("tools/list", "tools")
+    resources: Resources = {}
+    for res in rpc.paged("resources/list", "resources"):
+        resources[res["uri"]] = {"mimeType": res.get("mimeType"),
+                                 "contents": rpc.call("resources/read", {"uri": res["uri"]}).get("contents", [])}
+    return tools, resources

@@ -1,0 +1,136 @@
+"""MCP-level middleware (``MCPServer(middleware=...)``): runs around every JSON-RPC request.
+
+- ``restore_security_schemes``: mcp 2.3 re-validates results per protocol
+  version and drops unknown top-level tool fields, so ``securitySchemes`` is
+  copied back from its ``_meta`` mirror after serialization.
+- ``OutputGuard``: a result whose structuredContent breaks the tool's published
+  outputSchema is replaced by an error result, never shipped.
+- ``ToolCallLog``: one log event per request with the correlation fields.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from typing import Any
+
+import structlog
+from jsonschema import Draft202012Validator
+from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
+from mcp.server.mcpserver import MCPServer
+
+from app.http.request_info import current_request_info
+
+log = structlog.get_logger("app.mcp")
+
+# Request _meta keys worth correlating on (SPEC §3, §4). userLocation is deliberately absent.
+CORRELATION_KEYS = {
+    "openai/widgetSessionId": "widget_session_id",
+    "openai/session": "openai_session",
+    "openai/subject": "openai_subject",
+    "openai/organization": "openai_organization",
+    "openai/locale": "locale",
+    "webplus/i18n": "locale",
+}
+
+
+def _meta_dict(ctx: ServerRequestContext[Any, Any]) -> dict[str, Any]:
+    meta = ctx.meta
+    if meta is None:
+        return {}
+    if isinstance(meta, Mapping):
+        return dict(meta)
+    return meta.model_dump(by_alias=True, exclude_none=True)
+
+
+async def restore_security_schemes(ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
+    result = await call_next(ctx)
+    if ctx.method == "tools/list" and isinstance(result, dict):
+        for tool in result.get("tools", []):
+            schemes = (tool.get("_meta") or {}).get("securitySchemes")
+            if schemes is not None:
+                tool["securitySchemes"] = schemes
+    return result
+
+
+class OutputGuard:
+    def __init__(self) -> None:
+        self._server: MCPServer | None = None
+        self._validators: dict[str, Draft202012Validator] | None = None
+
+    def bind(self, server: MCPServer) -> None:
+        self._server = server
+
+    async def _validator(self, name: str) -> Draft202012Validator | None:
+        if self._validators is None:
+            assert self._server is not None, "OutputGuard.bind() was not called"
+            self._validators = {
+                t.name: Draft202012Validator(t.output_schema)
+                for t in await self._server.list_tools()
+                if t.output_schema
+            }
+        return self._validators.get(name)
+
+    async def __call__(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
+        result = await call_next(ctx)
+        if ctx.method != "tools/call" or not isinstance(result, dict) or result.get("isError"):
+            return result
+        name = (ctx.params or {}).get("name", "")
+        validator = await self._validator(name)
+        if validator is None:
+            return result
+        structured = result.get("structuredContent")
+        errors = sorted(validator.iter_errors(structured), key=lambda e: list(e.path)) if structured is not None \
+            else ["structuredContent is missing"]
+        if not errors:
+            return result
+        first = errors[0]
+        where = "/".join(str(p) for p in getattr(first, "path", [])) or "(root)"
+        log.error("tool.output_schema_violation", tool=name, at=where,
+                  detail=getattr(first, "message", str(first))[:200])
+        return {
+            "content": [{"type": "text", "text": f"Tool {name} produced a result that does not match its "
+                                                 "declared output schema; the result was withheld."}],
+            "isError": True,
+        }
+
+
+class ToolCallLog:
+    """Binds correlation fields for the request and logs one event per JSON-RPC request."""
+
+    async def __call__(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
+        if ctx.request_id is None:  # notifications: nothing to time or correlate
+            return await call_next(ctx)
+        meta = _meta_dict(ctx)
+        version = ctx.protocol_version
+        if ctx.method == "initialize":  # not negotiated yet: report what the client asked for
+            version = str((ctx.params or {}).get("protocolVersion", version))[:32]
+        fields: dict[str, Any] = {"rpc_method": ctx.method, "protocol_version": version}
+        for key, name in CORRELATION_KEYS.items():
+            value = meta.get(key)
+            if isinstance(value, str) and value and name not in fields:
+                fields[name] = value[:128]
+        tool = (ctx.params or {}).get("name") if ctx.method == "tools/call" else None
+        if isinstance(tool, str):
+            fields["tool"] = tool[:128]
+        info = current_request_info()
+        if info is not None:
+            info.update(fields)
+        structlog.contextvars.bind_contextvars(**fields)
+        started = time.perf_counter()
+        outcome = "error"
+        try:
+            result = await call_next(ctx)
+            outcome = "tool_error" if isinstance(result, dict) and result.get("isError") else "ok"
+            return result
+        except Exception as exc:
+            fields["error"] = type(exc).__name__
+            raise
+        finally:
+            duration_ms = round((time.perf_counter() - started) * 1000, 2)
+            if info is not None:
+                info["outcome"] = outcome
+            event = "mcp.tool_call" if tool is not None else "mcp.request"
+            log.info(event, duration_ms=duration_ms, outcome=outcome, **{k: v for k, v in fields.items()
+                                                                          if k == "error"})
+            structlog.contextvars.unbind_contextvars(*fields)

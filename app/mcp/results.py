@@ -1,0 +1,20 @@
+"""Building tool results: structuredContent for model + widget, _meta for the widget only."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mcp.types import CallToolResult, TextContent
+from pydantic import BaseModel
+
+
+def tool_result(output: BaseModel, text: str, widget_meta: dict[str, Any] | None = None) -> CallToolResult:
+    return CallToolResult(
+        content=[TextContent(type="text", text=text)],
+        structured_content=output.model_dump(mode="json", by_alias=True, exclude_none=True),
+        _meta=widget_meta or None,
+    )
+
+
+def error_result(text: str, meta: dict[str, Any] | None = None) -> CallToolResult:
+    return CallToolResult(content=[TextContent(type="text", text=text)], is_error=True, _meta=meta or None)
