@@ -8,6 +8,7 @@ processor chain so every line has one shape and carries the bound context
 from __future__ import annotations
 
 import logging
+import os
 import logging.config
 from typing import Any
 
@@ -26,12 +27,19 @@ def _redact(_: Any, __: str, event_dict: dict[str, Any]) -> dict[str, Any]:
     return event_dict
 
 
+def _add_pid(_: Any, __: str, event_dict: dict[str, Any]) -> dict[str, Any]:
+    # With several uvicorn workers, the pid tells which process served a request.
+    event_dict.setdefault("pid", os.getpid())
+    return event_dict
+
+
 def configure_logging(log_format: str = "console", level: str = "INFO") -> None:
     shared: list[Any] = [
         structlog.contextvars.merge_contextvars,
         structlog.stdlib.add_log_level,
         structlog.stdlib.add_logger_name,
         structlog.processors.TimeStamper(fmt="iso", utc=True),
+        _add_pid,
         _redact,
     ]
     renderer: Any = (

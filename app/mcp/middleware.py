@@ -88,11 +88,16 @@ class OutputGuard:
         where = "/".join(str(p) for p in getattr(first, "path", [])) or "(root)"
         log.error("tool.output_schema_violation", tool=name, at=where,
                   detail=getattr(first, "message", str(first))[:200])
-        return {
-            "content": [{"type": "text", "text": f"Tool {name} produced a result that does not match its "
-                                                 "declared output schema; the result was withheld."}],
-            "isError": True,
-        }
+        # Keep the protocol envelope (resultType, serverInfo stamp); drop the payload and widget data.
+        withheld = {k: v for k, v in result.items() if k not in ("structuredContent", "content", "_meta")}
+        envelope_meta = {k: v for k, v in (result.get("_meta") or {}).items()
+                         if k.startswith("io.modelcontextprotocol/")}
+        if envelope_meta:
+            withheld["_meta"] = envelope_meta
+        withheld["content"] = [{"type": "text", "text": f"Tool {name} produced a result that does not match "
+                                                        "its declared output schema; the result was withheld."}]
+        withheld["isError"] = True
+        return withheld
 
 
 class ToolCallLog:

@@ -70,13 +70,17 @@ class SearchRepository:
     def search(self, words: list[str], limit: int, match_all: bool) -> list[Row]:
         if not words:
             return []
+        # "ordered dict" should also find OrderedDict: the words run together are an alternative.
+        joined = "".join(words) if len(words) > 1 else None
         if self.dialect == "postgresql":
-            joiner = " & " if match_all else " | "
-            match = joiner.join(words[:-1] + [f"{words[-1]}:*"])
+            match = (" & " if match_all else " | ").join(words[:-1] + [f"{words[-1]}:*"])
+            if joined:
+                match = f"({match}) | {joined}:*"
             rows = self.session.execute(_POSTGRES, {"match": match, "limit": limit})
         else:
-            joiner = " AND " if match_all else " OR "
-            match = joiner.join([f'"{w}"' for w in words[:-1]] + [f'"{words[-1]}"*'])
+            match = (" AND " if match_all else " OR ").join([f'"{w}"' for w in words[:-1]] + [f'"{words[-1]}"*'])
+            if joined:
+                match = f'({match}) OR "{joined}"*'
             rows = self.session.execute(_SQLITE, {"match": match, "limit": limit})
         return [Row(r.id, r.title, r.url, " ".join((r.snippet or "").split()), float(r.score)) for r in rows]
 

@@ -1,0 +1,72 @@
+"""Bare baseline: a plain mcp 2.3 ``MCPServer`` with the app's two benchmarked tools.
+
+Same service functions, same ``Database.run`` thread hop and the same
+``tool_result`` structured output as the app, but none of the app's wrapping:
+no Apps extension, no MCP middleware, no ASGI middleware, no transport security
+settings, no structlog. Served by uvicorn as the top-level ASGI app, so the
+Starlette app returned by ``streamable_http_app`` runs its own lifespan, which
+starts the stateless session manager.
+
+Usage: ``APP_DATABASE_URL=sqlite:////tmp/x.db python bench/bare_server.py --port 8001``
+(the database must already be migrated).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from typing import Annotated
+
+import uvicorn
+from mcp.server.mcpserver import MCPServer
+from mcp.types import CallToolResult
+from pydantic import Field
+
+from app.db import Database
+from app.features.search import service as search_service
+from app.features.search.schemas import SearchResults
+from app.features.zoo import service as zoo_service
+from app.features.zoo.schemas import ZooAnimals
+from app.mcp.results import tool_result
+
+
+def build(db: Database) -> MCPServer:
+    mcp = MCPServer("bare-bench", log_level="WARNING")
+
+    @mcp.tool(name="get_zoo_animals", description="List animals living at the zoo, with their species.")
+    async def get_zoo_animals(
+        count: Annotated[int, Field(ge=1, le=20, description="How many animals to list (1-20)")] = 10,
+    ) -> Annotated[CallToolResult, ZooAnimals]:
+        summary, details = await db.run(lambda uow: zoo_service.list_animals(uow, count))
+        names = ", ".join(f"{a.name} the {a.species.lower()}" for a in summary.animals)
+        text = f"{len(summary.animals)} animals at the zoo: {names}." if summary.animals else "The zoo is empty."
+        return tool_result(
+            summary,
+            text,
+            {"allAnimalsById": {k: v.model_dump(mode="json") for k, v in details.items()}},
+        )
+
+    @mcp.tool(name="search", description="Full-text search of the Python standard library documentation.")
+    async def search(
+        q: Annotated[str, Field(min_length=1, max_length=500, description="What to search for")],
+    ) -> Annotated[CallToolResult, SearchResults]:
+        results = await db.run(lambda uow: search_service.search(uow, q))
+        if not results.results:
+            return tool_result(results, f"No documentation matches {q!r}.")
+        lines = [f"{i}. {h.title} — {h.url}" for i, h in enumerate(results.results, 1)]
+        return tool_result(results, f"Top {len(lines)} results for {q!r}:\n" + "\n".join(lines))
+
+    return mcp
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--port", type=int, required=True)
+    args = parser.parse_args()
+    db = Database(os.environ["APP_DATABASE_URL"])
+    app = build(db).streamable_http_app(stateless_http=True, json_response=True)
+    uvicorn.run(app, host="127.0.0.1", port=args.port, log_level="warning")
+
+
+if __name__ == "__main__":
+    main()

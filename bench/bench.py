@@ -1,0 +1,332 @@
+"""Throughput/latency of the MCP app against two baselines, on loopback.
+
+Targets (each a single-worker uvicorn subprocess on a free 127.0.0.1 port):
+
+* ``app``  - this server with everything on (``python -m app serve``), on a
+  freshly migrated temporary SQLite database.
+* ``bare`` - ``bench/bare_server.py``: a plain mcp ``MCPServer`` exposing the
+  same two tools through the same service functions and ``Database.run``, with
+  none of the app's middleware, extensions or logging. ``app / bare`` is the
+  cost of what the app adds on top of the SDK.
+* ``raw``  - ``bench/raw_server.py``: a Starlette endpoint that parses the
+  request and replays the bytes the app answered. ``x / raw`` is the share of
+  the HTTP-stack ceiling a target reaches; the goal is ``app >= 0.5x raw``.
+
+Each (tool, wire path) is measured on both the legacy (2025-06-18, plain
+JSON-RPC) and modern (2026-07-28, routing headers + ``_meta``) paths. C
+asyncio loops share one keep-alive ``httpx.AsyncClient`` and send requests
+back to back for S seconds after a short warm-up; non-200 answers, JSON-RPC
+errors and ``isError`` results count as failures.
+
+Why one alternating schedule: on a shared 2-core machine the load generator and
+server compete for CPU and background noise comes and goes. Running every
+target back to back inside each (round, tool, path) cell, and repeating the
+cells R times, spreads that noise evenly over all targets instead of letting
+one target's block of measurements absorb a noisy minute.
+
+Usage: ``python bench/bench.py [--seconds S] [--concurrency C] [--rounds R] [--json PATH]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from contextlib import ExitStack
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import httpx
+
+ROOT = Path(__file__).resolve().parents[1]
+PY = sys.executable
+TOOLS = {"get_zoo_animals": {"count": 10}, "search": {"q": "json dumps"}}
+PATHS = ("legacy", "modern")
+TARGETS = ("app", "bare", "raw")
+VERSIONS = {"legacy": "2025-06-18", "modern": "2026-07-28"}
+SEED_FILES = (
+    "app/features/zoo/data/animals.json",
+    "app/features/cafes/data/cafes.json",
+    "app/features/search/data/corpus.jsonl.gz",
+)
+GOAL = 0.5  # app must reach at least this share of raw req/s
+
+
+# --------------------------------------------------------------------- requests
+
+def build_request(tool: str, path: str) -> tuple[dict[str, str], bytes]:
+    headers = {
+        "content-type": "application/json",
+        "accept": "application/json, text/event-stream",
+        "mcp-protocol-version": VERSIONS[path],
+    }
+    params: dict = {"name": tool, "arguments": TOOLS[tool]}
+    if path == "modern":
+        headers |= {"mcp-method": "tools/call", "mcp-name": tool}
+        params["_meta"] = {
+            "io.modelcontextprotocol/protocolVersion": VERSIONS[path],
+            "io.modelcontextprotocol/clientInfo": {"name": "bench", "version": "1"},
+            "io.modelcontextprotocol/clientCapabilities": {},
+        }
+    body = {"jsonrpc": "2.0", "id": 1 if path == "legacy" else 3, "method": "tools/call", "params": params}
+    return headers, json.dumps(body).encode()
+
+
+def failure_of(response: httpx.Response) -> str | None:
+    """None if the answer is a successful tool result, else a short reason."""
+    if response.status_code != 200:
+        return f"HTTP {response.status_code}: {response.text[:200]}"
+    try:
+        message = response.json()
+    except ValueError:
+        return f"not JSON: {response.text[:200]}"
+    if "error" in message:
+        return f"JSON-RPC error: {json.dumps(message['error'])[:200]}"
+    result = message.get("result")
+    if not isinstance(result, dict):
+        return "no result"
+    if result.get("isError"):
+        return f"isError: {json.dumps(result.get('content'))[:200]}"
+    return None
+
+
+# ---------------------------------------------------------------------- servers
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@dataclass
+class Server:
+    name: str
+    argv: list[str]
+    env: dict[str, str]
+    log: Path
+    ready_path: str = "/mcp"  # any HTTP answer means listening, unless it is /readyz
+    port: int = field(default_factory=free_port)
+    proc: subprocess.Popen | None = None
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def start(self, timeout: float = 60) -> None:
+        with self.log.open("wb") as log:
+            self.proc = subprocess.Popen([*self.argv, "--port", str(self.port)], cwd=ROOT, env=self.env,
+                                         stdout=log, stderr=subprocess.STDOUT)
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"{self.name} exited with {self.proc.returncode}:\n{self.log_tail()}")
+            try:
+                status = httpx.get(self.url + self.ready_path, timeout=1).status_code
+                if status == 200 or self.ready_path != "/readyz":
+                    return
+            except httpx.TransportError:
+                pass
+            time.sleep(0.2)
+        raise RuntimeError(f"{self.name} not ready after {timeout}s:\n{self.log_tail()}")
+
+    def stop(self) -> None:
+        if self.proc is None or self.proc.poll() is not None:
+            return
+        self.proc.terminate()
+        try:
+            self.proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+
+    def log_tail(self, lines: int = 15) -> str:
+        text = self.log.read_text(errors="replace") if self.log.exists() else ""
+        return "\n".join(text.splitlines()[-lines:])
+
+
+# ------------------------------------------------------------------------- load
+
+@dataclass
+class Sample:
+    requests: int = 0
+    seconds: float = 0.0
+    failures: int = 0
+    latencies: list[float] = field(default_factory=list)
+    reasons: dict[str, int] = field(default_factory=dict)
+
+    def add(self, other: Sample) -> None:
+        self.requests += other.requests
+        self.seconds += other.seconds
+        self.failures += other.failures
+        self.latencies += other.latencies
+        for reason, n in other.reasons.items():
+            self.reasons[reason] = self.reasons.get(reason, 0) + n
+
+    def percentile(self, q: float) -> float:
+        if not self.latencies:
+            return float("nan")
+        ordered = sorted(self.latencies)
+        return ordered[min(len(ordered) - 1, int(q * len(ordered)))] * 1000
+
+
+async def hammer(client: httpx.AsyncClient, headers: dict, body: bytes, seconds: float,
+                 concurrency: int) -> Sample:
+    sample = Sample()
+    deadline = time.perf_counter() + seconds
+
+    async def loop() -> None:
+        while time.perf_counter() < deadline:
+            t0 = time.perf_counter()
+            try:
+                reason = failure_of(await client.post("/mcp", headers=headers, content=body))
+            except httpx.HTTPError as exc:
+                reason = f"{type(exc).__name__}: {exc}"[:200]
+            sample.latencies.append(time.perf_counter() - t0)
+            sample.requests += 1
+            if reason:
+                sample.failures += 1
+                sample.reasons[reason] = sample.reasons.get(reason, 0) + 1
+
+    start = time.perf_counter()
+    await asyncio.gather(*(loop() for _ in range(concurrency)))
+    sample.seconds = time.perf_counter() - start
+    return sample
+
+
+async def measure(url: str, tool: str, path: str, args: argparse.Namespace) -> Sample:
+    headers, body = build_request(tool, path)
+    limits = httpx.Limits(max_connections=args.concurrency, max_keepalive_connections=args.concurrency)
+    async with httpx.AsyncClient(base_url=url, limits=limits, timeout=30) as client:
+        await hammer(client, headers, body, args.warmup, args.concurrency)
+        return await hammer(client, headers, body, args.seconds, args.concurrency)
+
+
+# ---------------------------------------------------------------------- running
+
+def call_once(url: str, tool: str, path: str) -> httpx.Response:
+    headers, body = build_request(tool, path)
+    response = httpx.post(url + "/mcp", headers=headers, content=body, timeout=30)
+    reason = failure_of(response)
+    if reason:
+        raise RuntimeError(f"{url} {tool}/{path}: {reason}")
+    return response
+
+
+def start_servers(stack: ExitStack, tmp: Path) -> dict[str, Server]:
+    env = {**os.environ, "APP_DATABASE_URL": f"sqlite:///{tmp / 'bench.db'}", "APP_LOG_FORMAT": "json",
+           "APP_LOG_LEVEL": "WARNING", "APP_MIGRATE_ON_START": "false", "PYTHONUNBUFFERED": "1"}
+    subprocess.run([PY, "-m", "app", "migrate"], cwd=ROOT, env=env, check=True, capture_output=True)
+    servers: dict[str, Server] = {}
+
+    def launch(server: Server) -> None:
+        stack.callback(server.stop)
+        server.start()
+        servers[server.name] = server
+
+    app = Server("app", [PY, "-m", "app", "serve", "--workers", "1"], env, tmp / "app.log", "/readyz")
+    launch(app)
+    env["APP_BASE_URL"] = app.url  # only the app reads it; set for completeness
+    launch(Server("bare", [PY, str(ROOT / "bench" / "bare_server.py")], env, tmp / "bare.log"))
+    recorded = {VERSIONS[p]: {t: call_once(app.url, t, p).text for t in TOOLS} for p in PATHS}
+    (tmp / "recorded.json").write_text(json.dumps(recorded), encoding="utf-8")
+    raw_env = {**env, "BENCH_RAW_RESPONSES": str(tmp / "recorded.json")}
+    launch(Server("raw", [PY, str(ROOT / "bench" / "raw_server.py")], raw_env, tmp / "raw.log"))
+    for tool in TOOLS:  # every target answers every (tool, path) correctly before timing starts
+        for path in PATHS:
+            app_structured = call_once(app.url, tool, path).json()["result"].get("structuredContent")
+            bare_structured = call_once(servers["bare"].url, tool, path).json()["result"].get("structuredContent")
+            call_once(servers["raw"].url, tool, path)
+            if app_structured != bare_structured:
+                print(f"note: {tool}/{path}: bare structuredContent differs from app's", file=sys.stderr)
+    return servers
+
+
+def run_schedule(servers: dict[str, Server], args: argparse.Namespace) -> dict[tuple, Sample]:
+    totals = {(t, p, s): Sample() for t in TOOLS for p in PATHS for s in TARGETS}
+    for r in range(args.rounds):
+        for tool in TOOLS:
+            for path in PATHS:
+                for target in TARGETS:
+                    sample = asyncio.run(measure(servers[target].url, tool, path, args))
+                    totals[tool, path, target].add(sample)
+                    print(f"  round {r + 1}/{args.rounds} {tool:<16} {path:<6} {target:<4} "
+                          f"{sample.requests / sample.seconds:8.1f} req/s  failures {sample.failures}",
+                          file=sys.stderr, flush=True)
+    return totals
+
+
+# ---------------------------------------------------------------------- reports
+
+def report(totals: dict[tuple, Sample], args: argparse.Namespace) -> dict:
+    rows, ratios = [], []
+    for (tool, path, target), s in totals.items():
+        rows.append({"tool": tool, "path": path, "target": target, "requests": s.requests,
+                     "seconds": round(s.seconds, 3), "rps": round(s.requests / s.seconds, 1),
+                     "p50_ms": round(s.percentile(0.50), 2), "p99_ms": round(s.percentile(0.99), 2),
+                     "failures": s.failures, "failure_reasons": s.reasons})
+    rps = {(r["tool"], r["path"], r["target"]): r["rps"] for r in rows}
+    for tool in TOOLS:
+        for path in PATHS:
+            app, bare, raw = (rps[tool, path, t] for t in TARGETS)
+            ratios.append({"tool": tool, "path": path, "app_raw": round(app / raw, 3),
+                           "bare_raw": round(bare / raw, 3), "app_bare": round(app / bare, 3),
+                           "goal_met": app >= GOAL * raw})
+
+    header = f"{'tool':<16} | {'path':<6} | {'target':<6} | {'req/s':>8} | {'p50 ms':>7} | {'p99 ms':>7} | failures"
+    print(header)
+    print("-" * len(header))
+    for r in rows:
+        print(f"{r['tool']:<16} | {r['path']:<6} | {r['target']:<6} | {r['rps']:>8.1f} | "
+              f"{r['p50_ms']:>7.2f} | {r['p99_ms']:>7.2f} | {r['failures']}")
+    print("\nratios (req/s)")
+    for q in ratios:
+        print(f"{q['tool']:<16} | {q['path']:<6} | app/raw {q['app_raw']:.3f} | bare/raw {q['bare_raw']:.3f} | "
+              f"app/bare {q['app_bare']:.3f}")
+    print(f"\ntarget app >= {GOAL}x raw")
+    for q in ratios:
+        print(f"{q['tool']:<16} | {q['path']:<6} | {'MET' if q['goal_met'] else 'NOT MET'} "
+              f"(app/raw {q['app_raw']:.3f})")
+    for r in rows:
+        for reason, n in r["failure_reasons"].items():
+            print(f"failure {r['tool']}/{r['path']}/{r['target']} x{n}: {reason}")
+    config = {k: getattr(args, k) for k in ("seconds", "warmup", "concurrency", "rounds")}
+    return {"config": config, "results": rows, "ratios": ratios}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser.add_argument("--seconds", type=float, default=4.0, help="measured seconds per cell and round")
+    parser.add_argument("--warmup", type=float, default=0.5, help="warm-up seconds before each measurement")
+    parser.add_argument("--concurrency", type=int, default=16)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--json", type=Path, help="also write the figures to this JSON file")
+    args = parser.parse_args()
+    missing = [f for f in SEED_FILES if not (ROOT / f).exists()]
+    if missing:
+        print(f"seed data missing: {', '.join(missing)}", file=sys.stderr)
+        return 2
+    cells = args.rounds * len(TOOLS) * len(PATHS) * len(TARGETS)
+    print(f"{cells} measurements, ~{cells * (args.seconds + args.warmup):.0f}s of load "
+          f"(C={args.concurrency}, S={args.seconds}s, warm-up {args.warmup}s, R={args.rounds})", file=sys.stderr)
+    with tempfile.TemporaryDirectory(prefix="mcp-bench-") as tmp, ExitStack() as stack:
+        servers = start_servers(stack, Path(tmp))
+        totals = run_schedule(servers, args)
+        crashed = [s.name for s in servers.values() if s.proc and s.proc.poll() is not None]
+        failing = {target for (_, _, target), s in totals.items() if s.failures}
+        for name in sorted(set(crashed) | failing):
+            state = "exited during the run" if name in crashed else "had failures"
+            print(f"{name} {state}; its log ends with:\n{servers[name].log_tail()}", file=sys.stderr)
+    figures = report(totals, args)
+    if args.json:
+        args.json.write_text(json.dumps(figures, indent=2), encoding="utf-8")
+    return 1 if crashed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,74 @@
+"""Run the real server (``python -m app serve``) in a subprocess on a free loopback port."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import httpx
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@dataclass
+class LiveServer:
+    database_url: str
+    log_path: Path
+    workers: int = 1
+    extra_env: dict[str, str] = field(default_factory=dict)
+    port: int = field(default_factory=free_port)
+    process: subprocess.Popen[bytes] | None = None
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def mcp_url(self) -> str:
+        return f"{self.base_url}/mcp"
+
+    def start(self, timeout: float = 30.0) -> LiveServer:
+        env = {**os.environ, "APP_DATABASE_URL": self.database_url, "APP_LOG_FORMAT": "json",
+               "APP_BASE_URL": self.base_url, "APP_MIGRATE_ON_START": "false", **self.extra_env}
+        self._log = self.log_path.open("wb")
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "app", "serve", "--port", str(self.port), "--workers", str(self.workers)],
+            cwd=ROOT, env=env, stdout=self._log, stderr=subprocess.STDOUT,
+        )
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"server exited early:\n{self.log_path.read_text()[-4000:]}")
+            try:
+                if httpx.get(f"{self.base_url}/readyz", timeout=1).status_code == 200:
+                    return self
+            except httpx.HTTPError:
+                pass
+            time.sleep(0.1)  # readiness polling of a child process, not a test delay
+        self.stop()
+        raise RuntimeError(f"server not ready in {timeout}s:\n{self.log_path.read_text()[-4000:]}")
+
+    def stop(self) -> None:
+        if self.process and self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        if getattr(self, "_log", None):
+            self._log.close()
+
+    def log_lines(self) -> list[str]:
+        return self.log_path.read_text(encoding="utf-8", errors="replace").splitlines()

@@ -1,0 +1,114 @@
+"""The real server, over real HTTP, with the SDK client in both protocol modes and raw JSON-RPC."""
+
+from __future__ import annotations
+
+import httpx
+import pytest
+from mcp.client import Client
+
+from tests.e2e.server import LiveServer
+
+pytestmark = pytest.mark.anyio
+MODES = ["legacy", "auto"]
+JSON_HEADERS = {"content-type": "application/json", "accept": "application/json, text/event-stream",
+                "mcp-protocol-version": "2025-06-18"}
+
+
+def rpc(server: LiveServer, method: str, params: dict | None = None, headers: dict | None = None,
+        content: bytes | None = None) -> httpx.Response:
+    body = {"jsonrpc": "2.0", "id": 1, "method": method, "params": params or {}}
+    return httpx.post(server.mcp_url, json=None if content else body, content=content,
+                      headers=headers or JSON_HEADERS, timeout=10)
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_both_protocol_modes_list_every_tool_with_its_widget_metadata(live_server: LiveServer, mode: str):
+    async with Client(live_server.mcp_url, mode=mode) as client:
+        tools = {t.name: t for t in (await client.list_tools()).tools}
+    assert {"search", "get_zoo_animals", "get_zoo_animal_details", "recommend_cafe"} <= set(tools)
+    zoo = tools["get_zoo_animals"].meta or {}
+    assert zoo["ui"]["resourceUri"] == zoo["openai/outputTemplate"]
+    assert tools["get_zoo_animal_details"].meta["ui"]["visibility"] == ["app"]
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_search_finds_json_dumps_first_in_both_modes(live_server: LiveServer, mode: str):
+    async with Client(live_server.mcp_url, mode=mode) as client:
+        result = await client.call_tool("search", {"q": "json dumps"})
+    assert not result.is_error
+    hits = result.structured_content["results"]
+    assert hits and "json.dumps" in [h["title"] for h in hits[:3]]
+    assert all(h["url"].startswith("https://docs.python.org/3/") for h in hits)
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_zoo_animals_respect_count_and_carry_widget_only_details(live_server: LiveServer, mode: str):
+    async with Client(live_server.mcp_url, mode=mode) as client:
+        result = await client.call_tool("get_zoo_animals", {"count": 3})
+    animals = result.structured_content["animals"]
+    assert len(animals) == 3
+    details = result.meta["allAnimalsById"]
+    assert set(details) == {a["id"] for a in animals}
+    assert all(d["conservation_status"] and d["habitat"] for d in details.values())
+
+
+async def test_recommend_cafe_answers_in_the_requested_language_for_the_hinted_city(live_server: LiveServer):
+    meta = {"openai/locale": "fr-CA", "openai/userLocation": {"city": "Lisboa", "country": "PT"}}
+    async with Client(live_server.mcp_url, mode="legacy") as client:
+        result = await client.call_tool("recommend_cafe", {}, meta=meta)
+    assert result.structured_content["city"] == "Lisbon"
+    assert result.content[0].text.startswith("Voici quelques cafés à Lisbon")
+    assert result.structured_content["cafes"]
+
+
+def test_chatgpt_octet_stream_post_with_any_accept_is_served(live_server: LiveServer):
+    body = b'{"jsonrpc":"2.0","id":7,"method":"tools/list","params":{}}'
+    resp = rpc(live_server, "", content=body,
+               headers={"content-type": "application/octet-stream", "accept": "*/*",
+                        "mcp-protocol-version": "2025-06-18"})
+    assert resp.status_code == 200
+    assert resp.json()["id"] == 7 and resp.json()["result"]["tools"]
+
+
+def test_tools_list_restores_top_level_security_schemes_on_the_wire(live_server: LiveServer):
+    tools = rpc(live_server, "tools/list").json()["result"]["tools"]
+    search = next(t for t in tools if t["name"] == "search")
+    assert search["securitySchemes"] == search["_meta"]["securitySchemes"] == [
+        {"type": "noauth"}, {"type": "oauth2", "scopes": ["search.read"]}]
+
+
+def test_a_foreign_host_header_is_refused_with_421(live_server: LiveServer):
+    resp = rpc(live_server, "tools/list", headers={**JSON_HEADERS, "host": "evil.example"})
+    assert resp.status_code == 421
+
+
+def test_an_oversized_body_is_refused_with_413_and_a_json_reason(live_server: LiveServer):
+    resp = rpc(live_server, "", content=b"{" + b" " * (5 * 1024 * 1024) + b"}")
+    assert resp.status_code == 413
+    assert resp.json()["error"] == "request_too_large"
+
+
+def test_calling_an_unknown_tool_reports_it_by_name(live_server: LiveServer):
+    payload = rpc(live_server, "tools/call", {"name": "no_such_tool", "arguments": {}}).json()
+    message = payload["error"]["message"] if "error" in payload else payload["result"]["content"][0]["text"]
+    assert "no_such_tool" in message
+
+
+def test_out_of_range_arguments_come_back_as_a_tool_error_naming_the_field(live_server: LiveServer):
+    payload = rpc(live_server, "tools/call", {"name": "get_zoo_animals", "arguments": {"count": 99}}).json()
+    if "error" in payload:
+        assert payload["error"]["code"] == -32602
+    else:
+        assert payload["result"]["isError"] is True
+        assert "count" in payload["result"]["content"][0]["text"]
+
+
+def test_malformed_json_gets_a_parse_error_not_a_500(live_server: LiveServer):
+    resp = rpc(live_server, "", content=b'{"jsonrpc": "2.0", "id": 1, "method": ')
+    assert resp.status_code in (200, 400)
+    assert resp.json()["error"]["code"] == -32700
+
+
+def test_health_and_readiness_probes_answer(live_server: LiveServer):
+    assert httpx.get(f"{live_server.base_url}/healthz").json() == {"status": "ok"}
+    assert httpx.get(f"{live_server.base_url}/readyz").json()["database"] == "ok"

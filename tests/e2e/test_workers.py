@@ -1,0 +1,33 @@
+"""Stateless HTTP lets several uvicorn workers share the load with no session affinity."""
+
+from __future__ import annotations
+
+import pytest
+from mcp.client import Client
+
+from tests.e2e.server import LiveServer
+
+pytestmark = pytest.mark.anyio
+
+CALLS = [("get_zoo_animals", {"count": 2}), ("search", {"q": "asyncio gather"}), ("recommend_cafe", {})]
+
+
+async def test_two_workers_serve_200_sequential_mixed_calls_from_fresh_clients(
+    database_url: str, tmp_path
+):
+    server = LiveServer(database_url, tmp_path / "workers.log", workers=2).start()
+    failures: list[str] = []
+    try:
+        for i in range(200):
+            name, args = CALLS[i % len(CALLS)]
+            mode = "legacy" if i % 2 else "auto"
+            try:
+                async with Client(server.mcp_url, mode=mode) as client:
+                    result = await client.call_tool(name, args)
+                if result.is_error:
+                    failures.append(f"{i} {name} {mode}: {result.content[0].text}")
+            except Exception as exc:  # every kind of failure counts, none may happen
+                failures.append(f"{i} {name} {mode}: {exc!r}")
+    finally:
+        server.stop()
+    assert failures == []

@@ -1,0 +1,62 @@
+"""Full-text search: same results contract on SQLite FTS5 and PostgreSQL tsvector."""
+
+from __future__ import annotations
+
+import pytest
+
+from app.features.search import service
+from app.features.search.repository import SearchRepository, tokens
+
+
+def _search(db, q, limit=8):
+    return db.run_sync(lambda uow: service.search(uow, q, limit)).results
+
+
+def test_the_corpus_has_over_a_thousand_documents(db):
+    assert db.run_sync(lambda uow: SearchRepository(uow).count()) >= 1000
+
+
+@pytest.mark.parametrize(
+    ("query", "expected_title"),
+    [
+        ("json dumps", "json.dumps"),
+        ("urlparse", "urllib.parse.urlparse"),
+        ("asyncio gather", "asyncio.gather"),
+        ("ordered dict", "collections.OrderedDict"),
+    ],
+)
+def test_well_known_functions_rank_near_the_top(db, query, expected_title):
+    titles = [h.title for h in _search(db, query)]
+    assert expected_title in titles[:3], titles
+
+
+def test_results_are_ordered_by_descending_score_with_snippets_and_docs_urls(db):
+    hits = _search(db, "regular expression")
+    assert len(hits) == 8
+    assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
+    assert all(h.snippet and h.url.startswith("https://docs.python.org/3/library/") for h in hits)
+
+
+def test_the_last_word_matches_as_a_prefix(db):
+    assert any(h.title.startswith("json.") for h in _search(db, "json deco"))
+
+
+def test_when_no_document_has_every_word_any_word_matches(db):
+    hits = _search(db, "zzzunknownword dumps")
+    assert hits and any("dumps" in h.title for h in hits)
+
+
+@pytest.mark.parametrize(
+    "hostile",
+    ['"', "NEAR(a b)", "a AND OR NOT", "*", "-x", "title:foo", "'; DROP TABLE search_documents; --",
+     "\x00", "∑ 𝔘𝔫𝔦𝔠𝔬𝔡𝔢", "a" * 500, "!!!", "foo:*", "(((", "&|!"],
+)
+def test_query_syntax_in_user_input_is_never_interpreted(db, hostile):
+    hits = _search(db, hostile)
+    assert isinstance(hits, list)
+    assert db.run_sync(lambda uow: SearchRepository(uow).count()) >= 1000
+
+
+def test_tokens_keep_only_words_and_cap_their_number():
+    assert tokens("json.dumps(obj) -- OR *") == ["json", "dumps", "obj", "or"]
+    assert len(tokens(" ".join(["w"] * 50))) == 12

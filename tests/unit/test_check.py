@@ -1,0 +1,111 @@
+"""``python -m app check`` rules, each fed a descriptor that breaks exactly one of them."""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+
+from app.mcp.check import lint
+
+URI = "ui://widget/demo.abc.html"
+FILE_DEF = {
+    "type": "object",
+    "properties": {k: {"type": "string"} for k in ("download_url", "file_id", "mime_type", "file_name")},
+    "required": ["download_url", "file_id"],
+    "additionalProperties": False,
+}
+GOOD_TOOL = {
+    "name": "analyze_file",
+    "inputSchema": {"type": "object", "properties": {"file": {"$ref": "#/$defs/OpenAIFile"}},
+                    "required": ["file"], "$defs": {"OpenAIFile": FILE_DEF}},
+    "outputSchema": {"type": "object", "properties": {}},
+    "annotations": {"readOnlyHint": True, "destructiveHint": False, "openWorldHint": False},
+    "securitySchemes": [{"type": "noauth"}],
+    "_meta": {
+        "securitySchemes": [{"type": "noauth"}],
+        "ui": {"resourceUri": URI},
+        "openai/outputTemplate": URI,
+        "openai/toolInvocation/invoking": "Reading…",
+        "openai/fileParams": ["file"],
+    },
+}
+GOOD_RESOURCE = {
+    "mimeType": "text/html;profile=mcp-app",
+    "contents": [{
+        "uri": URI, "mimeType": "text/html;profile=mcp-app", "text": "<!doctype html><p>hi</p>",
+        "_meta": {"ui": {"domain": "https://example.com", "csp": {"connectDomains": []}},
+                  "openai/widgetCSP": {"connect_domains": []}},
+    }],
+}
+
+
+def _lint(tool=None, resource=None):
+    return lint([tool or GOOD_TOOL], {URI: resource or GOOD_RESOURCE})
+
+
+def _broken(path: list, value=None, *, delete=False, base=GOOD_TOOL):
+    broken = copy.deepcopy(base)
+    node = broken
+    for key in path[:-1]:
+        node = node[key]
+    if delete:
+        del node[path[-1]]
+    else:
+        node[path[-1]] = value
+    return broken
+
+
+def test_a_conforming_descriptor_has_no_violations():
+    assert _lint() == []
+
+
+@pytest.mark.parametrize(
+    ("tool", "needle"),
+    [
+        (_broken(["outputSchema"], delete=True), "no outputSchema"),
+        (_broken(["annotations", "openWorldHint"], delete=True), "openWorldHint is missing"),
+        (_broken(["annotations", "readOnlyHint"], "yes"), "readOnlyHint is missing"),
+        (_broken(["_meta", "openai/toolInvocation/invoking"], "x" * 65), "at most 64"),
+        (_broken(["_meta", "openai/outputTemplate"], "ui://widget/other.html"), "must be identical"),
+        (_broken(["securitySchemes"], [{"type": "oauth2", "scopes": ["a"]}]), "differ"),
+        (_broken(["securitySchemes"], delete=True), "top level and mirrored"),
+        (_broken(["inputSchema", "$defs", "OpenAIFile", "required"], ["download_url", "file_id", "file_name"]),
+         "require exactly download_url and file_id"),
+        (_broken(["inputSchema", "$defs", "OpenAIFile", "properties", "mime_type"], delete=True),
+         "mime_type as a string"),
+        (_broken(["_meta", "openai/fileParams"], ["missing"]), "not a top-level input property"),
+        (_broken(["_meta", "ui", "visibility"], ["everyone"]), "ui.visibility"),
+        (_broken(["_meta", "openai/profile"], True), "oauth2 security scheme"),
+    ],
+)
+def test_each_planted_tool_violation_is_reported(tool, needle):
+    problems = _lint(tool=tool)
+    assert any(needle in p for p in problems), problems
+
+
+@pytest.mark.parametrize(
+    ("path", "value", "delete", "needle"),
+    [
+        (["contents", 0, "_meta", "ui", "domain"], None, True, "ui.domain is missing"),
+        (["contents", 0, "_meta", "openai/widgetCSP"], None, True, "openai/widgetCSP is missing"),
+        (["contents", 0, "_meta", "ui", "csp"], None, True, "ui.csp is missing"),
+        (["mimeType"], "text/html", False, "mimeType must be"),
+        (["contents", 0, "_meta", "ui", "csp", "connectDomains"], ["https://*.example.com"], False, "wildcard"),
+    ],
+)
+def test_each_planted_widget_violation_is_reported(path, value, delete, needle):
+    problems = _lint(resource=_broken(path, value, delete=delete, base=GOOD_RESOURCE))
+    assert any(needle in p for p in problems), problems
+
+
+def test_a_tool_pointing_at_an_unlisted_widget_is_reported():
+    assert any("not a listed resource" in p for p in lint([GOOD_TOOL], {}))
+
+
+def test_array_file_params_are_checked_through_items():
+    tool = copy.deepcopy(GOOD_TOOL)
+    tool["inputSchema"]["properties"]["file"] = {"type": "array", "items": {"$ref": "#/$defs/OpenAIFile"}}
+    assert _lint(tool=tool) == []
+    tool["inputSchema"]["$defs"]["OpenAIFile"]["required"] = ["file_id"]
+    assert any("require exactly" in p for p in _lint(tool=tool))

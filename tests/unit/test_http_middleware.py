@@ -1,0 +1,100 @@
+"""Pure ASGI middleware, driven with hand-built ASGI messages."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from app.http.middleware import AccessLogMiddleware, BodyLimitMiddleware, ChatGPTHeaderNormalizer
+
+pytestmark = pytest.mark.anyio
+
+
+def _scope(path="/mcp", method="POST", headers=()):
+    return {"type": "http", "method": method, "path": path, "headers": list(headers)}
+
+
+async def _run(app, scope, body_chunks=(b"{}",)):
+    chunks = list(body_chunks)
+    sent = []
+
+    async def receive():
+        if chunks:
+            chunk = chunks.pop(0)
+            return {"type": "http.request", "body": chunk, "more_body": bool(chunks)}
+        return {"type": "http.disconnect"}
+
+    async def send(message):
+        sent.append(message)
+
+    await app(scope, receive, send)
+    return sent
+
+
+async def _echo_headers(scope, receive, send):
+    body = json.dumps({k.decode(): v.decode() for k, v in scope["headers"]}).encode()
+    await send({"type": "http.response.start", "status": 200, "headers": []})
+    await send({"type": "http.response.body", "body": body})
+
+
+async def _read_all(scope, receive, send):
+    while (await receive()).get("more_body"):
+        pass
+    await send({"type": "http.response.start", "status": 200, "headers": []})
+    await send({"type": "http.response.body", "body": b"ok"})
+
+
+async def test_octet_stream_and_wildcard_accept_become_what_the_transport_expects():
+    sent = await _run(ChatGPTHeaderNormalizer(_echo_headers),
+                      _scope(headers=[(b"content-type", b"application/octet-stream"), (b"accept", b"*/*")]))
+    headers = json.loads(sent[1]["body"])
+    assert headers["content-type"] == "application/json"
+    assert headers["accept"] == "application/json, text/event-stream"
+
+
+async def test_proper_headers_and_other_paths_are_left_alone():
+    sent = await _run(ChatGPTHeaderNormalizer(_echo_headers),
+                      _scope(path="/other", headers=[(b"content-type", b"application/octet-stream")]))
+    assert json.loads(sent[1]["body"])["content-type"] == "application/octet-stream"
+    sent = await _run(ChatGPTHeaderNormalizer(_echo_headers),
+                      _scope(headers=[(b"content-type", b"application/json"), (b"accept", b"application/json")]))
+    assert json.loads(sent[1]["body"])["accept"] == "application/json"
+
+
+async def test_declared_oversized_body_is_refused_before_the_app_runs():
+    called = False
+
+    async def app(scope, receive, send):
+        nonlocal called
+        called = True
+
+    sent = await _run(BodyLimitMiddleware(app, 1024), _scope(headers=[(b"content-length", b"4096")]))
+    assert not called and sent[0]["status"] == 413
+
+
+async def test_chunked_oversized_body_is_refused_while_streaming():
+    sent = await _run(BodyLimitMiddleware(_read_all, 1024), _scope(), body_chunks=[b"x" * 600] * 3)
+    assert sent[0]["status"] == 413
+    assert json.loads(sent[1]["body"])["error"] == "request_too_large"
+
+
+async def test_a_body_within_the_limit_passes():
+    sent = await _run(BodyLimitMiddleware(_read_all, 1024), _scope(), body_chunks=[b"x" * 600])
+    assert sent[0]["status"] == 200
+
+
+async def test_an_unhandled_exception_becomes_a_json_500_with_the_request_id():
+    async def boom(scope, receive, send):
+        raise RuntimeError("secret internals")
+
+    sent = await _run(AccessLogMiddleware(boom), _scope(headers=[(b"x-request-id", b"abc-1")]))
+    assert sent[0]["status"] == 500
+    body = json.loads(sent[1]["body"])
+    assert body == {"error": "internal_error", "request_id": "abc-1"}
+
+
+async def test_a_hostile_request_id_is_replaced():
+    sent = await _run(AccessLogMiddleware(_read_all), _scope(headers=[(b"x-request-id", b"bad id\n\x00")]))
+    rid = dict(sent[0]["headers"])[b"x-request-id"].decode()
+    assert rid != "bad id\n\x00" and len(rid) == 32
