@@ -8,8 +8,8 @@ processor chain so every line has one shape and carries the bound context
 from __future__ import annotations
 
 import logging
-import os
 import logging.config
+import os
 from typing import Any
 
 import structlog

@@ -7,12 +7,11 @@ Nothing here runs at import time: ``Settings()`` is built by the CLI or by
 from __future__ import annotations
 
 from functools import cached_property
-from typing import Literal
+from typing import Annotated, Literal
 from urllib.parse import urlsplit
 
 from pydantic import Field, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
-from typing_extensions import Annotated
 
 _LOCAL_HOSTS = ("127.0.0.1", "localhost", "[::1]")
 

@@ -110,7 +110,7 @@ class Server:
     argv: list[str]
     env: dict[str, str]
     log: Path
-    ready_path: str = "/mcp"  # any HTTP answer means listening, unless it is /readyz
+    ready_path: str = "/mcp"  # /readyz must answer 200; otherwise any answer to POST means listening
     port: int = field(default_factory=free_port)
     proc: subprocess.Popen | None = None
 
@@ -127,8 +127,11 @@ class Server:
             if self.proc.poll() is not None:
                 raise RuntimeError(f"{self.name} exited with {self.proc.returncode}:\n{self.log_tail()}")
             try:
-                status = httpx.get(self.url + self.ready_path, timeout=1).status_code
-                if status == 200 or self.ready_path != "/readyz":
+                if self.ready_path == "/readyz":
+                    if httpx.get(self.url + "/readyz", timeout=1).status_code == 200:
+                        return
+                else:  # any answer to an empty POST means the server is listening (a GET would open SSE)
+                    httpx.post(self.url + self.ready_path, content=b"{}", timeout=1)
                     return
             except httpx.TransportError:
                 pass

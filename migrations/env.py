@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from alembic import context
+
 from app.db.base import Base
 from app.db.database import make_engine
 from app.features import import_models

@@ -10,7 +10,6 @@ from collections.abc import Iterator
 from typing import Any
 
 import httpx
-
 from mcp.server.apps import APP_MIME_TYPE
 
 REQUIRED_HINTS = ("readOnlyHint", "destructiveHint", "openWorldHint")

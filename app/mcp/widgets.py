@@ -14,8 +14,6 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from mcp.server.apps import APP_MIME_TYPE
-
 ROOT = Path(__file__).resolve().parents[2]
 DIST = ROOT / "widgets" / "dist"
 DISPLAY_MODES = ("inline", "fullscreen", "pip")

@@ -112,3 +112,27 @@ def test_malformed_json_gets_a_parse_error_not_a_500(live_server: LiveServer):
 def test_health_and_readiness_probes_answer(live_server: LiveServer):
     assert httpx.get(f"{live_server.base_url}/healthz").json() == {"status": "ok"}
     assert httpx.get(f"{live_server.base_url}/readyz").json()["database"] == "ok"
+
+
+@pytest.mark.parametrize("version", ["2025-06-18", "2025-11-25"])
+def test_handshake_clients_get_the_version_they_asked_for(live_server: LiveServer, version: str):
+    resp = rpc(live_server, "initialize", {"protocolVersion": version, "capabilities": {},
+                                           "clientInfo": {"name": "t", "version": "1"}},
+               headers={"content-type": "application/json", "accept": "application/json, text/event-stream"})
+    assert resp.json()["result"]["protocolVersion"] == version
+    listed = rpc(live_server, "tools/list", headers={**JSON_HEADERS, "mcp-protocol-version": version})
+    assert listed.status_code == 200 and listed.json()["result"]["tools"]
+
+
+def test_sessionless_2026_clients_are_served_without_a_handshake(live_server: LiveServer):
+    envelope = {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                "io.modelcontextprotocol/clientInfo": {"name": "t", "version": "1"},
+                "io.modelcontextprotocol/clientCapabilities": {}}
+    headers = {"content-type": "application/json", "accept": "application/json, text/event-stream",
+               "mcp-protocol-version": "2026-07-28", "mcp-method": "tools/call", "mcp-name": "get_zoo_animals"}
+    resp = rpc(live_server, "tools/call", {"name": "get_zoo_animals", "arguments": {"count": 1}, "_meta": envelope},
+               headers=headers)
+    result = resp.json()["result"]
+    assert result["resultType"] == "complete"
+    assert len(result["structuredContent"]["animals"]) == 1
+    assert "mcp-session-id" not in resp.headers
