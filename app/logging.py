@@ -74,11 +74,13 @@ def configure_logging(log_format: str = "console", level: str = "INFO") -> None:
                 "alembic": {"level": "WARNING"},
                 # One line per stateless request ("Terminating session: None") is noise.
                 "mcp.server.streamable_http_manager": {"level": "WARNING"},
+                "mcp.server.streamable_http": {"level": "WARNING"},
             },
         }
     )
     structlog.configure(
-        processors=[*shared, structlog.stdlib.ProcessorFormatter.wrap_for_formatter],
+        # filter_by_level first: a disabled event costs one level check, not the whole chain.
+        processors=[structlog.stdlib.filter_by_level, *shared, structlog.stdlib.ProcessorFormatter.wrap_for_formatter],
         logger_factory=structlog.stdlib.LoggerFactory(),
         wrapper_class=structlog.stdlib.BoundLogger,
         cache_logger_on_first_use=True,

@@ -18,6 +18,12 @@ asyncio loops share one keep-alive ``httpx.AsyncClient`` and send requests
 back to back for S seconds after a short warm-up; non-200 answers, JSON-RPC
 errors and ``isError`` results count as failures.
 
+The httpx load generator itself costs ~2 ms of CPU per request, so against
+``raw`` it saturates long before the server does and req/s ratios to ``raw``
+are flattered. The table therefore also shows each server process's CPU time
+per request (from /proc, all threads) and the client's CPU share; the
+"by server CPU" ratios compare capacity independently of the client.
+
 Why one alternating schedule: on a shared 2-core machine the load generator and
 server compete for CPU and background noise comes and goes. Running every
 target back to back inside each (round, tool, path) cell, and repeating the
@@ -160,6 +166,8 @@ class Sample:
     requests: int = 0
     seconds: float = 0.0
     failures: int = 0
+    server_cpu: float = 0.0  # CPU seconds the server process (all threads) used while measured
+    client_cpu: float = 0.0  # CPU seconds this load generator used while measured
     latencies: list[float] = field(default_factory=list)
     reasons: dict[str, int] = field(default_factory=dict)
 
@@ -167,6 +175,8 @@ class Sample:
         self.requests += other.requests
         self.seconds += other.seconds
         self.failures += other.failures
+        self.server_cpu += other.server_cpu
+        self.client_cpu += other.client_cpu
         self.latencies += other.latencies
         for reason, n in other.reasons.items():
             self.reasons[reason] = self.reasons.get(reason, 0) + n
@@ -202,12 +212,22 @@ async def hammer(client: httpx.AsyncClient, headers: dict, body: bytes, seconds:
     return sample
 
 
-async def measure(url: str, tool: str, path: str, args: argparse.Namespace) -> Sample:
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU of a process, all threads included (Linux /proc)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+async def measure(server: Server, tool: str, path: str, args: argparse.Namespace) -> Sample:
     headers, body = build_request(tool, path)
     limits = httpx.Limits(max_connections=args.concurrency, max_keepalive_connections=args.concurrency)
-    async with httpx.AsyncClient(base_url=url, limits=limits, timeout=30) as client:
+    async with httpx.AsyncClient(base_url=server.url, limits=limits, timeout=30) as client:
         await hammer(client, headers, body, args.warmup, args.concurrency)
-        return await hammer(client, headers, body, args.seconds, args.concurrency)
+        server_cpu, client_cpu = cpu_seconds(server.proc.pid), time.process_time()
+        sample = await hammer(client, headers, body, args.seconds, args.concurrency)
+        sample.server_cpu = cpu_seconds(server.proc.pid) - server_cpu
+        sample.client_cpu = time.process_time() - client_cpu
+        return sample
 
 
 # ---------------------------------------------------------------------- running
@@ -256,7 +276,7 @@ def run_schedule(servers: dict[str, Server], args: argparse.Namespace) -> dict[t
         for tool in TOOLS:
             for path in PATHS:
                 for target in TARGETS:
-                    sample = asyncio.run(measure(servers[target].url, tool, path, args))
+                    sample = asyncio.run(measure(servers[target], tool, path, args))
                     totals[tool, path, target].add(sample)
                     print(f"  round {r + 1}/{args.rounds} {tool:<16} {path:<6} {target:<4} "
                           f"{sample.requests / sample.seconds:8.1f} req/s  failures {sample.failures}",
@@ -272,29 +292,46 @@ def report(totals: dict[tuple, Sample], args: argparse.Namespace) -> dict:
         rows.append({"tool": tool, "path": path, "target": target, "requests": s.requests,
                      "seconds": round(s.seconds, 3), "rps": round(s.requests / s.seconds, 1),
                      "p50_ms": round(s.percentile(0.50), 2), "p99_ms": round(s.percentile(0.99), 2),
-                     "failures": s.failures, "failure_reasons": s.reasons})
-    rps = {(r["tool"], r["path"], r["target"]): r["rps"] for r in rows}
+                     "failures": s.failures, "failure_reasons": s.reasons,
+                     "server_cpu_ms_per_req": round(1000 * s.server_cpu / max(s.requests, 1), 3),
+                     "server_cpu_pct": round(100 * s.server_cpu / s.seconds),
+                     "client_cpu_pct": round(100 * s.client_cpu / s.seconds)})
+    by = {(r["tool"], r["path"], r["target"]): r for r in rows}
     for tool in TOOLS:
         for path in PATHS:
-            app, bare, raw = (rps[tool, path, t] for t in TARGETS)
+            app, bare, raw = (by[tool, path, t]["rps"] for t in TARGETS)
+            cost = {t: by[tool, path, t]["server_cpu_ms_per_req"] for t in TARGETS}
             ratios.append({"tool": tool, "path": path, "app_raw": round(app / raw, 3),
                            "bare_raw": round(bare / raw, 3), "app_bare": round(app / bare, 3),
-                           "goal_met": app >= GOAL * raw})
+                           "goal_met": app >= GOAL * raw,
+                           # capacity per server CPU second: immune to a saturated load generator
+                           "cpu_app_raw": round(cost["raw"] / cost["app"], 3) if cost["app"] else None,
+                           "cpu_bare_raw": round(cost["raw"] / cost["bare"], 3) if cost["bare"] else None,
+                           "raw_client_bound": by[tool, path, "raw"]["client_cpu_pct"] >= 85
+                           and by[tool, path, "raw"]["server_cpu_pct"] < 60})
 
-    header = f"{'tool':<16} | {'path':<6} | {'target':<6} | {'req/s':>8} | {'p50 ms':>7} | {'p99 ms':>7} | failures"
+    header = (f"{'tool':<16} | {'path':<6} | {'target':<6} | {'req/s':>8} | {'p50 ms':>7} | {'p99 ms':>7} | "
+              f"failures | srv cpu ms/req | srv cpu % | client cpu %")
     print(header)
     print("-" * len(header))
     for r in rows:
         print(f"{r['tool']:<16} | {r['path']:<6} | {r['target']:<6} | {r['rps']:>8.1f} | "
-              f"{r['p50_ms']:>7.2f} | {r['p99_ms']:>7.2f} | {r['failures']}")
+              f"{r['p50_ms']:>7.2f} | {r['p99_ms']:>7.2f} | {r['failures']:>8} | "
+              f"{r['server_cpu_ms_per_req']:>14.3f} | {r['server_cpu_pct']:>9} | {r['client_cpu_pct']:>12}")
     print("\nratios (req/s)")
     for q in ratios:
         print(f"{q['tool']:<16} | {q['path']:<6} | app/raw {q['app_raw']:.3f} | bare/raw {q['bare_raw']:.3f} | "
               f"app/bare {q['app_bare']:.3f}")
+    print("\nratios by server CPU per request (raw cost / target cost; what each would reach if the server "
+          "were the bottleneck)")
+    for q in ratios:
+        print(f"{q['tool']:<16} | {q['path']:<6} | app/raw {q['cpu_app_raw']} | bare/raw {q['cpu_bare_raw']}")
     print(f"\ntarget app >= {GOAL}x raw")
     for q in ratios:
+        note = ("  [raw was bound by the load generator, not its server: the req/s ratio overstates app; "
+                f"by server CPU app/raw is {q['cpu_app_raw']}]") if q["raw_client_bound"] else ""
         print(f"{q['tool']:<16} | {q['path']:<6} | {'MET' if q['goal_met'] else 'NOT MET'} "
-              f"(app/raw {q['app_raw']:.3f})")
+              f"(app/raw {q['app_raw']:.3f}){note}")
     for r in rows:
         for reason, n in r["failure_reasons"].items():
             print(f"failure {r['tool']}/{r['path']}/{r['target']} x{n}: {reason}")

@@ -29,7 +29,7 @@ from starlette.routing import Route
 
 def _load(path: Path) -> dict[str, dict[str, bytes]]:
     recorded = json.loads(path.read_text(encoding="utf-8"))
-    return {version: {tool: text.encode("utf-8") for tool, text in tools.items()} for version, tools in recorded.items()}
+    return {version: {tool: text.encode() for tool, text in tools.items()} for version, tools in recorded.items()}
 
 
 RECORDINGS = _load(Path(os.environ["BENCH_RAW_RESPONSES"]))

@@ -11,11 +11,11 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import structlog
-from jsonschema import Draft202012Validator
+import fastjsonschema
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.mcpserver import MCPServer
 
@@ -56,16 +56,17 @@ async def restore_security_schemes(ctx: ServerRequestContext[Any, Any], call_nex
 class OutputGuard:
     def __init__(self) -> None:
         self._server: MCPServer | None = None
-        self._validators: dict[str, Draft202012Validator] | None = None
+        self._validators: dict[str, Callable[[Any], Any]] | None = None
 
     def bind(self, server: MCPServer) -> None:
         self._server = server
 
-    async def _validator(self, name: str) -> Draft202012Validator | None:
+    async def _validator(self, name: str) -> Callable[[Any], Any] | None:
         if self._validators is None:
             assert self._server is not None, "OutputGuard.bind() was not called"
+            # Compiled validators: ~30x faster than interpreting the schema on every call.
             self._validators = {
-                t.name: Draft202012Validator(t.output_schema)
+                t.name: fastjsonschema.compile(t.output_schema)
                 for t in await self._server.list_tools()
                 if t.output_schema
             }
@@ -80,14 +81,16 @@ class OutputGuard:
         if validator is None:
             return result
         structured = result.get("structuredContent")
-        errors = sorted(validator.iter_errors(structured), key=lambda e: list(e.path)) if structured is not None \
-            else ["structuredContent is missing"]
-        if not errors:
-            return result
-        first = errors[0]
-        where = "/".join(str(p) for p in getattr(first, "path", [])) or "(root)"
-        log.error("tool.output_schema_violation", tool=name, at=where,
-                  detail=getattr(first, "message", str(first))[:200])
+        if structured is None:
+            detail = "structuredContent is missing"
+        else:
+            try:
+                validator(structured)
+                return result
+            except fastjsonschema.JsonSchemaException as exc:
+                # The message names the path and the rule, never the offending value.
+                detail = str(getattr(exc, "message", exc))[:200]
+        log.error("tool.output_schema_violation", tool=name, detail=detail)
         # Keep the protocol envelope (resultType, serverInfo stamp); drop the payload and widget data.
         withheld = {k: v for k, v in result.items() if k not in ("structuredContent", "content", "_meta")}
         envelope_meta = {k: v for k, v in (result.get("_meta") or {}).items()
