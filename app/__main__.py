@@ -51,8 +51,12 @@ def _check(args: argparse.Namespace, settings: Settings) -> int:
     configure_logging(settings.log_format, "WARNING")
 
     if args.url:
-        with httpx.Client(timeout=15) as http:
-            tools, resources = collect(http, args.url)
+        try:
+            with httpx.Client(timeout=15) as http:
+                tools, resources = collect(http, args.url)
+        except (httpx.HTTPError, RuntimeError, ValueError) as exc:
+            print(f"check: cannot reach an MCP server at {args.url}: {exc}", file=sys.stderr)
+            return 2
     else:
         from starlette.testclient import TestClient
 

@@ -14,14 +14,14 @@ Targets (each a single-worker uvicorn subprocess on a free 127.0.0.1 port):
 
 Each (tool, wire path) is measured on both the legacy (2025-06-18, plain
 JSON-RPC) and modern (2026-07-28, routing headers + ``_meta``) paths. C
-asyncio loops share one keep-alive ``httpx.AsyncClient`` and send requests
-back to back for S seconds after a short warm-up; non-200 answers, JSON-RPC
-errors and ``isError`` results count as failures.
+asyncio loops, one keep-alive connection each, send requests back to back
+for S seconds after a short warm-up; non-200 answers, JSON-RPC errors and
+``isError`` results count as failures.
 
-The httpx load generator itself costs ~2 ms of CPU per request, so against
-``raw`` it saturates long before the server does and req/s ratios to ``raw``
-are flattered. The table therefore also shows each server process's CPU time
-per request (from /proc, all threads) and the client's CPU share; the
+The load generator writes prebuilt HTTP/1.1 requests on C keep-alive
+connections (an httpx client cost ~2 ms of CPU per request and saturated
+before the raw server did). The table also shows each server process's CPU
+time per request (from /proc, all threads) and the client's CPU share; the
 "by server CPU" ratios compare capacity independently of the client.
 
 Why one alternating schedule: on a shared 2-core machine the load generator and
@@ -188,17 +188,61 @@ class Sample:
         return ordered[min(len(ordered) - 1, int(q * len(ordered)))] * 1000
 
 
-async def hammer(client: httpx.AsyncClient, headers: dict, body: bytes, seconds: float,
-                 concurrency: int) -> Sample:
+class Connection:
+    """A keep-alive HTTP/1.1 connection with nothing on top.
+
+    httpx costs ~2 ms of client CPU per request, which made the load generator,
+    not the servers, the bottleneck. Sending prebuilt bytes and reading
+    Content-Length (or chunked) bodies costs a few tens of microseconds.
+    """
+
+    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.reader, self.writer = reader, writer
+
+    @classmethod
+    async def open(cls, port: int) -> Connection:
+        return cls(*await asyncio.open_connection("127.0.0.1", port))
+
+    async def send(self, request: bytes) -> tuple[int, bytes]:
+        self.writer.write(request)
+        head = await self.reader.readuntil(b"\r\n\r\n")
+        lines = head.decode("latin-1").split("\r\n")
+        status = int(lines[0].split(" ", 2)[1])
+        headers = {k.strip().lower(): v.strip() for k, _, v in (line.partition(":") for line in lines[1:] if line)}
+        if "content-length" in headers:
+            return status, await self.reader.readexactly(int(headers["content-length"]))
+        body = b""
+        while (size := int((await self.reader.readline()).strip() or b"0", 16)) > 0:
+            body += await self.reader.readexactly(size)
+            await self.reader.readline()
+        await self.reader.readline()
+        return status, body
+
+    def close(self) -> None:
+        self.writer.close()
+
+
+def raw_request(port: int, headers: dict[str, str], body: bytes) -> bytes:
+    lines = ["POST /mcp HTTP/1.1", f"host: 127.0.0.1:{port}", f"content-length: {len(body)}",
+             *(f"{k}: {v}" for k, v in headers.items())]
+    return ("\r\n".join(lines) + "\r\n\r\n").encode() + body
+
+
+def failure_of_bytes(status: int, body: bytes) -> str | None:
+    return failure_of(httpx.Response(status, content=body)) if status != 200 or b'"result"' not in body \
+        or b'"isError":true' in body else None
+
+
+async def hammer(conns: list[Connection], request: bytes, seconds: float) -> Sample:
     sample = Sample()
     deadline = time.perf_counter() + seconds
 
-    async def loop() -> None:
+    async def loop(conn: Connection) -> None:
         while time.perf_counter() < deadline:
             t0 = time.perf_counter()
             try:
-                reason = failure_of(await client.post("/mcp", headers=headers, content=body))
-            except httpx.HTTPError as exc:
+                reason = failure_of_bytes(*await conn.send(request))
+            except (OSError, asyncio.IncompleteReadError, ValueError) as exc:
                 reason = f"{type(exc).__name__}: {exc}"[:200]
             sample.latencies.append(time.perf_counter() - t0)
             sample.requests += 1
@@ -207,7 +251,7 @@ async def hammer(client: httpx.AsyncClient, headers: dict, body: bytes, seconds:
                 sample.reasons[reason] = sample.reasons.get(reason, 0) + 1
 
     start = time.perf_counter()
-    await asyncio.gather(*(loop() for _ in range(concurrency)))
+    await asyncio.gather(*(loop(c) for c in conns))
     sample.seconds = time.perf_counter() - start
     return sample
 
@@ -220,14 +264,18 @@ def cpu_seconds(pid: int) -> float:
 
 async def measure(server: Server, tool: str, path: str, args: argparse.Namespace) -> Sample:
     headers, body = build_request(tool, path)
-    limits = httpx.Limits(max_connections=args.concurrency, max_keepalive_connections=args.concurrency)
-    async with httpx.AsyncClient(base_url=server.url, limits=limits, timeout=30) as client:
-        await hammer(client, headers, body, args.warmup, args.concurrency)
+    request = raw_request(server.port, headers, body)
+    conns = [await Connection.open(server.port) for _ in range(args.concurrency)]
+    try:
+        await hammer(conns, request, args.warmup)
         server_cpu, client_cpu = cpu_seconds(server.proc.pid), time.process_time()
-        sample = await hammer(client, headers, body, args.seconds, args.concurrency)
+        sample = await hammer(conns, request, args.seconds)
         sample.server_cpu = cpu_seconds(server.proc.pid) - server_cpu
         sample.client_cpu = time.process_time() - client_cpu
         return sample
+    finally:
+        for conn in conns:
+            conn.close()
 
 
 # ---------------------------------------------------------------------- running

@@ -16,6 +16,7 @@ import structlog
 from sqlalchemy import create_engine, event, text
 from sqlalchemy.engine import Engine, make_url
 from sqlalchemy.exc import DBAPIError, OperationalError
+from sqlalchemy.exc import TimeoutError as PoolTimeout
 from sqlalchemy.orm import Session, sessionmaker
 
 T = TypeVar("T")
@@ -73,10 +74,12 @@ class Database:
         try:
             with self._sessions() as session:
                 return fn(UnitOfWork(session))
-        except (OperationalError, DBAPIError) as exc:
-            if isinstance(exc, DBAPIError) and not exc.connection_invalidated and not isinstance(
-                exc, OperationalError
-            ):
+        except PoolTimeout as exc:
+            log.error("db.unavailable", error="pool_timeout")
+            raise DatabaseUnavailable("The database is busy, please retry shortly.") from exc
+        except DBAPIError as exc:
+            # Connection-level failures only; a bad query is a bug and must surface as one.
+            if not (isinstance(exc, OperationalError) or exc.connection_invalidated):
                 raise
             log.error("db.unavailable", error=type(exc.orig).__name__ if exc.orig else type(exc).__name__)
             raise DatabaseUnavailable("The database is unavailable, please retry shortly.") from exc

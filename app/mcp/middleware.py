@@ -14,8 +14,8 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
-import structlog
 import fastjsonschema
+import structlog
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.mcpserver import MCPServer
 
