@@ -8,7 +8,7 @@ from collections.abc import AsyncIterator
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import JSONResponse
+from starlette.responses import JSONResponse, Response
 from starlette.routing import Mount, Route
 from starlette.types import ASGIApp
 
@@ -44,8 +44,18 @@ def create_app(settings: Settings, db: Database | None = None, resolver: Resolve
     async def index(_: Request) -> JSONResponse:
         return JSONResponse({"name": mcp.name, "mcp": settings.mcp_url})
 
+    async def no_standalone_stream(_: Request) -> Response:
+        # Stateless server: there is no session for a GET stream to belong to, and an idle
+        # stream would pin a connection forever. The transport spec lets servers answer 405.
+        return Response(status_code=405, headers={"allow": "POST"})
+
     app = Starlette(
-        routes=[Route("/", index, methods=["GET"]), *health_routes(db), Mount("/", app=mcp_http)],
+        routes=[
+            Route("/", index, methods=["GET"]),
+            *health_routes(db),
+            Route("/mcp", no_standalone_stream, methods=["GET"]),
+            Mount("/", app=mcp_http),
+        ],
         lifespan=lifespan,
     )
     app.state.settings = settings

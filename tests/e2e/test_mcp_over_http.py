@@ -136,3 +136,8 @@ def test_sessionless_2026_clients_are_served_without_a_handshake(live_server: Li
     assert result["resultType"] == "complete"
     assert len(result["structuredContent"]["animals"]) == 1
     assert "mcp-session-id" not in resp.headers
+
+
+def test_a_get_stream_is_refused_with_405_instead_of_hanging(live_server: LiveServer):
+    resp = httpx.get(live_server.mcp_url, headers={"accept": "text/event-stream"}, timeout=5)
+    assert resp.status_code == 405 and resp.headers["allow"] == "POST"
