@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from alembic import command
@@ -19,8 +20,6 @@ def alembic_config(database_url: str) -> Config:
     locations = [MIGRATIONS / "versions", *migration_dirs()]
     # os.pathsep keeps paths with spaces intact.
     cfg.set_main_option("path_separator", "os")
-    import os
-
     cfg.set_main_option("version_locations", os.pathsep.join(str(p) for p in locations))
     cfg.set_main_option("sqlalchemy.url", database_url.replace("%", "%%"))
     return cfg

@@ -126,19 +126,18 @@ class ToolCallLog:
             info.update(fields)
         structlog.contextvars.bind_contextvars(**fields)
         started = time.perf_counter()
-        outcome = "error"
+        outcome, error = "error", None
         try:
             result = await call_next(ctx)
             outcome = "tool_error" if isinstance(result, dict) and result.get("isError") else "ok"
             return result
         except Exception as exc:
-            fields["error"] = type(exc).__name__
+            error = type(exc).__name__
             raise
         finally:
-            duration_ms = round((time.perf_counter() - started) * 1000, 2)
             if info is not None:
                 info["outcome"] = outcome
-            event = "mcp.tool_call" if tool is not None else "mcp.request"
-            log.info(event, duration_ms=duration_ms, outcome=outcome, **{k: v for k, v in fields.items()
-                                                                          if k == "error"})
+            extra = {"error": error} if error else {}
+            log.info("mcp.tool_call" if tool is not None else "mcp.request",
+                     duration_ms=round((time.perf_counter() - started) * 1000, 2), outcome=outcome, **extra)
             structlog.contextvars.unbind_contextvars(*fields)

@@ -19,6 +19,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.mcpserver.resources import TextResource
 from mcp.types import ToolAnnotations
 
+from app import __version__
 from app.db import Database, DatabaseUnavailable
 from app.mcp.widgets import Widget
 from app.settings import Settings
@@ -125,7 +126,7 @@ class ToolRegistry:
             self.name,
             title="ChatGPT App Server",
             instructions=self.instructions,
-            version=_version(),
+            version=__version__,
             extensions=[apps],
             middleware=middleware or [],
             warn_on_duplicate_tools=True,
@@ -146,9 +147,3 @@ def _guard(fn: F) -> F:
             raise ToolError(str(exc)) from exc
 
     return wrapper  # type: ignore[return-value]
-
-
-def _version() -> str:
-    from app import __version__
-
-    return __version__

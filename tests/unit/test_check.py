@@ -109,3 +109,23 @@ def test_array_file_params_are_checked_through_items():
     assert _lint(tool=tool) == []
     tool["inputSchema"]["$defs"]["OpenAIFile"]["required"] = ["file_id"]
     assert any("require exactly" in p for p in _lint(tool=tool))
+
+
+def test_the_check_command_prints_one_line_per_violation_and_exits_1(monkeypatch, capsys):
+    import app.mcp.check as check
+    from app.__main__ import main
+
+    broken = _broken(["annotations", "destructiveHint"], delete=True)
+    monkeypatch.setattr(check, "collect", lambda http, url: ([broken], {URI: GOOD_RESOURCE}))
+    assert main(["check", "--url", "http://127.0.0.1:9/mcp"]) == 1
+    out = capsys.readouterr().out.strip().splitlines()
+    assert out == ["tool analyze_file: annotation destructiveHint is missing"]
+
+
+def test_the_check_command_exits_0_on_conforming_descriptors(monkeypatch, capsys):
+    import app.mcp.check as check
+    from app.__main__ import main
+
+    monkeypatch.setattr(check, "collect", lambda http, url: ([GOOD_TOOL], {URI: GOOD_RESOURCE}))
+    assert main(["check", "--url", "http://127.0.0.1:9/mcp"]) == 0
+    assert capsys.readouterr().out.startswith("ok: 1 tools, 1 resources")
