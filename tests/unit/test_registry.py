@@ -1,0 +1,69 @@
+"""What ``registry.tool(...)`` derives, and what it refuses, before any request is served."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import anyio
+import pytest
+from mcp.types import CallToolResult
+from pydantic import BaseModel
+
+from app.db import Database
+from app.mcp.registry import ToolRegistry
+from app.mcp.security import NOAUTH, oauth2
+from app.mcp.widgets import Widget
+from app.settings import Settings
+
+WIDGET = Widget(name="demo", title="Demo", description="d", html_override="<p>demo</p>")
+HINTS = dict(read_only=True, destructive=False, open_world=False)
+
+
+class Out(BaseModel):
+    n: int
+
+
+def _registry() -> ToolRegistry:
+    return ToolRegistry(settings=Settings(_env_file=None), db=Database("sqlite://"))
+
+
+def _tools(registry: ToolRegistry) -> dict:
+    server = registry.build()
+    return {t.name: t for t in anyio.run(server.list_tools)}
+
+
+def test_a_status_line_over_64_characters_is_refused_at_registration():
+    with pytest.raises(ValueError, match="invoking status is 65 chars"):
+        _registry().tool(name="t", title="T", description="d", security=[NOAUTH], invoking="x" * 65, **HINTS)
+
+
+def test_widget_tools_get_matching_template_keys_and_app_only_tools_are_private():
+    registry = _registry()
+
+    @registry.tool(name="shown", title="Shown", description="d", security=[NOAUTH, oauth2("a.read")],
+                   widget=WIDGET, invoking="Working…", invoked="Done", **HINTS)
+    async def shown() -> Annotated[CallToolResult, Out]: ...
+
+    @registry.tool(name="hidden", title="Hidden", description="d", security=[NOAUTH], widget=WIDGET,
+                   visibility=["app"], idempotent=True, **HINTS)
+    async def hidden() -> Annotated[CallToolResult, Out]: ...
+
+    tools = _tools(registry)
+    shown_meta, hidden_meta = tools["shown"].meta, tools["hidden"].meta
+    assert shown_meta["ui"]["resourceUri"] == shown_meta["openai/outputTemplate"] == WIDGET.uri
+    assert shown_meta["securitySchemes"] == [{"type": "noauth"}, {"type": "oauth2", "scopes": ["a.read"]}]
+    assert shown_meta["openai/toolInvocation/invoking"] == "Working…"
+    assert shown_meta["openai/widgetAccessible"] is True
+    assert hidden_meta["ui"]["visibility"] == ["app"] and hidden_meta["openai/visibility"] == "private"
+    annotations = tools["hidden"].annotations
+    assert (annotations.read_only_hint, annotations.destructive_hint, annotations.open_world_hint,
+            annotations.idempotent_hint) == (True, False, False, True)
+
+
+def test_every_discovered_feature_registers_its_tools():
+    from app.mcp.server import build_registry
+
+    registry = build_registry(Settings(_env_file=None), Database("sqlite://"))
+    names = set(_tools(registry))
+    assert {"search", "get_zoo_animals", "get_zoo_animal_details", "recommend_cafe"} <= names
+    assert {w.name for w in registry.widgets} == {"search-results", "zoo-animals", "cafe-finder"}
