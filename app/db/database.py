@@ -65,6 +65,9 @@ class Database:
         self.url = url
         self.engine = make_engine(url, pool_size)
         self._sessions = sessionmaker(self.engine, expire_on_commit=False)
+        # No more threads than connections (pool + overflow): extra threads would only queue on
+        # the pool while holding a thread, and contend for the GIL with the event loop.
+        self._threads = anyio.CapacityLimiter(2 * pool_size)
 
     @property
     def dialect(self) -> str:
@@ -85,7 +88,7 @@ class Database:
             raise DatabaseUnavailable("The database is unavailable, please retry shortly.") from exc
 
     async def run(self, fn: Callable[[UnitOfWork], T]) -> T:
-        return await anyio.to_thread.run_sync(self.run_sync, fn)
+        return await anyio.to_thread.run_sync(self.run_sync, fn, limiter=self._threads)
 
     async def ping(self) -> bool:
         def _ping(uow: UnitOfWork) -> bool:
