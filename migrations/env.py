@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from alembic import context
+from sqlalchemy import text
 
 from app.db.base import Base
 from app.db.database import make_engine
@@ -10,6 +11,7 @@ from app.features import import_models
 
 import_models()
 config = context.config
+MIGRATION_LOCK_KEY = 0x6D6370617070  # arbitrary, constant: "mcpapp"
 target_metadata = Base.metadata
 
 
@@ -23,9 +25,20 @@ def run_migrations_offline() -> None:
 def run_migrations_online() -> None:
     connectable = make_engine(config.get_main_option("sqlalchemy.url") or "")
     with connectable.connect() as connection:
-        context.configure(connection=connection, target_metadata=target_metadata, render_as_batch=True)
-        with context.begin_transaction():
-            context.run_migrations()
+        postgres = connection.dialect.name == "postgresql"
+        if postgres:
+            # Replicas starting together must not migrate concurrently: the first takes the
+            # lock and migrates, the others wait and then find nothing left to do.
+            connection.execute(text("SELECT pg_advisory_lock(:key)"), {"key": MIGRATION_LOCK_KEY})
+            connection.commit()
+        try:
+            context.configure(connection=connection, target_metadata=target_metadata, render_as_batch=True)
+            with context.begin_transaction():
+                context.run_migrations()
+        finally:
+            if postgres:
+                connection.execute(text("SELECT pg_advisory_unlock(:key)"), {"key": MIGRATION_LOCK_KEY})
+                connection.commit()
     connectable.dispose()
 
 

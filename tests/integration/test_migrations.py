@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 import uuid
 
+import pytest
 from sqlalchemy import create_engine, inspect, text
 
 from app.db.migrate import downgrade, upgrade
-from tests.conftest import _postgres_schema_url
+from tests.conftest import ROOT, _postgres_schema_url
 
 
 def _fresh_url(tmp_path) -> tuple[str, callable]:
@@ -42,6 +45,25 @@ def test_upgrade_seeds_every_feature_and_downgrade_removes_it_all(tmp_path):
         tables = set(inspect(engine).get_table_names()) - {"alembic_version"}
         assert tables == set()
         upgrade(url)
+        with engine.connect() as conn:
+            assert conn.execute(text("SELECT count(*) FROM zoo_animals")).scalar_one() == 30
+        engine.dispose()
+    finally:
+        drop()
+
+
+def test_replicas_migrating_at_once_on_postgres_do_not_collide(tmp_path):
+    if not os.environ.get("APP_TEST_DATABASE_URL"):
+        pytest.skip("the migration lock is a PostgreSQL advisory lock; SQLite runs one process")
+    url, drop = _fresh_url(tmp_path)
+    try:
+        # Separate processes, as replicas are: alembic's context is process-global.
+        env = {**os.environ, "APP_DATABASE_URL": url}
+        procs = [subprocess.Popen([sys.executable, "-m", "app", "migrate"], cwd=ROOT, env=env,
+                                  stdout=subprocess.PIPE, stderr=subprocess.STDOUT) for _ in range(3)]
+        outputs = [p.communicate(timeout=120)[0].decode() for p in procs]
+        assert [p.returncode for p in procs] == [0, 0, 0], outputs
+        engine = create_engine(url)
         with engine.connect() as conn:
             assert conn.execute(text("SELECT count(*) FROM zoo_animals")).scalar_one() == 30
         engine.dispose()
