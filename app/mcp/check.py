@@ -6,6 +6,7 @@ resources, so it can check this server in-process or any server over HTTP.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from typing import Any
 
@@ -16,6 +17,7 @@ REQUIRED_HINTS = ("readOnlyHint", "destructiveHint", "openWorldHint")
 FILE_PROPS = ("download_url", "file_id", "mime_type", "file_name")
 FILE_REQUIRED = {"download_url", "file_id"}
 MAX_STATUS = 64
+PROTOCOL_VERSION = "2025-06-18"
 Resources = dict[str, dict[str, Any]]  # uri -> {"mimeType": ..., "contents": [...]}
 
 
@@ -130,26 +132,35 @@ def _lint_widget(res: dict[str, Any]) -> Iterator[str]:
 
 
 class RpcClient:
-    """Minimal JSON-RPC over streamable HTTP (legacy handshake), enough to fetch descriptors."""
+    """Minimal JSON-RPC over streamable HTTP (legacy handshake), enough to fetch descriptors.
+
+    Accepts JSON and SSE responses and keeps a session id, so stateful servers work too.
+    """
 
     def __init__(self, http: httpx.Client, url: str) -> None:
         self.http, self.url, self._id, self._session = http, url, 0, None
 
-    def call(self, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
-        self._id += 1
+    def _headers(self, method: str) -> dict[str, str]:
         headers = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
         if self._session:
             headers["mcp-session-id"] = self._session
         if method != "initialize":
-            headers["mcp-protocol-version"] = "2025-06-18"
+            headers["mcp-protocol-version"] = PROTOCOL_VERSION
+        return headers
+
+    def call(self, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
+        self._id += 1
         body = {"jsonrpc": "2.0", "id": self._id, "method": method, "params": params or {}}
-        resp = self.http.post(self.url, json=body, headers=headers)
+        resp = self.http.post(self.url, json=body, headers=self._headers(method))
         resp.raise_for_status()
         self._session = resp.headers.get("mcp-session-id", self._session)
-        payload = resp.json()
+        payload = _response_for(resp, self._id)
         if "error" in payload:
             raise RuntimeError(f"{method}: {payload['error']}")
         return payload["result"]
+
+    def notify(self, method: str) -> None:
+        self.http.post(self.url, json={"jsonrpc": "2.0", "method": method}, headers=self._headers(method))
 
     def paged(self, method: str, key: str) -> list[dict[str, Any]]:
         items: list[dict[str, Any]] = []
@@ -162,10 +173,22 @@ class RpcClient:
                 return items
 
 
+def _response_for(resp: httpx.Response, request_id: int) -> dict[str, Any]:
+    if not resp.headers.get("content-type", "").startswith("text/event-stream"):
+        return resp.json()
+    for line in resp.text.splitlines():
+        if line.startswith("data:"):
+            message = json.loads(line[5:])
+            if message.get("id") == request_id:
+                return message
+    raise ValueError("the event stream ended without a response")
+
+
 def collect(http: httpx.Client, url: str) -> tuple[list[dict[str, Any]], Resources]:
     rpc = RpcClient(http, url)
-    rpc.call("initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
+    rpc.call("initialize", {"protocolVersion": PROTOCOL_VERSION, "capabilities": {},
                             "clientInfo": {"name": "app-check", "version": "1"}})
+    rpc.notify("notifications/initialized")
     tools = rpc.paged("tools/list", "tools")
     resources: Resources = {}
     for res in rpc.paged("resources/list", "resources"):
