@@ -1,7 +1,7 @@
 """Bare baseline: a plain mcp 2.3 ``MCPServer`` with the app's two benchmarked tools.
 
 Same service functions, same ``Database.run`` thread hop and the same
-``tool_result`` structured output as the app, but none of the app's wrapping:
+result builders (``animals_result``, ``search_result``) as the app, but none of the app's wrapping:
 no Apps extension, no MCP middleware, no ASGI middleware, no transport security
 settings, no structlog. Served by uvicorn as the top-level ASGI app, so the
 Starlette app returned by ``streamable_http_app`` runs its own lifespan, which
@@ -25,9 +25,10 @@ from pydantic import Field
 from app.db import Database
 from app.features.search import service as search_service
 from app.features.search.schemas import SearchResults
+from app.features.search.tool import search_result
 from app.features.zoo import service as zoo_service
 from app.features.zoo.schemas import ZooAnimals
-from app.mcp.results import tool_result
+from app.features.zoo.tool import animals_result
 
 
 def build(db: Database) -> MCPServer:
@@ -37,24 +38,13 @@ def build(db: Database) -> MCPServer:
     async def get_zoo_animals(
         count: Annotated[int, Field(ge=1, le=20, description="How many animals to list (1-20)")] = 10,
     ) -> Annotated[CallToolResult, ZooAnimals]:
-        summary, details = await db.run(lambda uow: zoo_service.list_animals(uow, count))
-        names = ", ".join(f"{a.name} the {a.species.lower()}" for a in summary.animals)
-        text = f"{len(summary.animals)} animals at the zoo: {names}." if summary.animals else "The zoo is empty."
-        return tool_result(
-            summary,
-            text,
-            {"allAnimalsById": {k: v.model_dump(mode="json") for k, v in details.items()}},
-        )
+        return animals_result(*await db.run(lambda uow: zoo_service.list_animals(uow, count)))
 
     @mcp.tool(name="search", description="Full-text search of the Python standard library documentation.")
     async def search(
         q: Annotated[str, Field(min_length=1, max_length=500, description="What to search for")],
     ) -> Annotated[CallToolResult, SearchResults]:
-        results = await db.run(lambda uow: search_service.search(uow, q))
-        if not results.results:
-            return tool_result(results, f"No documentation matches {q!r}.")
-        lines = [f"{i}. {h.title} — {h.url}" for i, h in enumerate(results.results, 1)]
-        return tool_result(results, f"Top {len(lines)} results for {q!r}:\n" + "\n".join(lines))
+        return search_result(q, await db.run(lambda uow: search_service.search(uow, q)))
 
     return mcp
 

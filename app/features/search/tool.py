@@ -21,6 +21,13 @@ SEARCH_WIDGET = Widget(
 )
 
 
+def search_result(q: str, results: SearchResults) -> CallToolResult:
+    if not results.results:
+        return tool_result(results, f"No documentation matches {q!r}.")
+    lines = [f"{i}. {h.title} — {h.url}" for i, h in enumerate(results.results, 1)]
+    return tool_result(results, f"Top {len(lines)} results for {q!r}:\n" + "\n".join(lines))
+
+
 def register(registry: ToolRegistry) -> None:
     db = registry.db
 
@@ -41,8 +48,4 @@ def register(registry: ToolRegistry) -> None:
     async def search(
         q: Annotated[str, Field(min_length=1, max_length=500, description="What to search for")],
     ) -> Annotated[CallToolResult, SearchResults]:
-        results = await db.run(lambda uow: service.search(uow, q))
-        if not results.results:
-            return tool_result(results, f"No documentation matches {q!r}.")
-        lines = [f"{i}. {h.title} — {h.url}" for i, h in enumerate(results.results, 1)]
-        return tool_result(results, f"Top {len(lines)} results for {q!r}:\n" + "\n".join(lines))
+        return search_result(q, await db.run(lambda uow: service.search(uow, q)))

@@ -9,7 +9,7 @@ from mcp.types import CallToolResult
 from pydantic import Field
 
 from app.features.zoo import service
-from app.features.zoo.schemas import AnimalDetailsOutput, ZooAnimals
+from app.features.zoo.schemas import AnimalDetails, AnimalDetailsOutput, ZooAnimals
 from app.mcp.registry import ToolRegistry
 from app.mcp.results import tool_result
 from app.mcp.security import NOAUTH
@@ -22,6 +22,13 @@ ZOO_WIDGET = Widget(
     "The cards already show names and species, so there is no need to repeat them.",
     display_modes=("inline", "fullscreen"),
 )
+
+
+def animals_result(summary: ZooAnimals, details: dict[str, AnimalDetails]) -> CallToolResult:
+    """Names for the transcript, the list for model + widget, the full records for the widget only."""
+    names = ", ".join(f"{a.name} the {a.species.lower()}" for a in summary.animals)
+    text = f"{len(summary.animals)} animals at the zoo: {names}." if summary.animals else "The zoo is empty."
+    return tool_result(summary, text, {"allAnimalsById": {k: v.model_dump(mode="json") for k, v in details.items()}})
 
 
 def register(registry: ToolRegistry) -> None:
@@ -44,14 +51,7 @@ def register(registry: ToolRegistry) -> None:
     async def get_zoo_animals(
         count: Annotated[int, Field(ge=1, le=20, description="How many animals to list (1-20)")] = 10,
     ) -> Annotated[CallToolResult, ZooAnimals]:
-        summary, details = await db.run(lambda uow: service.list_animals(uow, count))
-        names = ", ".join(f"{a.name} the {a.species.lower()}" for a in summary.animals)
-        text = f"{len(summary.animals)} animals at the zoo: {names}." if summary.animals else "The zoo is empty."
-        return tool_result(
-            summary,
-            text,
-            {"allAnimalsById": {k: v.model_dump(mode="json") for k, v in details.items()}},
-        )
+        return animals_result(*await db.run(lambda uow: service.list_animals(uow, count)))
 
     @registry.tool(
         name="get_zoo_animal_details",
