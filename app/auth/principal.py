@@ -25,9 +25,6 @@ class Principal:
     def is_anonymous(self) -> bool:
         return self.subject is None
 
-    def has_scopes(self, required: set[str] | frozenset[str]) -> bool:
-        return not self.is_anonymous and set(required) <= self.scopes
-
 
 ANONYMOUS = Principal()
 _current: contextvars.ContextVar[Principal] = contextvars.ContextVar("principal", default=ANONYMOUS)

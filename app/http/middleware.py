@@ -75,9 +75,7 @@ class AccessLogMiddleware:
                                 [(b"x-request-id", request_id.encode())])
             status = 500
         finally:
-            fields = {k: v for k, v in info.items() if k in ("rpc_method", "tool", "outcome", "protocol_version",
-                                                              "widget_session_id", "openai_session",
-                                                              "openai_subject", "openai_organization")}
+            fields = dict(info)  # filled by the MCP layer (app.mcp.middleware.ToolCallLog)
             fields.setdefault("protocol_version", _header(scope, b"mcp-protocol-version"))
             log.info("http.request", method=scope.get("method"), path=scope.get("path"), status=status,
                      duration_ms=round((time.perf_counter() - started) * 1000, 2), **fields)

@@ -11,7 +11,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from typing import Any
 
 import fastjsonschema
@@ -20,6 +20,7 @@ from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.mcpserver import MCPServer
 
 from app.http.request_info import current_request_info
+from app.mcp.results import request_meta
 
 log = structlog.get_logger("app.mcp")
 
@@ -32,15 +33,6 @@ CORRELATION_KEYS = {
     "openai/locale": "locale",
     "webplus/i18n": "locale",
 }
-
-
-def _meta_dict(ctx: ServerRequestContext[Any, Any]) -> dict[str, Any]:
-    meta = ctx.meta
-    if meta is None:
-        return {}
-    if isinstance(meta, Mapping):
-        return dict(meta)
-    return meta.model_dump(by_alias=True, exclude_none=True)
 
 
 async def restore_security_schemes(ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
@@ -109,7 +101,7 @@ class ToolCallLog:
     async def __call__(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
         if ctx.request_id is None:  # notifications: nothing to time or correlate
             return await call_next(ctx)
-        meta = _meta_dict(ctx)
+        meta = request_meta(ctx.meta)
         version = ctx.protocol_version
         if ctx.method == "initialize":  # not negotiated yet: report what the client asked for
             version = str((ctx.params or {}).get("protocolVersion", version))[:32]

@@ -1,7 +1,8 @@
-"""Building tool results: structuredContent for model + widget, _meta for the widget only."""
+"""Tool results (structuredContent for model + widget, _meta for the widget only) and request _meta."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from mcp.types import CallToolResult, TextContent
@@ -18,3 +19,12 @@ def tool_result(output: BaseModel, text: str, widget_meta: dict[str, Any] | None
 
 def error_result(text: str, meta: dict[str, Any] | None = None) -> CallToolResult:
     return CallToolResult(content=[TextContent(type="text", text=text)], is_error=True, _meta=meta or None)
+
+
+def request_meta(meta: Any) -> dict[str, Any]:
+    """A request's ``_meta`` as a plain dict, whichever shape the SDK hands over (dict or model)."""
+    if meta is None:
+        return {}
+    if isinstance(meta, Mapping):
+        return dict(meta)
+    return meta.model_dump(by_alias=True, exclude_none=True)

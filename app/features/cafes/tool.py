@@ -11,7 +11,7 @@ from app.features.cafes import service
 from app.features.cafes.schemas import CafeRecommendations
 from app.i18n import lookup, requested_locale
 from app.mcp.registry import ToolRegistry
-from app.mcp.results import tool_result
+from app.mcp.results import request_meta, tool_result
 from app.mcp.security import NOAUTH
 from app.mcp.widgets import Widget
 
@@ -49,9 +49,7 @@ def register(registry: ToolRegistry) -> None:
         invoked="Cafés found",
     )
     async def recommend_cafe(ctx: Context) -> Annotated[CallToolResult, CafeRecommendations]:
-        raw_meta = ctx.request_context.meta
-        meta: dict[str, Any] = raw_meta if isinstance(raw_meta, dict) else (
-            raw_meta.model_dump(by_alias=True) if raw_meta is not None else {})
+        meta = request_meta(ctx.request_context.meta)
         locale_tag = requested_locale(meta)
         language = lookup(locale_tag)
         rec = await db.run(lambda uow: service.recommend(uow, language, locale_tag, _city_hint(meta)))
