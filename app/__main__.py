@@ -1,4 +1,4 @@
-"""Command line: ``python -m app serve | migrate | check``."""
+"""Command line: ``python -m app serve | migrate | revision | seed | check``."""
 
 from __future__ import annotations
 
@@ -13,10 +13,18 @@ def _serve(args: argparse.Namespace, settings: Settings) -> int:
 
     from app.db.migrate import upgrade
     from app.logging import configure_logging
+    from app.main import discover_features, open_database, seed
 
     configure_logging(settings.log_format, settings.log_level)
+    # Once, before uvicorn forks its workers.
     if settings.migrate_on_start:
-        upgrade(settings.database_url)  # once, before workers fork
+        upgrade(settings.database_url)
+    if settings.seed_on_start:
+        db = open_database(settings)
+        try:
+            seed(db, discover_features())
+        finally:
+            db.dispose()
     uvicorn.run(
         "app.main:create_app_from_env",
         factory=True,
@@ -38,7 +46,27 @@ def _migrate(args: argparse.Namespace, settings: Settings) -> int:
         downgrade(settings.database_url, args.downgrade)
     else:
         upgrade(settings.database_url, args.revision)
-    print(f"migrated {settings.database_url.split('@')[-1]}")
+    print(f"migrated {_where(settings.database_url)}")
+    return 0
+
+
+def _revision(args: argparse.Namespace, settings: Settings) -> int:
+    from app.db.migrate import new_revision
+
+    path = new_revision(settings.database_url, args.message, autogenerate=not args.empty)
+    print(f"wrote {path}: review it before you commit it")
+    return 0
+
+
+def _seed(args: argparse.Namespace, settings: Settings) -> int:
+    from app.main import discover_features, open_database, seed
+
+    db = open_database(settings)
+    try:
+        for line in seed(db, discover_features()):
+            print(f"seeded {line}")
+    finally:
+        db.dispose()
     return 0
 
 
@@ -48,7 +76,7 @@ def _check(args: argparse.Namespace, settings: Settings) -> int:
     from app.logging import configure_logging
     from app.mcp.check import collect, lint
 
-    configure_logging(settings.log_format, "WARNING")
+    configure_logging(settings.log_format, "warning")
 
     if args.url:
         try:
@@ -72,10 +100,14 @@ def _check(args: argparse.Namespace, settings: Settings) -> int:
     return 1 if problems else 0
 
 
+def _where(url: str) -> str:
+    return url.split("@")[-1]  # never print credentials
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m app")
     sub = parser.add_subparsers(dest="command", required=True)
-    serve = sub.add_parser("serve", help="run the HTTP server")
+    serve = sub.add_parser("serve", help="migrate, seed, then run the HTTP server")
     serve.add_argument("--host", default="127.0.0.1")
     serve.add_argument("--port", type=int, default=8000)
     serve.add_argument("--workers", type=int, default=1)
@@ -83,12 +115,35 @@ def main(argv: list[str] | None = None) -> int:
     migrate = sub.add_parser("migrate", help="apply database migrations")
     migrate.add_argument("--revision", default="heads")
     migrate.add_argument("--downgrade", metavar="REVISION")
+    revision = sub.add_parser("revision", help="write the next migration, diffed from the models (database at head)")
+    revision.add_argument("message", help='what it does, e.g. "drop zoo tables"')
+    revision.add_argument("--empty", action="store_true", help="write an empty migration instead of a diff")
+    sub.add_parser("seed", help="load every feature's bundled data (idempotent)")
     check = sub.add_parser("check", help="lint tool and widget descriptors against the ChatGPT rules")
     check.add_argument("--url", help="check a running server's /mcp URL instead of this one")
     args = parser.parse_args(argv)
-    settings = Settings()
-    handler = {"serve": _serve, "migrate": _migrate, "check": _check}[args.command]
-    return handler(args, settings)
+
+    from sqlalchemy.exc import DBAPIError
+
+    from app.db.errors import DatabaseNotMigrated, DatabaseUnavailable, is_outage
+    from app.db.migrate import MigrationError
+    from app.main import FeatureError, settings_or_exit
+    from app.mcp.registry import RegistryError
+
+    settings = settings_or_exit()
+    handler = {"serve": _serve, "migrate": _migrate, "revision": _revision, "seed": _seed, "check": _check}
+    try:
+        return handler[args.command](args, settings)
+    except (FeatureError, RegistryError, MigrationError, DatabaseUnavailable, DatabaseNotMigrated) as exc:
+        # Operator-facing problems: one line, no traceback.
+        print(f"{args.command}: {exc}", file=sys.stderr)
+        return 1
+    except DBAPIError as exc:
+        if not is_outage(exc):
+            raise
+        print(f"{args.command}: cannot reach the database at {_where(settings.database_url)}: "
+              f"{str(exc.orig).strip().splitlines()[0] if exc.orig else exc}", file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":

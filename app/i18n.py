@@ -5,11 +5,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-SUPPORTED = ("en", "es", "fr", "pt", "zh")
 
-
-def lookup(ranges: str | Iterable[str] | None, supported: Iterable[str] = SUPPORTED, default: str = "en") -> str:
-    """Return the best supported tag for a language range (or comma-separated priority list).
+def lookup(ranges: str | Iterable[str] | None, supported: Iterable[str], default: str = "en") -> str:
+    """Return the best of ``supported`` (the caller's own languages) for a language range or priority list.
 
     Each range is truncated from the right, one subtag at a time, until it
     matches; a single-letter subtag (``x``, ``u``...) is dropped with the one

@@ -63,7 +63,7 @@ def configure_logging(log_format: str = "console", level: str = "INFO") -> None:
                 }
             },
             "handlers": {"default": {"class": "logging.StreamHandler", "formatter": "structlog"}},
-            "root": {"handlers": ["default"], "level": level},
+            "root": {"handlers": ["default"], "level": level.upper()},
             "loggers": {
                 # uvicorn's access log duplicates our own http.request event.
                 "uvicorn.access": {"handlers": [], "level": "WARNING", "propagate": False},

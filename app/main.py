@@ -1,32 +1,105 @@
-"""Application factory: one Starlette app serving /mcp, health probes and (later) OAuth."""
+"""Composition root: settings -> database -> auth -> features -> MCP server -> one Starlette app.
+
+This is the only module that knows every piece. Features are discovered here (one
+folder each under ``app/features``) and wired in; nothing below knows which
+features exist.
+"""
 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncIterator
+import importlib
+import sys
+from collections.abc import AsyncIterator, Sequence
+from pathlib import Path
 
+from mcp.server.auth.provider import TokenVerifier
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
-from starlette.routing import Mount, Route
+from starlette.routing import BaseRoute, Mount, Route
 from starlette.types import ASGIApp
 
-from app.auth.principal import PrincipalMiddleware, Resolver, anonymous_resolver
+from app.auth.resource_server import NoTokenVerifier, bearer_auth
 from app.db import Database
+from app.feature import Deps, Feature
 from app.http.health import health_routes
-from app.http.middleware import AccessLogMiddleware, BodyLimitMiddleware, ChatGPTHeaderNormalizer
+from app.http.middleware import AccessLogMiddleware, McpRequestNormalizer
+from app.mcp.registry import ToolRegistry
 from app.mcp.server import build_mcp_server
-from app.settings import Settings
+from app.settings import Settings, SettingsError, load_settings
+
+FEATURES_PACKAGE = "app.features"
+WIDGET_HINT = "Results render in widgets; do not repeat what a widget already shows."
 
 
-def create_app(settings: Settings, db: Database | None = None, resolver: Resolver = anonymous_resolver) -> ASGIApp:
-    db = db or Database(settings.database_url, settings.db_pool_size)
-    mcp = build_mcp_server(settings, db)
+class FeatureError(RuntimeError):
+    """A feature folder that cannot be loaded; the message says which and why."""
+
+
+def discover_features(package: str = FEATURES_PACKAGE) -> list[Feature]:
+    """Every folder under ``app/features`` is one feature; its ``__init__`` defines ``FEATURE``."""
+    root = Path(str(importlib.import_module(package).__path__[0]))
+    features: list[Feature] = []
+    for folder in sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith(("_", "."))):
+        if not any(child.name != "__pycache__" for child in folder.iterdir()):
+            continue  # what `git rm -r` leaves behind: compiled files only
+        if not (folder / "__init__.py").is_file():
+            raise FeatureError(f"{folder} is not a feature: it has no __init__.py (add one that defines "
+                               f"FEATURE = Feature(...), or delete the folder)")
+        module = importlib.import_module(f"{package}.{folder.name}")
+        feature = getattr(module, "FEATURE", None)
+        if not isinstance(feature, Feature):
+            raise FeatureError(f"{folder}/__init__.py must define FEATURE = Feature(...)")
+        if (folder / "models.py").is_file():
+            importlib.import_module(f"{package}.{folder.name}.models")  # complete Base.metadata for alembic
+        features.append(feature)
+    names = [f.name for f in features]
+    if duplicates := sorted({n for n in names if names.count(n) > 1}):
+        raise FeatureError(f"feature names must be unique: {', '.join(duplicates)}")
+    return features
+
+
+def open_database(settings: Settings) -> Database:
+    return Database(settings.database_url, pool_size=settings.db_pool_size,
+                    connect_timeout=settings.db_connect_timeout, statement_timeout=settings.db_statement_timeout)
+
+
+def server_instructions(features: Sequence[Feature]) -> str:
+    return " ".join([*(f.instructions for f in features if f.instructions), WIDGET_HINT])
+
+
+def seed(db: Database, features: Sequence[Feature]) -> list[str]:
+    """Run every feature's idempotent seed, one transaction each; returns one summary line per feature."""
+    return [f"{f.name}: {db.write_sync(f.seed)}" for f in features if f.seed is not None]
+
+
+def create_app(
+    settings: Settings,
+    *,
+    db: Database | None = None,
+    token_verifier: TokenVerifier | None = None,
+    features: Sequence[Feature] | None = None,
+) -> ASGIApp:
+    features = discover_features() if features is None else list(features)
+    db = db or open_database(settings)
+    deps = Deps(settings=settings, db=db)
+
+    registry = ToolRegistry(widget_domain=settings.widget_domain,
+                            resource_metadata_url=settings.resource_metadata_url)
+    feature_routes: list[BaseRoute] = []
+    for feature in features:
+        if feature.tools is not None:
+            feature.tools(registry, deps)
+        if feature.routes is not None:
+            feature_routes.extend(feature.routes(deps))
+    mcp = build_mcp_server(registry, instructions=server_instructions(features))
     mcp_http = mcp.streamable_http_app(
         streamable_http_path="/mcp",
         stateless_http=True,
         json_response=True,
+        # The SDK's limit is the one body limit on /mcp (declared and chunked bodies alike).
         max_request_body_size=settings.max_body_bytes,
         transport_security=TransportSecuritySettings(
             enable_dns_rebinding_protection=True,
@@ -34,6 +107,9 @@ def create_app(settings: Settings, db: Database | None = None, resolver: Resolve
             allowed_origins=settings.origin_allow_list,
         ),
     )
+    # The token is optional on /mcp: each tool enforces its own schemes (app.mcp.registry).
+    mcp_endpoint = bearer_auth(mcp_http, token_verifier or NoTokenVerifier(), resource=settings.mcp_url,
+                               resource_metadata_url=settings.resource_metadata_url)
 
     @contextlib.asynccontextmanager
     async def lifespan(_: Starlette) -> AsyncIterator[None]:
@@ -53,24 +129,29 @@ def create_app(settings: Settings, db: Database | None = None, resolver: Resolve
         routes=[
             Route("/", index, methods=["GET"]),
             *health_routes(db),
+            *feature_routes,
             Route("/mcp", no_standalone_stream, methods=["GET"]),
-            Mount("/", app=mcp_http),
+            Mount("/", app=mcp_endpoint),
         ],
         lifespan=lifespan,
     )
-    app.state.settings = settings
-    app.state.db = db
-    app.state.mcp = mcp
-    wrapped: ASGIApp = PrincipalMiddleware(app, resolver)
-    wrapped = ChatGPTHeaderNormalizer(wrapped)
-    wrapped = BodyLimitMiddleware(wrapped, settings.max_body_bytes)
-    return AccessLogMiddleware(wrapped)
+    return AccessLogMiddleware(McpRequestNormalizer(app))
+
+
+def settings_or_exit() -> Settings:
+    """Settings from the environment; on a bad value, one line per variable on stderr and exit 2."""
+    try:
+        return load_settings()
+    except SettingsError as exc:
+        for line in exc.lines:
+            print(line, file=sys.stderr)
+        raise SystemExit(2) from None
 
 
 def create_app_from_env() -> ASGIApp:
     """uvicorn factory (``--factory``): each worker reads the environment once."""
     from app.logging import configure_logging
 
-    settings = Settings()
+    settings = settings_or_exit()
     configure_logging(settings.log_format, settings.log_level)
     return create_app(settings)

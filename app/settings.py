@@ -1,19 +1,23 @@
 """Configuration, read once from the environment (prefix ``APP_``) and passed down.
 
-Nothing here runs at import time: ``Settings()`` is built by the CLI or by
-``create_app_from_env`` and handed to every component that needs it.
+Nothing here runs at import time: ``load_settings()`` is called by the CLI or by
+``create_app_from_env`` and the result is handed to every component that needs it.
+A bad value is reported as one line naming the variable, never as a traceback.
 """
 
 from __future__ import annotations
 
 from functools import cached_property
-from typing import Annotated, Literal
+from typing import Annotated, Any
 from urllib.parse import urlsplit
 
-from pydantic import Field, field_validator
+from pydantic import Field, ValidationError, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 _LOCAL_HOSTS = ("127.0.0.1", "localhost", "[::1]")
+LOG_LEVELS = ("debug", "info", "warning", "error")
+LOG_FORMATS = ("json", "console")
+ENV_PREFIX = "APP_"
 
 
 def _csv(value: object) -> object:
@@ -22,36 +26,70 @@ def _csv(value: object) -> object:
     return value
 
 
+def _choice(value: object, choices: tuple[str, ...]) -> str:
+    text = str(value).strip().lower()
+    if text not in choices:
+        raise ValueError(f"must be one of {', '.join(choices)}")
+    return text
+
+
 class Settings(BaseSettings):
-    model_config = SettingsConfigDict(env_prefix="APP_", env_file=".env", extra="ignore", frozen=True)
+    model_config = SettingsConfigDict(env_prefix=ENV_PREFIX, env_file=".env", extra="ignore", frozen=True)
 
     base_url: str = "http://127.0.0.1:8000"
     database_url: str = "sqlite:///./var/app.db"
     allowed_hosts: Annotated[list[str], NoDecode] = Field(default_factory=list)
     allowed_origins: Annotated[list[str], NoDecode] = Field(default_factory=list)
-    log_format: Literal["json", "console"] = "console"
-    log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
+    log_format: str = "console"
+    log_level: str = "info"
     max_body_bytes: int = Field(default=4 * 1024 * 1024, ge=1024)
     migrate_on_start: bool = True
+    seed_on_start: bool = True
     widget_domain: str = "https://web-sandbox.oaiusercontent.com"
     db_pool_size: int = Field(default=10, ge=1)
+    db_connect_timeout: float = Field(default=5.0, gt=0)
+    db_statement_timeout: float = Field(default=15.0, gt=0)
 
     @field_validator("allowed_hosts", "allowed_origins", mode="before")
     @classmethod
     def _split_csv(cls, value: object) -> object:
         return _csv(value)
 
+    @field_validator("allowed_hosts")
+    @classmethod
+    def _no_wildcard_hosts(cls, hosts: list[str]) -> list[str]:
+        for host in hosts:
+            if "*" in host.removesuffix(":*"):
+                raise ValueError("wildcard host names are not supported (DNS-rebinding protection): list each "
+                                 "public host name; 'host:*' allows any port")
+        return hosts
+
+    @field_validator("log_level", mode="before")
+    @classmethod
+    def _log_level(cls, value: object) -> str:
+        return _choice(value, LOG_LEVELS)
+
+    @field_validator("log_format", mode="before")
+    @classmethod
+    def _log_format(cls, value: object) -> str:
+        return _choice(value, LOG_FORMATS)
+
     @field_validator("base_url")
     @classmethod
     def _origin_only(cls, value: str) -> str:
         parts = urlsplit(value)
         if parts.scheme not in ("http", "https") or not parts.netloc:
-            raise ValueError("APP_BASE_URL must be an absolute http(s) origin, e.g. https://mcp.example.com")
+            raise ValueError("must be an absolute http(s) origin, e.g. https://mcp.example.com")
         return f"{parts.scheme}://{parts.netloc}"
 
     @cached_property
     def mcp_url(self) -> str:
         return f"{self.base_url}/mcp"
+
+    @cached_property
+    def resource_metadata_url(self) -> str:
+        """RFC 9728 protected-resource metadata of ``/mcp`` (path-suffixed form)."""
+        return f"{self.base_url}/.well-known/oauth-protected-resource/mcp"
 
     @cached_property
     def host_allow_list(self) -> list[str]:
@@ -73,3 +111,26 @@ class Settings(BaseSettings):
         origins = [self.base_url, "https://chatgpt.com", "https://chat.openai.com"]
         origins += [f"http://{h}:*" for h in _LOCAL_HOSTS] + [f"http://{h}" for h in _LOCAL_HOSTS]
         return origins
+
+
+class SettingsError(Exception):
+    """Bad configuration: ``lines`` holds one human-readable line per bad variable."""
+
+    def __init__(self, lines: list[str]) -> None:
+        super().__init__("\n".join(lines))
+        self.lines = lines
+
+
+def load_settings(**overrides: Any) -> Settings:
+    try:
+        return Settings(**overrides)
+    except ValidationError as exc:
+        raise SettingsError([_describe(error) for error in exc.errors()]) from None
+
+
+def _describe(error: Any) -> str:
+    field = str(error["loc"][0]) if error.get("loc") else "?"
+    message = str(error.get("msg", "invalid value")).removeprefix("Value error, ")
+    value = error.get("input")
+    shown = f" (got {value!r})" if isinstance(value, str | int | float) and len(repr(value)) <= 80 else ""
+    return f"{ENV_PREFIX}{field.upper()}: {message}{shown}"

@@ -8,7 +8,7 @@ Starlette app returned by ``streamable_http_app`` runs its own lifespan, which
 starts the stateless session manager.
 
 Usage: ``APP_DATABASE_URL=sqlite:////tmp/x.db python bench/bare_server.py --port 8001``
-(the database must already be migrated).
+(the database must already be migrated and seeded).
 """
 
 from __future__ import annotations
@@ -38,13 +38,13 @@ def build(db: Database) -> MCPServer:
     async def get_zoo_animals(
         count: Annotated[int, Field(ge=1, le=20, description="How many animals to list (1-20)")] = 10,
     ) -> Annotated[CallToolResult, ZooAnimals]:
-        return animals_result(*await db.run(lambda uow: zoo_service.list_animals(uow, count)))
+        return animals_result(*await db.read(lambda uow: zoo_service.list_animals(uow, count)))
 
     @mcp.tool(name="search", description="Full-text search of the Python standard library documentation.")
     async def search(
         q: Annotated[str, Field(min_length=1, max_length=500, description="What to search for")],
     ) -> Annotated[CallToolResult, SearchResults]:
-        return search_result(q, await db.run(lambda uow: search_service.search(uow, q)))
+        return search_result(q, await db.read(lambda uow: search_service.search(uow, q)))
 
     return mcp
 

@@ -3,7 +3,7 @@
 Targets (each a single-worker uvicorn subprocess on a free 127.0.0.1 port):
 
 * ``app``  - this server with everything on (``python -m app serve``), on a
-  freshly migrated temporary SQLite database.
+  freshly migrated and seeded temporary SQLite database.
 * ``bare`` - ``bench/bare_server.py``: a plain mcp ``MCPServer`` exposing the
   same two tools through the same service functions and ``Database.run``, with
   none of the app's middleware, extensions or logging. ``app / bare`` is the
@@ -291,8 +291,10 @@ def call_once(url: str, tool: str, path: str) -> httpx.Response:
 
 def start_servers(stack: ExitStack, tmp: Path) -> dict[str, Server]:
     env = {**os.environ, "APP_DATABASE_URL": f"sqlite:///{tmp / 'bench.db'}", "APP_LOG_FORMAT": "json",
-           "APP_LOG_LEVEL": "WARNING", "APP_MIGRATE_ON_START": "false", "PYTHONUNBUFFERED": "1"}
+           "APP_LOG_LEVEL": "WARNING", "APP_MIGRATE_ON_START": "false", "APP_SEED_ON_START": "false",
+           "PYTHONUNBUFFERED": "1"}
     subprocess.run([PY, "-m", "app", "migrate"], cwd=ROOT, env=env, check=True, capture_output=True)
+    subprocess.run([PY, "-m", "app", "seed"], cwd=ROOT, env=env, check=True, capture_output=True)
     servers: dict[str, Server] = {}
 
     def launch(server: Server) -> None:

@@ -6,14 +6,13 @@ Create Date: ${create_date}
 """
 from __future__ import annotations
 
-from alembic import op
 import sqlalchemy as sa
+from alembic import op
 ${imports if imports else ""}
-
 revision = ${repr(up_revision)}
 down_revision = ${repr(down_revision)}
-branch_labels = ${repr(branch_labels)}
-depends_on = ${repr(depends_on)}
+branch_labels = None
+depends_on = None
 
 
 def upgrade() -> None:

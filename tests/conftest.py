@@ -1,4 +1,4 @@
-"""Shared fixtures. The test database is built by running the alembic migrations.
+"""Shared fixtures. The test database is built by running the migrations, then the seed step.
 
 ``APP_TEST_DATABASE_URL`` selects PostgreSQL (each run gets its own schema,
 dropped afterwards); otherwise a fresh SQLite file is used.
@@ -6,9 +6,12 @@ dropped afterwards); otherwise a fresh SQLite file is used.
 
 from __future__ import annotations
 
+import io
+import json
+import logging
 import os
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -17,7 +20,11 @@ from sqlalchemy.engine import make_url
 
 from app.db import Database
 from app.db.migrate import upgrade
-from app.settings import Settings
+from app.logging import configure_logging
+from app.main import discover_features, seed
+from app.settings import Settings, load_settings
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture
@@ -30,26 +37,42 @@ def _postgres_schema_url(base: str, schema: str) -> str:
     return url.update_query_dict({"options": f"-csearch_path={schema}"}).render_as_string(hide_password=False)
 
 
-@pytest.fixture(scope="session")
-def database_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+def empty_database(tmp_path: Path, name: str = "t") -> tuple[str, Callable[[], None]]:
+    """A new empty database (SQLite file, or a private PostgreSQL schema) and its cleanup."""
     base = os.environ.get("APP_TEST_DATABASE_URL")
     if not base:
-        url = f"sqlite:///{tmp_path_factory.mktemp('db') / 'test.db'}"
-        upgrade(url)
-        yield url
-        return
-    schema = f"t_{uuid.uuid4().hex[:12]}"
+        return f"sqlite:///{tmp_path / f'{name}.db'}", lambda: None
+    schema = f"{name}_{uuid.uuid4().hex[:10]}"
     admin = create_engine(base, isolation_level="AUTOCOMMIT")
     with admin.connect() as conn:
         conn.execute(text(f'CREATE SCHEMA "{schema}"'))
-    url = _postgres_schema_url(base, schema)
-    try:
-        upgrade(url)
-        yield url
-    finally:
+
+    def drop() -> None:
         with admin.connect() as conn:
             conn.execute(text(f'DROP SCHEMA "{schema}" CASCADE'))
         admin.dispose()
+
+    return _postgres_schema_url(base, schema), drop
+
+
+def prepare(url: str) -> None:
+    """What `serve` does before it starts: migrate to head, then seed."""
+    upgrade(url)
+    db = Database(url)
+    try:
+        seed(db, discover_features())
+    finally:
+        db.dispose()
+
+
+@pytest.fixture(scope="session")
+def database_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    url, drop = empty_database(tmp_path_factory.mktemp("db"))
+    try:
+        prepare(url)
+        yield url
+    finally:
+        drop()
 
 
 @pytest.fixture(scope="session")
@@ -59,9 +82,20 @@ def db(database_url: str) -> Iterator[Database]:
     database.dispose()
 
 
+@pytest.fixture
+def json_log() -> Iterator[Callable[[], list[dict]]]:
+    """Capture what the app logs, rendered as the production JSON lines; call it to read them."""
+    configure_logging("json", "info")
+    stream = io.StringIO()
+    handler = logging.StreamHandler(stream)
+    handler.setFormatter(logging.getLogger().handlers[0].formatter)
+    logging.getLogger().addHandler(handler)
+    try:
+        yield lambda: [json.loads(line) for line in stream.getvalue().splitlines() if line.startswith("{")]
+    finally:
+        logging.getLogger().removeHandler(handler)
+
+
 @pytest.fixture(scope="session")
 def settings(database_url: str) -> Settings:
-    return Settings(database_url=database_url, log_format="json", _env_file=None)  # type: ignore[call-arg]
-
-
-ROOT = Path(__file__).resolve().parents[1]
+    return load_settings(database_url=database_url, log_format="json", _env_file=None)

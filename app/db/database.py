@@ -1,105 +1,146 @@
-"""Engine, unit of work, and the one way async code touches the (sync) database.
+"""The one way async code touches the (sync) database.
 
-SQLAlchemy runs synchronously here; every use goes through ``Database.run``,
-which executes the callable on a worker thread so the event loop never blocks.
-Services receive a ``UnitOfWork`` and never commit: the caller decides.
+SQLAlchemy runs synchronously; ``read`` and ``write`` run a callable with an open
+unit of work on a worker thread, so the event loop never blocks. ``write`` commits
+when the callable returns; ``read`` always rolls back. Driver failures come out as
+``DatabaseUnavailable`` (retry), ``DatabaseNotMigrated`` (operator action) or the
+original exception (a bug).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from pathlib import Path
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import TypeVar
 
+import anyio
 import anyio.to_thread
 import structlog
-from sqlalchemy import create_engine, event, text
-from sqlalchemy.engine import Engine, make_url
-from sqlalchemy.exc import DBAPIError, OperationalError
+from sqlalchemy import text
+from sqlalchemy.exc import DBAPIError
 from sqlalchemy.exc import TimeoutError as PoolTimeout
-from sqlalchemy.orm import Session, sessionmaker
+from sqlalchemy.orm import sessionmaker
+
+from app.db import migrate
+from app.db.engine import WRITE, make_engine
+from app.db.errors import (
+    NOT_MIGRATED_MESSAGE,
+    DatabaseNotMigrated,
+    DatabaseUnavailable,
+    is_outage,
+    is_undefined_object,
+)
+from app.db.uow import SqlUnitOfWork, UnitOfWork
 
 T = TypeVar("T")
 log = structlog.get_logger(__name__)
+PROBE_TIMEOUT_S = 3.0
 
 
-class DatabaseUnavailable(RuntimeError):
-    """The database could not be reached; callers turn this into a clean error, never a traceback."""
+@dataclass(frozen=True, slots=True)
+class Readiness:
+    database: str  # ok | unreachable | timeout
+    schema: str  # ok | ahead | behind | not migrated | unknown
 
-
-class UnitOfWork:
-    """One transaction. ``commit()`` is explicit; leaving without it rolls back."""
-
-    def __init__(self, session: Session) -> None:
-        self.session = session
-
-    def commit(self) -> None:
-        self.session.commit()
-
-    def rollback(self) -> None:
-        self.session.rollback()
-
-
-def make_engine(url: str, pool_size: int = 10) -> Engine:
-    parsed = make_url(url)
-    if parsed.get_backend_name() == "sqlite":
-        if parsed.database and parsed.database != ":memory:":
-            Path(parsed.database).parent.mkdir(parents=True, exist_ok=True)
-        engine = create_engine(url, connect_args={"check_same_thread": False, "timeout": 15})
-
-        @event.listens_for(engine, "connect")
-        def _sqlite_pragmas(dbapi_conn, _record):  # type: ignore[no-untyped-def]
-            cur = dbapi_conn.cursor()
-            # WAL lets several uvicorn workers read while one writes.
-            cur.execute("PRAGMA journal_mode=WAL")
-            cur.execute("PRAGMA foreign_keys=ON")
-            cur.execute("PRAGMA busy_timeout=15000")
-            cur.close()
-
-        return engine
-    return create_engine(url, pool_size=pool_size, max_overflow=pool_size, pool_pre_ping=True, pool_recycle=1800)
+    @property
+    def ready(self) -> bool:
+        return self.database == "ok" and self.schema in ("ok", "ahead")
 
 
 class Database:
-    def __init__(self, url: str, pool_size: int = 10) -> None:
+    def __init__(self, url: str, *, pool_size: int = 10, connect_timeout: float = 5.0,
+                 statement_timeout: float = 15.0) -> None:
         self.url = url
-        self.engine = make_engine(url, pool_size)
-        self._sessions = sessionmaker(self.engine, expire_on_commit=False)
+        self.engine = make_engine(url, pool_size=pool_size, connect_timeout=connect_timeout,
+                                  statement_timeout=statement_timeout)
+        self._reads = sessionmaker(self.engine, expire_on_commit=False)
+        self._writes = sessionmaker(self.engine.execution_options(**{WRITE: True}), expire_on_commit=False)
         # No more threads than connections (pool + overflow): extra threads would only queue on
         # the pool while holding a thread, and contend for the GIL with the event loop.
         self._threads = anyio.CapacityLimiter(2 * pool_size)
+        # Readiness gets its own short-deadline, unpooled connections: a pooled connection to a
+        # hung server would hang the probe with it.
+        self._probe_engine = make_engine(url, connect_timeout=PROBE_TIMEOUT_S - 1,
+                                         statement_timeout=PROBE_TIMEOUT_S - 1, pooled=False)
+        # One probe in flight: probes that pile up behind a hung one fail fast instead of
+        # each parking another thread in the driver.
+        self._probes = anyio.CapacityLimiter(1)
 
     @property
     def dialect(self) -> str:
         return self.engine.dialect.name
 
-    def run_sync(self, fn: Callable[[UnitOfWork], T]) -> T:
+    def unit_of_work(self, *, write: bool = False) -> UnitOfWork:
+        return SqlUnitOfWork(self._writes if write else self._reads)
+
+    def read_sync(self, fn: Callable[[UnitOfWork], T]) -> T:
+        with self._translated():
+            with self.unit_of_work() as uow:
+                return fn(uow)
+
+    def write_sync(self, fn: Callable[[UnitOfWork], T]) -> T:
+        with self._translated():
+            with self.unit_of_work(write=True) as uow:
+                result = fn(uow)
+                uow.commit()
+                return result
+
+    async def read(self, fn: Callable[[UnitOfWork], T]) -> T:
+        return await anyio.to_thread.run_sync(self.read_sync, fn, limiter=self._threads)
+
+    async def write(self, fn: Callable[[UnitOfWork], T]) -> T:
+        return await anyio.to_thread.run_sync(self.write_sync, fn, limiter=self._threads)
+
+    @contextmanager
+    def _translated(self) -> Iterator[None]:
         try:
-            with self._sessions() as session:
-                return fn(UnitOfWork(session))
-        except PoolTimeout as exc:
-            log.error("db.unavailable", error="pool_timeout")
-            raise DatabaseUnavailable("The database is busy, please retry shortly.") from exc
-        except DBAPIError as exc:
-            # Connection-level failures only; a bad query is a bug and must surface as one.
-            if not (isinstance(exc, OperationalError) or exc.connection_invalidated):
-                raise
-            log.error("db.unavailable", error=type(exc.orig).__name__ if exc.orig else type(exc).__name__)
-            raise DatabaseUnavailable("The database is unavailable, please retry shortly.") from exc
+            yield
+        except Exception as exc:
+            if is_outage(exc):
+                log.error("db.unavailable", error=type(getattr(exc, "orig", None) or exc).__name__)
+                raise DatabaseUnavailable("The database is unavailable, please retry shortly.") from exc
+            if is_undefined_object(exc) and self._schema_behind():
+                raise DatabaseNotMigrated(NOT_MIGRATED_MESSAGE) from exc
+            raise
 
-    async def run(self, fn: Callable[[UnitOfWork], T]) -> T:
-        return await anyio.to_thread.run_sync(self.run_sync, fn, limiter=self._threads)
-
-    async def ping(self) -> bool:
-        def _ping(uow: UnitOfWork) -> bool:
-            uow.session.execute(text("SELECT 1"))
-            return True
-
+    def _schema_behind(self) -> bool:
         try:
-            with anyio.fail_after(3):
-                return await self.run(_ping)
-        except (DatabaseUnavailable, TimeoutError):
+            status = self.schema_status_sync()
+        except Exception:  # best effort: the original error is what the caller gets otherwise
             return False
+        if status in ("behind", "not migrated"):
+            log.error("db.not_migrated", schema=status)
+            return True
+        return False
+
+    def schema_status_sync(self) -> str:
+        with self._probe_engine.connect() as conn:
+            return migrate.schema_status(migrate.current_revisions(conn))
+
+    def _probe_sync(self) -> Readiness:
+        try:
+            with self._probe_engine.connect() as conn:
+                conn.execute(text("SELECT 1"))
+                return Readiness("ok", migrate.schema_status(migrate.current_revisions(conn)))
+        except (DBAPIError, PoolTimeout) as exc:
+            if is_outage(exc):
+                return Readiness("unreachable", "unknown")
+            raise
+
+    async def readiness(self, deadline: float = PROBE_TIMEOUT_S) -> Readiness:
+        """Database reachable and schema at head, answered within ``deadline`` seconds whatever the server does."""
+        try:
+            with anyio.fail_after(deadline):
+                # abandon_on_cancel: the deadline holds even if the driver ignores its own; the
+                # thread finishes (driver timeouts) in the background.
+                return await anyio.to_thread.run_sync(self._probe_sync, abandon_on_cancel=True,
+                                                      limiter=self._probes)
+        except TimeoutError:
+            log.error("db.unavailable", error="probe_timeout")
+            return Readiness("timeout", "unknown")
 
     def dispose(self) -> None:
         self.engine.dispose()
+        self._probe_engine.dispose()
+

@@ -14,9 +14,14 @@ def health_routes(db: Database) -> list[Route]:
         return JSONResponse({"status": "ok"})
 
     async def readyz(_: Request) -> JSONResponse:
-        if await db.ping():
-            return JSONResponse({"status": "ready", "database": "ok"})
-        return JSONResponse({"status": "unavailable", "database": "unreachable"}, status_code=503,
-                            headers={"retry-after": "5"})
+        # Ready = database answers within the probe deadline AND its schema is at this code's head.
+        state = await db.readiness()
+        body = {"status": "ready" if state.ready else "unavailable", "database": state.database,
+                "schema": state.schema}
+        if state.ready:
+            return JSONResponse(body)
+        if state.schema in ("behind", "not migrated"):
+            body["hint"] = "run `python -m app migrate`"
+        return JSONResponse(body, status_code=503, headers={"retry-after": "5"})
 
     return [Route("/healthz", healthz, methods=["GET"]), Route("/readyz", readyz, methods=["GET"])]

@@ -11,8 +11,6 @@ from collections.abc import Iterable
 import structlog
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from app.http.request_info import reset_request_info, set_request_info
-
 log = structlog.get_logger("app.http")
 _REQUEST_ID_RE = re.compile(r"^[A-Za-z0-9._:-]{1,64}$")
 
@@ -50,8 +48,6 @@ class AccessLogMiddleware:
             return
         incoming = _header(scope, b"x-request-id")
         request_id = incoming if incoming and _REQUEST_ID_RE.match(incoming) else uuid.uuid4().hex
-        info: dict = {}
-        token = set_request_info(info)
         structlog.contextvars.bind_contextvars(request_id=request_id)
         status = 500
         started = time.perf_counter()
@@ -75,19 +71,18 @@ class AccessLogMiddleware:
                                 [(b"x-request-id", request_id.encode())])
             status = 500
         finally:
-            fields = dict(info)  # filled by the MCP layer (app.mcp.middleware.ToolCallLog)
-            fields.setdefault("protocol_version", _header(scope, b"mcp-protocol-version"))
+            # HTTP facts only: the MCP layer logs its own event (app.mcp.middleware.ToolCallLog).
             log.info("http.request", method=scope.get("method"), path=scope.get("path"), status=status,
-                     duration_ms=round((time.perf_counter() - started) * 1000, 2), **fields)
+                     duration_ms=round((time.perf_counter() - started) * 1000, 2))
             structlog.contextvars.unbind_contextvars("request_id")
-            reset_request_info(token)
 
 
-class ChatGPTHeaderNormalizer:
-    """ChatGPT's tool scanner has posted ``application/octet-stream`` and ``Accept: */*`` to /mcp.
+class McpRequestNormalizer:
+    """Accept what real clients send to /mcp, in the shape the SDK transport expects.
 
-    The SDK rejects both with 400/406; the body is JSON-RPC either way, so the
-    headers are rewritten to what the transport expects.
+    - ``/mcp/`` is served as ``/mcp`` (people paste either; a 307 loses POST bodies in some clients).
+    - ChatGPT's tool scanner has posted ``application/octet-stream`` and ``Accept: */*``; the SDK
+      rejects both with 400/406, yet the body is JSON-RPC either way.
     """
 
     def __init__(self, app: ASGIApp, path: str = "/mcp") -> None:
@@ -95,7 +90,9 @@ class ChatGPTHeaderNormalizer:
         self.path = path
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http" and scope["method"] == "POST" and scope["path"].rstrip("/") == self.path:
+        if scope["type"] == "http" and scope["path"] == self.path + "/":
+            scope = {**scope, "path": self.path, "raw_path": self.path.encode()}
+        if scope["type"] == "http" and scope["method"] == "POST" and scope["path"] == self.path:
             updates: dict[bytes, bytes] = {}
             ctype = (_header(scope, b"content-type") or "").split(";")[0].strip().lower()
             if ctype in ("", "application/octet-stream", "text/plain"):
@@ -106,45 +103,3 @@ class ChatGPTHeaderNormalizer:
             if updates:
                 scope = _replace_headers(scope, updates)
         await self.app(scope, receive, send)
-
-
-class BodyLimitMiddleware:
-    """Reject bodies over the limit with a JSON 413, before any of it is parsed."""
-
-    def __init__(self, app: ASGIApp, max_bytes: int) -> None:
-        self.app = app
-        self.max_bytes = max_bytes
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
-        declared = _header(scope, b"content-length")
-        if declared is not None and declared.isdigit() and int(declared) > self.max_bytes:
-            await self._reject(scope, receive, send)
-            return
-        # Chunked bodies carry no length: count as they stream and stop at the limit.
-        received = 0
-
-        async def limited_receive() -> Message:
-            nonlocal received
-            message = await receive()
-            if message["type"] == "http.request":
-                received += len(message.get("body", b""))
-                if received > self.max_bytes:
-                    raise _BodyTooLarge
-            return message
-
-        try:
-            await self.app(scope, limited_receive, send)
-        except _BodyTooLarge:
-            await self._reject(scope, receive, send)
-
-    async def _reject(self, scope: Scope, receive: Receive, send: Send) -> None:
-        await send_json(send, 413, {"error": "request_too_large",
-                                    "error_description": f"Request body exceeds {self.max_bytes} bytes."},
-                        [(b"connection", b"close")])
-
-
-class _BodyTooLarge(Exception):
-    pass

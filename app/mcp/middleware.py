@@ -16,15 +16,15 @@ from typing import Any
 
 import fastjsonschema
 import structlog
+from mcp.server.auth.middleware.auth_context import get_access_token
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.mcpserver import MCPServer
 
-from app.http.request_info import current_request_info
-from app.mcp.results import request_meta
+from app.mcp.results import WWW_AUTHENTICATE, request_meta
 
 log = structlog.get_logger("app.mcp")
 
-# Request _meta keys worth correlating on (SPEC §3, §4). userLocation is deliberately absent.
+# Request _meta keys worth correlating on (docs/chatgpt-contract.md). userLocation is deliberately absent.
 CORRELATION_KEYS = {
     "openai/widgetSessionId": "widget_session_id",
     "openai/session": "openai_session",
@@ -96,7 +96,11 @@ class OutputGuard:
 
 
 class ToolCallLog:
-    """Binds correlation fields for the request and logs one event per JSON-RPC request."""
+    """One structured event per JSON-RPC request, with every correlated field.
+
+    The request id comes from the access log's bound context; the account from the
+    SDK's auth context; the rest from the request ``_meta`` ChatGPT sends.
+    """
 
     async def __call__(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
         if ctx.request_id is None:  # notifications: nothing to time or correlate
@@ -110,26 +114,32 @@ class ToolCallLog:
             value = meta.get(key)
             if isinstance(value, str) and value and name not in fields:
                 fields[name] = value[:128]
+        token = get_access_token()
+        if token is not None:
+            fields["client_id"] = token.client_id[:128]
+            if token.subject:
+                fields["subject"] = token.subject[:128]
         tool = (ctx.params or {}).get("name") if ctx.method == "tools/call" else None
         if isinstance(tool, str):
             fields["tool"] = tool[:128]
-        info = current_request_info()
-        if info is not None:
-            info.update(fields)
         structlog.contextvars.bind_contextvars(**fields)
         started = time.perf_counter()
         outcome, error = "error", None
         try:
             result = await call_next(ctx)
-            outcome = "tool_error" if isinstance(result, dict) and result.get("isError") else "ok"
+            outcome = _outcome(result)
             return result
         except Exception as exc:
             error = type(exc).__name__
             raise
         finally:
-            if info is not None:
-                info["outcome"] = outcome
             extra = {"error": error} if error else {}
             log.info("mcp.tool_call" if tool is not None else "mcp.request",
                      duration_ms=round((time.perf_counter() - started) * 1000, 2), outcome=outcome, **extra)
             structlog.contextvars.unbind_contextvars(*fields)
+
+
+def _outcome(result: Any) -> str:
+    if not (isinstance(result, dict) and result.get("isError")):
+        return "ok"
+    return "auth_required" if WWW_AUTHENTICATE in (result.get("_meta") or {}) else "tool_error"

@@ -1,31 +1,41 @@
-"""The one place tools and widgets are declared, with every ChatGPT metadata key derived for them.
+"""The one place tools and widgets are declared; every ChatGPT key is derived from that declaration.
 
-A feature's ``register(registry)`` calls ``registry.tool(...)``; ``build()``
-then assembles the SDK's ``MCPServer`` (MCP Apps extension for widget-bound
-tools, plain tools otherwise) and the middleware that restores what the SDK
-drops on the wire.
+A feature's ``register`` calls ``registry.tool(...)``. The registry publishes what
+it was told (annotations, ``securitySchemes``, widget template, status lines, file
+params) and wraps each tool so that the same ``security`` list is ENFORCED before
+the tool body runs: a refused call gets an ``isError`` result carrying the
+``mcp/www_authenticate`` challenge that makes ChatGPT offer account linking.
+``build()`` then assembles the SDK's ``MCPServer``.
 """
 
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
+import inspect
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
+import anyio.to_thread
 from mcp.server.apps import Apps, Visibility
+from mcp.server.auth.middleware.auth_context import get_access_token
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.mcpserver.resources import TextResource
-from mcp.types import ToolAnnotations
+from mcp.types import CallToolResult, TextContent, ToolAnnotations
 
 from app import __version__
-from app.db import Database, DatabaseUnavailable
+from app.auth import schemes
+from app.db import DatabaseNotMigrated, DatabaseUnavailable
+from app.mcp.results import WWW_AUTHENTICATE
 from app.mcp.widgets import Widget
-from app.settings import Settings
 
 F = TypeVar("F", bound=Callable[..., Any])
 MAX_STATUS_CHARS = 64
+
+
+class RegistryError(ValueError):
+    """A tool declaration that cannot be served (refused at start-up, and by ``check``)."""
 
 
 @dataclass
@@ -35,15 +45,16 @@ class _ToolSpec:
     meta: dict[str, Any]
     widget: Widget | None
     visibility: list[Visibility] | None
+    origin: str
 
 
 @dataclass
 class ToolRegistry:
-    settings: Settings
-    db: Database
+    widget_domain: str
+    resource_metadata_url: str
     name: str = "chatgpt-app-server"
-    instructions: str | None = None
-    _tools: list[_ToolSpec] = field(default_factory=list)
+    title: str = "ChatGPT App Server"
+    _tools: dict[str, _ToolSpec] = field(default_factory=dict)
     _widgets: dict[str, Widget] = field(default_factory=dict)
 
     def tool(
@@ -56,7 +67,7 @@ class ToolRegistry:
         destructive: bool,
         open_world: bool,
         idempotent: bool | None = None,
-        security: list[dict[str, Any]],
+        security: Sequence[schemes.Scheme],
         widget: Widget | None = None,
         visibility: list[Visibility] | None = None,
         invoking: str | None = None,
@@ -66,12 +77,15 @@ class ToolRegistry:
     ) -> Callable[[F], F]:
         for label, text in (("invoking", invoking), ("invoked", invoked)):
             if text is not None and len(text) > MAX_STATUS_CHARS:
-                raise ValueError(f"{name}: {label} status is {len(text)} chars, ChatGPT allows {MAX_STATUS_CHARS}")
-        tool_meta: dict[str, Any] = {**(meta or {}), "securitySchemes": [dict(s) for s in security]}
+                raise RegistryError(f"{name}: {label} status is {len(text)} chars, ChatGPT allows {MAX_STATUS_CHARS}")
+        try:
+            declared = schemes.validate(security)
+        except ValueError as exc:
+            raise RegistryError(f"{name}: {exc}") from None
+        tool_meta: dict[str, Any] = {**(meta or {}), "securitySchemes": declared}
         if widget is not None:
             tool_meta["openai/outputTemplate"] = widget.uri
-            app_visible = visibility is None or "app" in visibility
-            tool_meta["openai/widgetAccessible"] = app_visible
+            tool_meta["openai/widgetAccessible"] = visibility is None or "app" in visibility
             if visibility == ["app"]:
                 tool_meta["openai/visibility"] = "private"
             self._widgets.setdefault(widget.name, widget)
@@ -90,19 +104,26 @@ class ToolRegistry:
         )
 
         def decorator(fn: F) -> F:
+            origin = f"{fn.__module__}.{fn.__qualname__}"
+            if name in self._tools:
+                raise RegistryError(f"tool {name!r} is declared twice: by {self._tools[name].origin} and by {origin}")
             kwargs = {"name": name, "title": title, "description": description, "annotations": annotations}
-            self._tools.append(_ToolSpec(_guard(fn), kwargs, tool_meta, widget, visibility))
+            wrapped = _enforced(fn, title, declared, self.resource_metadata_url)
+            self._tools[name] = _ToolSpec(wrapped, kwargs, tool_meta, widget, visibility, origin)
             return fn
 
         return decorator
 
     @property
+    def tool_names(self) -> list[str]:
+        return list(self._tools)
+
+    @property
     def widgets(self) -> list[Widget]:
         return list(self._widgets.values())
 
-    def build(self, middleware: list[Any] | None = None) -> MCPServer:
+    def build(self, *, instructions: str | None = None, middleware: list[Any] | None = None) -> MCPServer:
         apps = Apps()
-        domain = self.settings.widget_domain
         for widget in self._widgets.values():
             apps.add_resource(
                 TextResource(
@@ -111,11 +132,11 @@ class ToolRegistry:
                     title=widget.title,
                     description=widget.description,
                     text=widget.html,
-                    meta=widget.resource_meta(domain),
+                    meta=widget.resource_meta(self.widget_domain),
                 )
             )
         plain: list[_ToolSpec] = []
-        for spec in self._tools:
+        for spec in self._tools.values():
             if spec.widget is None:
                 plain.append(spec)
                 continue
@@ -124,26 +145,54 @@ class ToolRegistry:
             )
         server = MCPServer(
             self.name,
-            title="ChatGPT App Server",
-            instructions=self.instructions,
+            title=self.title,
+            instructions=instructions,
             version=__version__,
             extensions=[apps],
             middleware=middleware or [],
-            warn_on_duplicate_tools=True,
+            # Stateless and multi-worker: a subscription made on one worker could never be
+            # served by another, so none is offered (initialize and server/discover agree).
+            subscriptions=False,
         )
         for spec in plain:
             server.add_tool(spec.fn, meta=spec.meta, **spec.kwargs)
         return server
 
 
-def _guard(fn: F) -> F:
-    """Turn infrastructure failures into a clear tool error instead of the SDK's generic crash text."""
+def refusal(title: str, scopes: Sequence[str], resource_metadata_url: str, *, signed_in: bool) -> CallToolResult:
+    """The result of a call the tool's schemes do not admit: text for the model, a challenge for ChatGPT."""
+    wanted = " ".join(scopes)
+    if signed_in:
+        description = f"{title} needs more access to the linked account ({wanted})."
+        text = (f"{title} needs permission the linked account has not granted ({wanted}). "
+                "Ask the user to reconnect the app and approve it.")
+    else:
+        description = f"Sign in to use {title}."
+        text = f"{title} needs the user's account: ask the user to connect (sign in to) this app, then try again."
+    challenge = schemes.challenge(resource_metadata_url, scopes, description)
+    return CallToolResult(content=[TextContent(type="text", text=text)], is_error=True,
+                          _meta={WWW_AUTHENTICATE: [challenge]})
+
+
+def _enforced(fn: F, title: str, security: list[schemes.Scheme], resource_metadata_url: str) -> F:
+    """Check the caller against ``security`` before ``fn`` runs; turn infrastructure failures into clear errors.
+
+    Anything else a tool raises is left to the SDK, which logs the traceback (with the
+    request id bound by the access log) and tells the client only that the tool failed.
+    """
+    is_async = inspect.iscoroutinefunction(fn)
 
     @functools.wraps(fn)
     async def wrapper(*args: Any, **kwargs: Any) -> Any:
+        token = get_access_token()
+        unmet = schemes.unmet_scopes(security, token)
+        if unmet is not None:
+            return refusal(title, unmet, resource_metadata_url, signed_in=token is not None)
         try:
-            return await fn(*args, **kwargs)
-        except DatabaseUnavailable as exc:
+            if is_async:
+                return await fn(*args, **kwargs)
+            return await anyio.to_thread.run_sync(functools.partial(fn, *args, **kwargs))
+        except (DatabaseUnavailable, DatabaseNotMigrated) as exc:
             raise ToolError(str(exc)) from exc
 
     return wrapper  # type: ignore[return-value]

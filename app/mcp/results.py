@@ -8,6 +8,9 @@ from typing import Any
 from mcp.types import CallToolResult, TextContent
 from pydantic import BaseModel
 
+# Result _meta key: RFC 7235 challenges; on an error result it makes ChatGPT start account linking.
+WWW_AUTHENTICATE = "mcp/www_authenticate"
+
 
 def tool_result(output: BaseModel, text: str, widget_meta: dict[str, Any] | None = None) -> CallToolResult:
     return CallToolResult(

@@ -11,11 +11,12 @@ import html as html_lib
 import json
 from dataclasses import dataclass, field
 from functools import cached_property
+from importlib.resources import files
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[2]
-DIST = ROOT / "widgets" / "dist"
+# Built widget bundles ship inside the package (the widgets/ Vite project writes them here).
+DIST = Path(str(files("app"))) / "static" / "widgets"
 DISPLAY_MODES = ("inline", "fullscreen", "pip")
 
 

@@ -40,7 +40,8 @@ class LiveServer:
 
     def start(self, timeout: float = 30.0) -> LiveServer:
         env = {**os.environ, "APP_DATABASE_URL": self.database_url, "APP_LOG_FORMAT": "json",
-               "APP_BASE_URL": self.base_url, "APP_MIGRATE_ON_START": "false", **self.extra_env}
+               "APP_BASE_URL": self.base_url, "APP_MIGRATE_ON_START": "false", "APP_SEED_ON_START": "false",
+               **self.extra_env}
         self._log = self.log_path.open("wb")
         self.process = subprocess.Popen(
             [sys.executable, "-m", "app", "serve", "--port", str(self.port), "--workers", str(self.workers)],

@@ -57,7 +57,7 @@ async def test_recommend_cafe_answers_in_the_requested_language_for_the_hinted_c
     async with Client(live_server.mcp_url, mode="legacy") as client:
         result = await client.call_tool("recommend_cafe", {}, meta=meta)
     assert result.structured_content["city"] == "Lisbon"
-    assert result.content[0].text.startswith("Voici quelques cafés à Lisbon")
+    assert result.content[0].text.startswith("Voici quelques cafés à Lisbonne qui")
     assert result.structured_content["cafes"]
 
 
@@ -82,31 +82,63 @@ def test_a_foreign_host_header_is_refused_with_421(live_server: LiveServer):
     assert resp.status_code == 421
 
 
-def test_an_oversized_body_is_refused_with_413_and_a_json_reason(live_server: LiveServer):
+def test_an_oversized_body_is_refused_with_413(live_server: LiveServer):
     resp = rpc(live_server, "", content=b"{" + b" " * (5 * 1024 * 1024) + b"}")
-    assert resp.status_code == 413
-    assert resp.json()["error"] == "request_too_large"
+    assert resp.status_code == 413 and resp.text == "Request body too large"
+
+
+def test_an_oversized_chunked_body_is_refused_with_413_not_a_500(live_server: LiveServer):
+    def chunks():  # no Content-Length: the limit must be enforced while the body streams in
+        yield b'{"jsonrpc": "2.0", "id": 1, "method": "ping", "params": {"pad": "'
+        for _ in range(80):
+            yield b"x" * 65536
+        yield b'"}}'
+
+    resp = httpx.post(live_server.mcp_url, content=chunks(), headers=JSON_HEADERS, timeout=10)
+    assert resp.status_code == 413 and resp.text == "Request body too large"
+    assert "content-length" not in resp.request.headers
 
 
 def test_calling_an_unknown_tool_reports_it_by_name(live_server: LiveServer):
-    payload = rpc(live_server, "tools/call", {"name": "no_such_tool", "arguments": {}}).json()
-    message = payload["error"]["message"] if "error" in payload else payload["result"]["content"][0]["text"]
-    assert "no_such_tool" in message
+    result = rpc(live_server, "tools/call", {"name": "no_such_tool", "arguments": {}}).json()["result"]
+    assert result["isError"] is True
+    assert result["content"][0]["text"] == "Unknown tool: no_such_tool"
 
 
 def test_out_of_range_arguments_come_back_as_a_tool_error_naming_the_field(live_server: LiveServer):
     payload = rpc(live_server, "tools/call", {"name": "get_zoo_animals", "arguments": {"count": 99}}).json()
-    if "error" in payload:
-        assert payload["error"]["code"] == -32602
-    else:
-        assert payload["result"]["isError"] is True
-        assert "count" in payload["result"]["content"][0]["text"]
+    assert payload["result"]["isError"] is True
+    assert "count" in payload["result"]["content"][0]["text"]
 
 
 def test_malformed_json_gets_a_parse_error_not_a_500(live_server: LiveServer):
     resp = rpc(live_server, "", content=b'{"jsonrpc": "2.0", "id": 1, "method": ')
-    assert resp.status_code in (200, 400)
+    assert resp.status_code == 400
     assert resp.json()["error"]["code"] == -32700
+
+
+def test_a_trailing_slash_on_the_mcp_url_is_served_not_redirected(live_server: LiveServer):
+    resp = httpx.post(live_server.mcp_url + "/", json={"jsonrpc": "2.0", "id": 5, "method": "ping"},
+                      headers=JSON_HEADERS, timeout=10)
+    assert resp.status_code == 200 and resp.json() == {"jsonrpc": "2.0", "id": 5, "result": {}}
+
+
+@pytest.mark.parametrize("version", ["2025-06-18", "2026-07-28"])
+def test_capabilities_are_the_same_truth_on_both_protocol_paths(live_server: LiveServer, version: str):
+    if version == "2026-07-28":
+        headers = {**JSON_HEADERS, "mcp-protocol-version": version, "mcp-method": "server/discover"}
+        params = {"_meta": {"io.modelcontextprotocol/protocolVersion": version,
+                            "io.modelcontextprotocol/clientInfo": {"name": "t", "version": "1"},
+                            "io.modelcontextprotocol/clientCapabilities": {}}}
+        result = rpc(live_server, "server/discover", params, headers=headers).json()["result"]
+    else:
+        result = rpc(live_server, "initialize", {"protocolVersion": version, "capabilities": {},
+                                                  "clientInfo": {"name": "t", "version": "1"}}).json()["result"]
+    caps = result["capabilities"]
+    assert caps["resources"] == {"subscribe": False, "listChanged": False}
+    assert caps["tools"] == {"listChanged": False}
+    sub = rpc(live_server, "resources/subscribe", {"uri": "ui://widget/x.html"}).json()
+    assert sub["error"]["code"] == -32601
 
 
 def test_health_and_readiness_probes_answer(live_server: LiveServer):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from mcp.client import Client
 
@@ -12,9 +14,7 @@ pytestmark = pytest.mark.anyio
 CALLS = [("get_zoo_animals", {"count": 2}), ("search", {"q": "asyncio gather"}), ("recommend_cafe", {})]
 
 
-async def test_two_workers_serve_200_sequential_mixed_calls_from_fresh_clients(
-    database_url: str, tmp_path
-):
+async def test_two_workers_both_serve_200_sequential_mixed_calls_from_fresh_clients(database_url: str, tmp_path):
     server = LiveServer(database_url, tmp_path / "workers.log", workers=2).start()
     failures: list[str] = []
     try:
@@ -31,3 +31,10 @@ async def test_two_workers_serve_200_sequential_mixed_calls_from_fresh_clients(
     finally:
         server.stop()
     assert failures == []
+    calls = [e for e in map(json.loads, filter(lambda line: line.startswith("{"), server.log_lines()))
+             if e.get("event") == "mcp.tool_call"]
+    assert len(calls) == 200
+    by_pid: dict[int, int] = {}
+    for event in calls:
+        by_pid[event["pid"]] = by_pid.get(event["pid"], 0) + 1
+    assert len(by_pid) == 2, f"one worker served everything: {by_pid}"

@@ -1,37 +1,157 @@
-"""With the database down, probes say so and tools answer with a clear error, never a 500."""
+"""Outages, a schema behind the code, and bugs: each reported as what it is, never a 500.
+
+Readiness answers within its deadline whatever the database does; tools say
+"unavailable, retry" only for connection-level failures, "not migrated" when the
+schema is behind, and a generic failure (traceback in the log) for anything else.
+"""
 
 from __future__ import annotations
 
+import os
+import socket
+import threading
+import time
+from collections.abc import Iterator
+
+import anyio
+import pytest
+from sqlalchemy import create_engine, text
 from starlette.testclient import TestClient
 
 from app.db import Database
+from app.db.migrate import upgrade
 from app.main import create_app
+from app.settings import load_settings
+from tests.conftest import empty_database
 
 HEADERS = {"accept": "application/json, text/event-stream", "mcp-protocol-version": "2025-06-18"}
+POSTGRES = bool(os.environ.get("APP_TEST_DATABASE_URL"))
 
 
-def _unreachable() -> Database:
-    # Port 1 on loopback refuses at once: an outage without waiting for a timeout.
-    return Database("postgresql+psycopg://nobody@127.0.0.1:1/none?connect_timeout=2")
+def _call(client: TestClient, name: str, arguments: dict) -> dict:
+    resp = client.post("/mcp", headers=HEADERS, json={
+        "jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": name, "arguments": arguments}})
+    assert resp.status_code == 200
+    return resp.json()["result"]
 
 
-def test_readiness_reports_503_while_liveness_stays_ok(settings):
-    with TestClient(create_app(settings, _unreachable()), base_url=settings.base_url) as client:
+@pytest.fixture
+def black_hole() -> Iterator[int]:
+    """A loopback TCP port that accepts connections and never says a word (a hung server)."""
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(16)
+    accepted: list[socket.socket] = []
+    stop = threading.Event()
+
+    def accept() -> None:
+        listener.settimeout(0.1)
+        while not stop.is_set():
+            try:
+                accepted.append(listener.accept()[0])
+            except TimeoutError:
+                continue
+
+    thread = threading.Thread(target=accept, daemon=True)
+    thread.start()
+    yield listener.getsockname()[1]
+    stop.set()
+    thread.join()
+    for conn in accepted:
+        conn.close()
+    listener.close()
+
+
+def test_readiness_reports_a_refused_connection_while_liveness_stays_ok(settings):
+    db = Database("postgresql+psycopg://nobody@127.0.0.1:1/none")  # port 1 refuses at once
+    with TestClient(create_app(settings, db=db), base_url=settings.base_url) as client:
         assert client.get("/healthz").status_code == 200
         ready = client.get("/readyz")
-    assert ready.status_code == 503
-    assert ready.json() == {"status": "unavailable", "database": "unreachable"}
+    assert ready.status_code == 503 and ready.headers["retry-after"] == "5"
+    assert ready.json() == {"status": "unavailable", "database": "unreachable", "schema": "unknown"}
 
 
-def test_a_tool_call_during_an_outage_is_a_tool_error_that_says_to_retry(settings):
-    with TestClient(create_app(settings, _unreachable()), base_url=settings.base_url) as client:
-        resp = client.post("/mcp", headers=HEADERS, json={
-            "jsonrpc": "2.0", "id": 1, "method": "tools/call",
-            "params": {"name": "get_zoo_animals", "arguments": {"count": 2}}})
+def test_readiness_answers_503_within_3_seconds_when_postgres_hangs(settings, black_hole):
+    db = Database(f"postgresql+psycopg://nobody@127.0.0.1:{black_hole}/none")
+    with TestClient(create_app(settings, db=db), base_url=settings.base_url) as client:
+        started = time.monotonic()
+        ready = client.get("/readyz")
+        elapsed = time.monotonic() - started
+    assert ready.status_code == 503 and ready.json()["database"] == "unreachable"
+    assert elapsed < 3.0, f"readiness took {elapsed:.2f}s"
+
+
+def test_readiness_keeps_its_deadline_even_when_the_driver_ignores_its_own(settings, monkeypatch):
+    db = Database(settings.database_url)
+    monkeypatch.setattr(db, "_probe_sync", lambda: time.sleep(5))  # a driver stuck past every timeout
+
+    async def probe():
+        started = time.monotonic()
+        state = await db.readiness(deadline=0.5)
+        return state, time.monotonic() - started
+
+    state, elapsed = anyio.run(probe)
+    assert (state.database, state.ready) == ("timeout", False)
+    assert elapsed < 1.5
+    db.dispose()
+
+
+@pytest.mark.skipif(not POSTGRES, reason="statement_timeout is PostgreSQL's server-side deadline")
+def test_readiness_gives_up_on_a_postgres_statement_stuck_behind_a_lock(database_url, settings):
+    locker = create_engine(database_url)
+    with locker.connect() as conn:
+        conn.execute(text("LOCK TABLE alembic_version IN ACCESS EXCLUSIVE MODE"))
+        db = Database(database_url)
+        with TestClient(create_app(settings, db=db), base_url=settings.base_url) as client:
+            started = time.monotonic()
+            ready = client.get("/readyz")
+            elapsed = time.monotonic() - started
+        conn.rollback()
+    locker.dispose()
+    assert ready.status_code == 503 and ready.json()["database"] == "unreachable"
+    assert elapsed < 3.0, f"readiness took {elapsed:.2f}s"
+
+
+def test_a_tool_call_during_an_outage_says_to_retry(settings):
+    db = Database("postgresql+psycopg://nobody@127.0.0.1:1/none")
+    with TestClient(create_app(settings, db=db), base_url=settings.base_url) as client:
+        result = _call(client, "get_zoo_animals", {"count": 2})
         listing = client.post("/mcp", headers=HEADERS, json={"jsonrpc": "2.0", "id": 2, "method": "tools/list"})
-    assert resp.status_code == 200
-    result = resp.json()["result"]
-    assert result["isError"] is True
-    assert "database is unavailable" in result["content"][0]["text"]
-    assert "structuredContent" not in result
+    assert result["isError"] is True and "structuredContent" not in result
+    assert result["content"][0]["text"] == ("Error executing tool get_zoo_animals: "
+                                            "The database is unavailable, please retry shortly.")
     assert listing.status_code == 200 and listing.json()["result"]["tools"]
+
+
+@pytest.fixture
+def unmigrated_url(tmp_path) -> Iterator[str]:
+    url, drop = empty_database(tmp_path, "unmigrated")
+    yield url
+    drop()
+
+
+def test_an_unmigrated_database_is_not_ready_and_tools_say_what_to_run(unmigrated_url):
+    settings = load_settings(database_url=unmigrated_url, _env_file=None)
+    with TestClient(create_app(settings), base_url=settings.base_url) as client:
+        ready = client.get("/readyz")
+        result = _call(client, "get_zoo_animals", {"count": 2})
+    assert ready.status_code == 503
+    assert ready.json() == {"status": "unavailable", "database": "ok", "schema": "not migrated",
+                            "hint": "run `python -m app migrate`"}
+    assert result["isError"] is True
+    assert result["content"][0]["text"] == ("Error executing tool get_zoo_animals: The server's database schema is "
+                                            "not up to date; an operator must run `python -m app migrate`.")
+
+
+def test_a_database_behind_the_code_is_not_ready_and_says_so(unmigrated_url):
+    upgrade(unmigrated_url, "0003_cafes")  # behind: zoo_animals has no likes column yet
+    settings = load_settings(database_url=unmigrated_url, _env_file=None)
+    with TestClient(create_app(settings), base_url=settings.base_url) as client:
+        ready = client.get("/readyz")
+        result = _call(client, "get_zoo_animals", {"count": 1})
+        upgrade(unmigrated_url)
+        ready_after = client.get("/readyz")
+    assert ready.status_code == 503 and ready.json()["schema"] == "behind"
+    assert "not up to date" in result["content"][0]["text"]
+    assert ready_after.status_code == 200 and ready_after.json() == {"status": "ready", "database": "ok",
+                                                                     "schema": "ok"}

@@ -1,57 +1,73 @@
-"""One tool call produces correlated log lines and never logs the user's location."""
+"""One structured event per JSON-RPC request, with every correlated field; no location, no token."""
 
 from __future__ import annotations
 
-import io
-import json
-import logging
-
+from mcp.server.auth.provider import AccessToken
 from starlette.testclient import TestClient
 
-from app.logging import configure_logging
+from app.auth.schemes import oauth2
+from app.feature import Feature
 from app.main import create_app
+from tests.fakes import StaticTokenVerifier
 
+# Values no timing or id can produce by chance, so their absence from the log means something.
+CITY, LATITUDE, TOKEN = "Zzyzx-Marker-City", 12.3456789, "tok-SECRET-0b7e"
 META = {
     "openai/widgetSessionId": "ws_123",
     "openai/session": "sess_abc",
     "openai/subject": "subj_42",
     "openai/organization": "org_7",
     "openai/locale": "es-MX",
-    "openai/userLocation": {"city": "Ciudad de México", "latitude": 19.43, "longitude": -99.13},
+    "openai/userLocation": {"city": CITY, "latitude": LATITUDE, "longitude": -99.13},
 }
 
 
-def test_a_tool_call_logs_correlation_fields_and_no_location(settings, db):
-    configure_logging("json", "INFO")
-    stream = io.StringIO()
-    handler = logging.StreamHandler(stream)
-    handler.setFormatter(logging.getLogger().handlers[0].formatter)
-    logging.getLogger().addHandler(handler)
-    try:
-        with TestClient(create_app(settings, db), base_url=settings.base_url) as client:
-            resp = client.post(
-                "/mcp",
-                json={"jsonrpc": "2.0", "id": 3, "method": "tools/call",
-                      "params": {"name": "recommend_cafe", "arguments": {}, "_meta": META}},
-                headers={"accept": "application/json, text/event-stream", "mcp-protocol-version": "2025-06-18",
-                         "x-request-id": "req-corr-1"},
-            )
-    finally:
-        logging.getLogger().removeHandler(handler)
+def test_a_tool_call_is_one_correlated_event_and_the_access_log_keeps_to_http(settings, json_log):
+    verifier = StaticTokenVerifier({TOKEN: AccessToken(token=TOKEN, client_id="chatgpt", scopes=["search.read"],
+                                                       subject="acct-7", resource=settings.mcp_url)})
+    with TestClient(create_app(settings, token_verifier=verifier), base_url=settings.base_url) as client:
+        resp = client.post(
+            "/mcp",
+            json={"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+                  "params": {"name": "recommend_cafe", "arguments": {}, "_meta": META}},
+            headers={"accept": "application/json, text/event-stream", "mcp-protocol-version": "2025-06-18",
+                     "x-request-id": "req-corr-1", "authorization": f"Bearer {TOKEN}"},
+        )
     assert resp.status_code == 200 and not resp.json()["result"].get("isError")
-    lines = [json.loads(line) for line in stream.getvalue().splitlines() if line.startswith("{")]
-    call = next(e for e in lines if e["event"] == "mcp.tool_call")
-    http = next(e for e in lines if e["event"] == "http.request" and e.get("request_id") == "req-corr-1")
-    for event in (call, http):
-        assert event["request_id"] == "req-corr-1"
-        assert event["tool"] == "recommend_cafe"
-        assert event["widget_session_id"] == "ws_123"
-        assert event["openai_session"] == "sess_abc"
-        assert event["openai_subject"] == "subj_42"
-        assert event["openai_organization"] == "org_7"
-        assert event["protocol_version"] == "2025-06-18"
-        assert event["rpc_method"] == "tools/call"
-    assert call["locale"] == "es-MX" and call["outcome"] == "ok" and call["duration_ms"] >= 0
-    assert http["status"] == 200
-    raw = stream.getvalue()
-    assert "Ciudad de M" not in raw and "19.43" not in raw and "userLocation" not in raw
+    events = [e for e in json_log() if e.get("request_id") == "req-corr-1"]
+    calls = [e for e in events if e["event"] == "mcp.tool_call"]
+    http = [e for e in events if e["event"] == "http.request"]
+    assert len(calls) == 1 and len(http) == 1
+    call = calls[0]
+    assert {k: call[k] for k in ("tool", "rpc_method", "protocol_version", "widget_session_id", "openai_session",
+                                 "openai_subject", "openai_organization", "locale", "subject", "client_id",
+                                 "outcome")} == {
+        "tool": "recommend_cafe", "rpc_method": "tools/call", "protocol_version": "2025-06-18",
+        "widget_session_id": "ws_123", "openai_session": "sess_abc", "openai_subject": "subj_42",
+        "openai_organization": "org_7", "locale": "es-MX", "subject": "acct-7", "client_id": "chatgpt",
+        "outcome": "ok"}
+    assert isinstance(call["duration_ms"], float) and call["duration_ms"] >= 0
+    assert set(http[0]) - {"timestamp", "level", "logger", "pid"} == {
+        "event", "request_id", "method", "path", "status", "duration_ms"}
+    assert (http[0]["method"], http[0]["path"], http[0]["status"]) == ("POST", "/mcp", 200)
+    raw = str(json_log())
+    assert CITY not in raw and str(LATITUDE) not in raw and "userLocation" not in raw and TOKEN not in raw
+
+
+def _locked(registry, deps) -> None:
+    @registry.tool(name="locked", title="Locked", description="needs an account", read_only=True,
+                   destructive=False, open_world=False, security=[oauth2("x.read")])
+    async def locked() -> str:
+        return "opened"
+
+
+def test_a_refused_call_is_logged_as_auth_required(settings, json_log):
+    with TestClient(create_app(settings, features=[Feature(name="locked", tools=_locked)]),
+                    base_url=settings.base_url) as client:
+        client.post("/mcp", json={"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                                  "params": {"name": "locked", "arguments": {}}},
+                    headers={"accept": "application/json, text/event-stream", "mcp-protocol-version": "2025-06-18",
+                             "x-request-id": "req-locked"})
+    calls = [e for e in json_log() if e.get("request_id") == "req-locked" and e["event"] == "mcp.tool_call"]
+    assert [(e["tool"], e["outcome"]) for e in calls] == [("locked", "auth_required")]
+    assert "subject" not in calls[0]

@@ -1,71 +1,125 @@
-"""Migrations build the schema from nothing, seed it, and unwind cleanly."""
+"""One linear migration history that builds the schema the models describe; seeding is separate and idempotent."""
 
 from __future__ import annotations
 
+import ast
 import os
 import subprocess
 import sys
-import uuid
 
 import pytest
+from alembic.autogenerate import compare_metadata
+from alembic.migration import MigrationContext
 from sqlalchemy import create_engine, inspect, text
 
-from app.db.migrate import downgrade, upgrade
-from tests.conftest import ROOT, _postgres_schema_url
+from app.db import Base, Database
+from app.db.migrate import LEGACY_HEADS, downgrade, migrations_dir, unmanaged_filter, upgrade
+from app.features.zoo import service as zoo
+from app.features.zoo.repository import AnimalRepository
+from app.main import discover_features, seed
+from tests.conftest import ROOT, empty_database
 
 
-def _fresh_url(tmp_path) -> tuple[str, callable]:
-    base = os.environ.get("APP_TEST_DATABASE_URL")
-    if not base:
-        return f"sqlite:///{tmp_path / 'm.db'}", lambda: None
-    schema = f"m_{uuid.uuid4().hex[:10]}"
-    admin = create_engine(base, isolation_level="AUTOCOMMIT")
-    with admin.connect() as conn:
-        conn.execute(text(f'CREATE SCHEMA "{schema}"'))
-
-    def drop():
-        with admin.connect() as conn:
-            conn.execute(text(f'DROP SCHEMA "{schema}" CASCADE'))
-        admin.dispose()
-
-    return _postgres_schema_url(base, schema), drop
+@pytest.fixture
+def fresh(tmp_path):
+    url, drop = empty_database(tmp_path, "m")
+    yield url
+    drop()
 
 
-def test_upgrade_seeds_every_feature_and_downgrade_removes_it_all(tmp_path):
-    url, drop = _fresh_url(tmp_path)
+def _count(url: str, table: str) -> int:
+    engine = create_engine(url)
+    with engine.connect() as conn:
+        value = conn.execute(text(f"SELECT count(*) FROM {table}")).scalar_one()
+    engine.dispose()
+    return value
+
+
+def test_the_history_is_one_line_of_revisions_that_never_import_application_code():
+    from alembic.script import ScriptDirectory
+
+    script = ScriptDirectory(str(migrations_dir()))
+    revisions = list(script.walk_revisions())
+    assert len(script.get_heads()) == 1 and len(script.get_bases()) == 1
+    assert all(not rev.is_branch_point and not rev.is_merge_point for rev in revisions)
+    for rev in revisions:
+        tree = ast.parse(open(rev.path, encoding="utf-8").read())
+        imported = [n.module or "" for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)]
+        imported += [a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names]
+        assert not [m for m in imported if m == "app" or m.startswith("app.")], rev.path
+
+
+def test_migrations_build_the_schema_the_models_describe(fresh):
+    upgrade(fresh)
+    discover_features()
+    engine = create_engine(fresh)
+    with engine.connect() as conn:
+        context = MigrationContext.configure(conn, opts={"include_name": unmanaged_filter(Base.metadata),
+                                                         "compare_type": True})
+        assert compare_metadata(context, Base.metadata) == []
+    engine.dispose()
+
+
+def test_upgrade_downgrade_upgrade_round_trips_and_seeding_fills_every_feature(fresh):
+    upgrade(fresh)
+    assert _count(fresh, "zoo_animals") == 0  # schema only: data comes from the seed step
+    upgrade(fresh)  # already at head: nothing to do
+    downgrade(fresh, "base")
+    engine = create_engine(fresh)
+    assert set(inspect(engine).get_table_names()) - {"alembic_version"} == set()
+    engine.dispose()
+    upgrade(fresh)
+    db = Database(fresh)
     try:
-        upgrade(url)
-        engine = create_engine(url)
-        with engine.connect() as conn:
-            assert conn.execute(text("SELECT count(*) FROM zoo_animals")).scalar_one() == 30
-            assert conn.execute(text("SELECT count(*) FROM cafes")).scalar_one() >= 30
-            assert conn.execute(text("SELECT count(*) FROM search_documents")).scalar_one() >= 1000
-        upgrade(url)  # idempotent: already at heads
-        downgrade(url, "base")
-        tables = set(inspect(engine).get_table_names()) - {"alembic_version"}
-        assert tables == set()
-        upgrade(url)
-        with engine.connect() as conn:
-            assert conn.execute(text("SELECT count(*) FROM zoo_animals")).scalar_one() == 30
-        engine.dispose()
+        assert seed(db, discover_features()) == ["cafes: 13 cities, 43 cafés", "search: 5116 documents",
+                                                  "zoo: 30 animals"]
     finally:
-        drop()
+        db.dispose()
+    assert (_count(fresh, "zoo_animals"), _count(fresh, "cafes"), _count(fresh, "cafe_city_names")) == (30, 43, 52)
 
 
-def test_replicas_migrating_at_once_on_postgres_do_not_collide(tmp_path):
+def test_seeding_again_changes_nothing_and_keeps_what_users_did(fresh):
+    upgrade(fresh)
+    db = Database(fresh)
+    features = discover_features()
+    try:
+        seed(db, features)
+        db.write_sync(lambda uow: zoo.like(uow, "king-penguin-admiral"))
+        db.write_sync(lambda uow: uow.repository(AnimalRepository).get("king-penguin-admiral").__setattr__(
+            "species", "Edited species"))
+        seed(db, features)
+        animal = db.read_sync(lambda uow: zoo.animal_details(uow, "king-penguin-admiral"))
+    finally:
+        db.dispose()
+    assert animal.likes == 1  # a user's like survives a re-seed
+    assert animal.species == "King penguin"  # seed data is restored to what the data file says
+    assert _count(fresh, "zoo_animals") == 30 and _count(fresh, "search_documents") == 5116
+
+
+def test_a_database_from_the_per_feature_branch_era_is_restamped_and_upgraded(fresh):
+    upgrade(fresh, "0003_cafes")
+    engine = create_engine(fresh)
+    with engine.begin() as conn:
+        conn.execute(text("DELETE FROM alembic_version"))
+        for rev in sorted(LEGACY_HEADS):
+            conn.execute(text("INSERT INTO alembic_version (version_num) VALUES (:r)"), {"r": rev})
+    upgrade(fresh)
+    with engine.connect() as conn:
+        assert list(conn.scalars(text("SELECT version_num FROM alembic_version"))) == ["0006_cafe_city_names"]
+        assert "likes" in {c["name"] for c in inspect(conn).get_columns("zoo_animals")}
+    engine.dispose()
+
+
+def test_replicas_migrating_at_once_on_postgres_do_not_collide(fresh):
     if not os.environ.get("APP_TEST_DATABASE_URL"):
         pytest.skip("the migration lock is a PostgreSQL advisory lock; SQLite runs one process")
-    url, drop = _fresh_url(tmp_path)
-    try:
-        # Separate processes, as replicas are: alembic's context is process-global.
-        env = {**os.environ, "APP_DATABASE_URL": url}
-        procs = [subprocess.Popen([sys.executable, "-m", "app", "migrate"], cwd=ROOT, env=env,
-                                  stdout=subprocess.PIPE, stderr=subprocess.STDOUT) for _ in range(3)]
-        outputs = [p.communicate(timeout=120)[0].decode() for p in procs]
-        assert [p.returncode for p in procs] == [0, 0, 0], outputs
-        engine = create_engine(url)
-        with engine.connect() as conn:
-            assert conn.execute(text("SELECT count(*) FROM zoo_animals")).scalar_one() == 30
-        engine.dispose()
-    finally:
-        drop()
+    # Separate processes, as replicas are: alembic's context is process-global.
+    env = {**os.environ, "APP_DATABASE_URL": fresh}
+    procs = [subprocess.Popen([sys.executable, "-m", "app", "migrate"], cwd=ROOT, env=env,
+                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT) for _ in range(3)]
+    outputs = [p.communicate(timeout=120)[0].decode() for p in procs]
+    assert [p.returncode for p in procs] == [0, 0, 0], outputs
+    engine = create_engine(fresh)
+    with engine.connect() as conn:
+        assert list(conn.scalars(text("SELECT version_num FROM alembic_version"))) == ["0006_cafe_city_names"]
+    engine.dispose()

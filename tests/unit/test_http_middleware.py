@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from app.http.middleware import AccessLogMiddleware, BodyLimitMiddleware, ChatGPTHeaderNormalizer
+from app.http.middleware import AccessLogMiddleware, McpRequestNormalizer
 
 pytestmark = pytest.mark.anyio
 
@@ -46,7 +46,7 @@ async def _read_all(scope, receive, send):
 
 
 async def test_octet_stream_and_wildcard_accept_become_what_the_transport_expects():
-    sent = await _run(ChatGPTHeaderNormalizer(_echo_headers),
+    sent = await _run(McpRequestNormalizer(_echo_headers),
                       _scope(headers=[(b"content-type", b"application/octet-stream"), (b"accept", b"*/*")]))
     headers = json.loads(sent[1]["body"])
     assert headers["content-type"] == "application/json"
@@ -54,34 +54,23 @@ async def test_octet_stream_and_wildcard_accept_become_what_the_transport_expect
 
 
 async def test_proper_headers_and_other_paths_are_left_alone():
-    sent = await _run(ChatGPTHeaderNormalizer(_echo_headers),
+    sent = await _run(McpRequestNormalizer(_echo_headers),
                       _scope(path="/other", headers=[(b"content-type", b"application/octet-stream")]))
     assert json.loads(sent[1]["body"])["content-type"] == "application/octet-stream"
-    sent = await _run(ChatGPTHeaderNormalizer(_echo_headers),
+    sent = await _run(McpRequestNormalizer(_echo_headers),
                       _scope(headers=[(b"content-type", b"application/json"), (b"accept", b"application/json")]))
     assert json.loads(sent[1]["body"])["accept"] == "application/json"
 
 
-async def test_declared_oversized_body_is_refused_before_the_app_runs():
-    called = False
+async def test_a_trailing_slash_on_mcp_is_served_as_mcp_not_redirected():
+    async def echo_path(scope, receive, send):
+        await send({"type": "http.response.start", "status": 200, "headers": []})
+        await send({"type": "http.response.body", "body": scope["path"].encode()})
 
-    async def app(scope, receive, send):
-        nonlocal called
-        called = True
-
-    sent = await _run(BodyLimitMiddleware(app, 1024), _scope(headers=[(b"content-length", b"4096")]))
-    assert not called and sent[0]["status"] == 413
-
-
-async def test_chunked_oversized_body_is_refused_while_streaming():
-    sent = await _run(BodyLimitMiddleware(_read_all, 1024), _scope(), body_chunks=[b"x" * 600] * 3)
-    assert sent[0]["status"] == 413
-    assert json.loads(sent[1]["body"])["error"] == "request_too_large"
-
-
-async def test_a_body_within_the_limit_passes():
-    sent = await _run(BodyLimitMiddleware(_read_all, 1024), _scope(), body_chunks=[b"x" * 600])
-    assert sent[0]["status"] == 200
+    sent = await _run(McpRequestNormalizer(echo_path), _scope(path="/mcp/"))
+    assert sent[1]["body"] == b"/mcp"
+    sent = await _run(McpRequestNormalizer(echo_path), _scope(path="/mcp/x"))
+    assert sent[1]["body"] == b"/mcp/x"
 
 
 async def test_an_unhandled_exception_becomes_a_json_500_with_the_request_id():

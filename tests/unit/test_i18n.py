@@ -12,7 +12,12 @@ from app.i18n import lookup, requested_locale
     ],
 )
 def test_lookup_truncates_tags_until_a_supported_language_matches(requested, expected):
-    assert lookup(requested) == expected
+    assert lookup(requested, ("en", "es", "fr", "pt", "zh")) == expected
+
+
+def test_lookup_only_offers_the_languages_the_caller_ships():
+    assert lookup("fr-CA", ("en", "de")) == "en"
+    assert lookup("fr-CA", ("en", "de"), default="de") == "de"
 
 
 def test_legacy_webplus_locale_key_is_read_when_openai_locale_is_absent():

@@ -9,11 +9,9 @@ import pytest
 from mcp.types import CallToolResult
 from pydantic import BaseModel
 
-from app.db import Database
-from app.mcp.registry import ToolRegistry
-from app.mcp.security import NOAUTH, oauth2
+from app.auth.schemes import NOAUTH, oauth2
+from app.mcp.registry import RegistryError, ToolRegistry
 from app.mcp.widgets import Widget
-from app.settings import Settings
 
 WIDGET = Widget(name="demo", title="Demo", description="d", html_override="<p>demo</p>")
 HINTS = dict(read_only=True, destructive=False, open_world=False)
@@ -24,7 +22,8 @@ class Out(BaseModel):
 
 
 def _registry() -> ToolRegistry:
-    return ToolRegistry(settings=Settings(_env_file=None), db=Database("sqlite://"))
+    return ToolRegistry(widget_domain="https://w.example.com",
+                        resource_metadata_url="https://mcp.example.com/.well-known/oauth-protected-resource/mcp")
 
 
 def _tools(registry: ToolRegistry) -> dict:
@@ -33,7 +32,7 @@ def _tools(registry: ToolRegistry) -> dict:
 
 
 def test_a_status_line_over_64_characters_is_refused_at_registration():
-    with pytest.raises(ValueError, match="invoking status is 65 chars"):
+    with pytest.raises(RegistryError, match="invoking status is 65 chars"):
         _registry().tool(name="t", title="T", description="d", security=[NOAUTH], invoking="x" * 65, **HINTS)
 
 
@@ -60,10 +59,27 @@ def test_widget_tools_get_matching_template_keys_and_app_only_tools_are_private(
             annotations.idempotent_hint) == (True, False, False, True)
 
 
-def test_every_discovered_feature_registers_its_tools():
-    from app.mcp.server import build_registry
+def test_a_tool_name_declared_twice_is_refused_naming_both_declarations():
+    registry = _registry()
 
-    registry = build_registry(Settings(_env_file=None), Database("sqlite://"))
-    names = set(_tools(registry))
-    assert {"search", "get_zoo_animals", "get_zoo_animal_details", "recommend_cafe"} <= names
-    assert {w.name for w in registry.widgets} == {"search-results", "zoo-animals", "cafe-finder"}
+    @registry.tool(name="twin", title="A", description="d", security=[NOAUTH], **HINTS)
+    async def first() -> Annotated[CallToolResult, Out]: ...
+
+    with pytest.raises(RegistryError) as refused:
+        @registry.tool(name="twin", title="B", description="d", security=[NOAUTH], **HINTS)
+        async def second() -> Annotated[CallToolResult, Out]: ...
+
+    message = str(refused.value)
+    assert message.startswith("tool 'twin' is declared twice")
+    assert "first" in message and "second" in message
+    assert registry.tool_names == ["twin"]
+
+
+@pytest.mark.parametrize(
+    ("security", "needle"),
+    [([], "at least one security scheme"), ([{"type": "apiKey"}], "unknown security scheme type 'apiKey'"),
+     ([{"type": "oauth2", "scopes": ["two words"]}], "scope names without spaces")],
+)
+def test_a_malformed_security_declaration_is_refused(security, needle):
+    with pytest.raises(RegistryError, match=needle):
+        _registry().tool(name="t", title="T", description="d", security=security, **HINTS)

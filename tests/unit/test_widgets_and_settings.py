@@ -1,8 +1,10 @@
+import subprocess
+import sys
+
 import pytest
-from pydantic import ValidationError
 
 from app.mcp.widgets import Widget
-from app.settings import Settings
+from app.settings import SettingsError, load_settings
 
 
 def test_widget_uri_changes_when_its_html_changes():
@@ -24,18 +26,55 @@ def test_widget_meta_speaks_both_csp_dialects_and_both_domain_keys():
     assert meta["ui"]["prefersBorder"] is meta["openai/widgetPrefersBorder"] is True
 
 
-def test_settings_derive_the_host_allow_list_from_the_base_url():
-    s = Settings(base_url="https://mcp.example.com/some/path", _env_file=None)
+def test_settings_derive_the_host_allow_list_and_resource_urls_from_the_base_url():
+    s = load_settings(base_url="https://mcp.example.com/some/path", _env_file=None)
     assert s.base_url == "https://mcp.example.com"
     assert s.mcp_url == "https://mcp.example.com/mcp"
+    assert s.resource_metadata_url == "https://mcp.example.com/.well-known/oauth-protected-resource/mcp"
     assert "mcp.example.com" in s.host_allow_list and "localhost:*" in s.host_allow_list
 
 
-def test_settings_reject_a_base_url_that_is_not_an_http_origin():
-    with pytest.raises(ValidationError):
-        Settings(base_url="ftp://example.com", _env_file=None)
-
-
 def test_comma_separated_allow_lists_are_split(monkeypatch):
-    monkeypatch.setenv("APP_ALLOWED_HOSTS", "a.example.com, b.example.com")
-    assert Settings(_env_file=None).host_allow_list == ["a.example.com", "b.example.com"]
+    monkeypatch.setenv("APP_ALLOWED_HOSTS", "a.example.com, b.example.com:*")
+    assert load_settings(_env_file=None).host_allow_list == ["a.example.com", "b.example.com:*"]
+
+
+@pytest.mark.parametrize("typed", ["warning", "WARNING", " Warning "])
+def test_log_level_and_format_are_read_whatever_their_case(monkeypatch, typed):
+    monkeypatch.setenv("APP_LOG_LEVEL", typed)
+    monkeypatch.setenv("APP_LOG_FORMAT", "JSON")
+    settings = load_settings(_env_file=None)
+    assert (settings.log_level, settings.log_format) == ("warning", "json")
+
+
+@pytest.mark.parametrize(
+    ("variable", "value", "line"),
+    [
+        ("APP_LOG_LEVEL", "verbose", "APP_LOG_LEVEL: must be one of debug, info, warning, error (got 'verbose')"),
+        ("APP_LOG_FORMAT", "xml", "APP_LOG_FORMAT: must be one of json, console (got 'xml')"),
+        ("APP_BASE_URL", "ftp://example.com",
+         "APP_BASE_URL: must be an absolute http(s) origin, e.g. https://mcp.example.com (got 'ftp://example.com')"),
+        ("APP_ALLOWED_HOSTS", "*", "APP_ALLOWED_HOSTS: wildcard host names are not supported (DNS-rebinding "
+                                   "protection): list each public host name; 'host:*' allows any port (got '*')"),
+        ("APP_DB_POOL_SIZE", "lots",
+         "APP_DB_POOL_SIZE: Input should be a valid integer, unable to parse string as an integer (got 'lots')"),
+    ],
+)
+def test_a_bad_setting_is_one_line_naming_the_variable(monkeypatch, variable, value, line):
+    monkeypatch.setenv(variable, value)
+    with pytest.raises(SettingsError) as bad:
+        load_settings(_env_file=None)
+    assert bad.value.lines == [line]
+
+
+def test_the_cli_prints_one_line_per_bad_variable_and_exits_2(tmp_path):
+    env = {"PATH": "/usr/bin:/bin", "APP_LOG_LEVEL": "loud", "APP_DB_POOL_SIZE": "0", "APP_BASE_URL": "nope"}
+    proc = subprocess.run([sys.executable, "-m", "app", "migrate"], cwd=tmp_path, env=env, capture_output=True,
+                          text=True, timeout=60)
+    assert proc.returncode == 2
+    assert proc.stdout == ""
+    assert sorted(proc.stderr.splitlines()) == [
+        "APP_BASE_URL: must be an absolute http(s) origin, e.g. https://mcp.example.com (got 'nope')",
+        "APP_DB_POOL_SIZE: Input should be greater than or equal to 1 (got '0')",
+        "APP_LOG_LEVEL: must be one of debug, info, warning, error (got 'loud')",
+    ]

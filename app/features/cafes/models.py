@@ -15,10 +15,22 @@ class City(Base):
 
 
 class CityAlias(Base):
+    """A normalised spelling users may send (``normalize_city``), in any language."""
+
     __tablename__ = "cafe_city_aliases"
 
     alias: Mapped[str] = mapped_column(String(80), primary_key=True)
     city_key: Mapped[str] = mapped_column(ForeignKey("cafe_cities.key", ondelete="CASCADE"), index=True)
+
+
+class CityName(Base):
+    """How a city is written in one language, for answers in that language."""
+
+    __tablename__ = "cafe_city_names"
+
+    city_key: Mapped[str] = mapped_column(ForeignKey("cafe_cities.key", ondelete="CASCADE"), primary_key=True)
+    language: Mapped[str] = mapped_column(String(8), primary_key=True)
+    name: Mapped[str] = mapped_column(String(80))
 
 
 class Cafe(Base):

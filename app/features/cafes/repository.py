@@ -1,14 +1,15 @@
 from __future__ import annotations
 
 from sqlalchemy import select
+from sqlalchemy.orm import Session
 
-from app.db import UnitOfWork
-from app.features.cafes.models import Cafe, City, CityAlias
+from app.db.upsert import upsert
+from app.features.cafes.models import Cafe, City, CityAlias, CityName
 
 
 class CafeRepository:
-    def __init__(self, uow: UnitOfWork) -> None:
-        self.session = uow.session
+    def __init__(self, session: Session) -> None:
+        self.session = session
 
     def city_by_alias(self, alias: str) -> City | None:
         return self.session.scalar(select(City).join(CityAlias, CityAlias.city_key == City.key)
@@ -17,6 +18,17 @@ class CafeRepository:
     def city(self, key: str) -> City | None:
         return self.session.get(City, key)
 
+    def city_name(self, city: City, language: str) -> str:
+        """The city's name in ``language``, or its English name."""
+        localized = self.session.get(CityName, (city.key, language))
+        return localized.name if localized is not None else city.name
+
     def cafes_in(self, city_key: str, limit: int) -> list[Cafe]:
         return list(self.session.scalars(select(Cafe).where(Cafe.city_key == city_key)
                                          .order_by(Cafe.since.is_(None), Cafe.since, Cafe.name).limit(limit)))
+
+    def save_all(self, cities: list[dict], aliases: list[dict], names: list[dict], cafes: list[dict]) -> None:
+        upsert(self.session, City.__table__, cities, key=("key",))
+        upsert(self.session, CityAlias.__table__, aliases, key=("alias",))
+        upsert(self.session, CityName.__table__, names, key=("city_key", "language"))
+        upsert(self.session, Cafe.__table__, cafes)

@@ -19,6 +19,7 @@ _DEFAULT_CITY_BY_LOCALE = {
     "zh": "shanghai", "en-gb": "london", "en": "new-york",
 }
 
+# The languages this feature answers in: the keys of INTROS.
 INTROS = {
     "en": {"here": "Here are some cafés in {city} you might enjoy:",
            "fallback": "I don't know cafés in {requested} yet, so here are some favourites in {city}:",
@@ -61,7 +62,7 @@ def _default_city_key(locale_tag: str | None) -> str:
 
 
 def recommend(uow: UnitOfWork, language: str, locale_tag: str | None, city_hint: str | None) -> Recommendation:
-    repo = CafeRepository(uow)
+    repo = uow.repository(CafeRepository)
     texts = INTROS.get(language, INTROS["en"])
     city = repo.city_by_alias(normalize_city(city_hint)) if city_hint else None
     if city is not None:
@@ -74,7 +75,7 @@ def recommend(uow: UnitOfWork, language: str, locale_tag: str | None, city_hint:
     cafes = repo.cafes_in(city.key, MAX_CAFES)
     return Recommendation(
         CafeRecommendations(city=city.name, cafes=[CafeOut(name=c.name, address=c.address) for c in cafes]),
-        intro.format(city=city.name, requested=(city_hint or "").strip()[:80]),
+        intro.format(city=repo.city_name(city, language), requested=(city_hint or "").strip()[:80]),
         {c.id: _detail(c) for c in cafes},
     )
 
@@ -82,3 +83,6 @@ def recommend(uow: UnitOfWork, language: str, locale_tag: str | None, city_hint:
 def _detail(cafe: Cafe) -> dict:
     return {"id": cafe.id, "name": cafe.name, "address": cafe.address, "neighborhood": cafe.neighborhood,
             "since": cafe.since, "specialty": cafe.specialty}
+
+
+LANGUAGES = tuple(INTROS)

@@ -7,12 +7,13 @@ from typing import Annotated, Any
 from mcp.server.mcpserver import Context
 from mcp.types import CallToolResult
 
+from app.auth.schemes import NOAUTH
+from app.feature import Deps
 from app.features.cafes import service
 from app.features.cafes.schemas import CafeRecommendations
 from app.i18n import lookup, requested_locale
 from app.mcp.registry import ToolRegistry
 from app.mcp.results import request_meta, tool_result
-from app.mcp.security import NOAUTH
 from app.mcp.widgets import Widget
 
 CAFE_WIDGET = Widget(
@@ -31,8 +32,8 @@ def _city_hint(meta: dict[str, Any]) -> str | None:
     return None
 
 
-def register(registry: ToolRegistry) -> None:
-    db = registry.db
+def register(registry: ToolRegistry, deps: Deps) -> None:
+    db = deps.db
 
     @registry.tool(
         name="recommend_cafe",
@@ -51,7 +52,7 @@ def register(registry: ToolRegistry) -> None:
     async def recommend_cafe(ctx: Context) -> Annotated[CallToolResult, CafeRecommendations]:
         meta = request_meta(ctx.request_context.meta)
         locale_tag = requested_locale(meta)
-        language = lookup(locale_tag)
-        rec = await db.run(lambda uow: service.recommend(uow, language, locale_tag, _city_hint(meta)))
+        language = lookup(locale_tag, service.LANGUAGES)
+        rec = await db.read(lambda uow: service.recommend(uow, language, locale_tag, _city_hint(meta)))
         lines = [rec.intro, *(f"- {c.name}, {c.address}" for c in rec.output.cafes)]
         return tool_result(rec.output, "\n".join(lines), {"cafesById": rec.details, "locale": language})

@@ -9,9 +9,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from sqlalchemy import text
+from sqlalchemy import delete, func, select, text
+from sqlalchemy.orm import Session
 
-from app.db import UnitOfWork
+from app.db.upsert import upsert
+from app.features.search.models import Document
 
 _TOKEN = re.compile(r"[^\W_]+", re.UNICODE)
 MAX_TOKENS = 12
@@ -36,7 +38,7 @@ _SQLITE = text(
            snippet(search_documents_fts, 1, '', '', '…', 24) AS snippet,
            -bm25(search_documents_fts, 8.0, 1.0) AS score
     FROM search_documents_fts JOIN search_documents AS d ON d.pk = search_documents_fts.rowid
-    WHERE search_documents_fts MATCH :match
+    WHERE search_documents_fts MATCH :match AND (d.owner IS NULL OR d.owner = :viewer)
     ORDER BY bm25(search_documents_fts, 8.0, 1.0), d.id
     LIMIT :limit
     """
@@ -48,7 +50,7 @@ _POSTGRES = text(
     top AS (
         SELECT d.id, d.title, d.url, d.body, ts_rank_cd(d.tsv, q.query, 1) AS score
         FROM search_documents AS d, q
-        WHERE d.tsv @@ q.query
+        WHERE d.tsv @@ q.query AND (d.owner IS NULL OR d.owner = :viewer)
         ORDER BY score DESC, d.id
         LIMIT :limit
     )
@@ -63,11 +65,12 @@ _POSTGRES = text(
 
 
 class SearchRepository:
-    def __init__(self, uow: UnitOfWork) -> None:
-        self.session = uow.session
-        self.dialect = self.session.get_bind().dialect.name
+    def __init__(self, session: Session) -> None:
+        self.session = session
+        self.dialect = session.get_bind().dialect.name
 
-    def search(self, words: list[str], limit: int, match_all: bool) -> list[Row]:
+    def search(self, words: list[str], limit: int, match_all: bool, viewer: str | None = None) -> list[Row]:
+        """Ranked public documents, plus ``viewer``'s private ones."""
         if not words:
             return []
         # "ordered dict" should also find OrderedDict: the words run together are an alternative.
@@ -76,13 +79,21 @@ class SearchRepository:
             match = (" & " if match_all else " | ").join(words[:-1] + [f"{words[-1]}:*"])
             if joined:
                 match = f"({match}) | {joined}:*"
-            rows = self.session.execute(_POSTGRES, {"match": match, "limit": limit})
+            query = _POSTGRES
         else:
             match = (" AND " if match_all else " OR ").join([f'"{w}"' for w in words[:-1]] + [f'"{words[-1]}"*'])
             if joined:
                 match = f'({match}) OR "{joined}"*'
-            rows = self.session.execute(_SQLITE, {"match": match, "limit": limit})
+            query = _SQLITE
+        rows = self.session.execute(query, {"match": match, "limit": limit, "viewer": viewer})
         return [Row(r.id, r.title, r.url, " ".join((r.snippet or "").split()), float(r.score)) for r in rows]
 
     def count(self) -> int:
-        return int(self.session.execute(text("SELECT count(*) FROM search_documents")).scalar_one())
+        return int(self.session.scalar(select(func.count()).select_from(Document)) or 0)
+
+    def save_all(self, documents: list[dict]) -> None:
+        """Insert new documents and update changed ones, keyed by ``id``."""
+        upsert(self.session, Document.__table__, documents)
+
+    def remove(self, ids: list[str]) -> None:
+        self.session.execute(delete(Document).where(Document.id.in_(ids)))

@@ -7,13 +7,16 @@ from typing import Annotated
 from mcp.types import CallToolResult
 from pydantic import Field
 
+from app.auth.resource_server import current_subject
+from app.auth.schemes import NOAUTH, oauth2
+from app.feature import Deps
 from app.features.search import service
 from app.features.search.schemas import SearchResults
 from app.mcp.registry import ToolRegistry
 from app.mcp.results import tool_result
-from app.mcp.security import NOAUTH, oauth2
 from app.mcp.widgets import Widget
 
+READ_SCOPE = "search.read"
 SEARCH_WIDGET = Widget(
     name="search-results",
     title="Search results",
@@ -22,25 +25,28 @@ SEARCH_WIDGET = Widget(
 
 
 def search_result(q: str, results: SearchResults) -> CallToolResult:
-    if not results.results:
+    hits = results.results
+    if not hits:
         return tool_result(results, f"No documentation matches {q!r}.")
-    lines = [f"{i}. {h.title} — {h.url}" for i, h in enumerate(results.results, 1)]
-    return tool_result(results, f"Top {len(lines)} results for {q!r}:\n" + "\n".join(lines))
+    lines = [f"{i}. {h.title} — {h.url}" for i, h in enumerate(hits, 1)]
+    heading = f"Top result for {q!r}:" if len(hits) == 1 else f"Top {len(hits)} results for {q!r}:"
+    return tool_result(results, heading + "\n" + "\n".join(lines))
 
 
-def register(registry: ToolRegistry) -> None:
-    db = registry.db
+def register(registry: ToolRegistry, deps: Deps) -> None:
+    db = deps.db
 
     @registry.tool(
         name="search",
         title="Public Search",
         description="Full-text search of the Python standard library documentation. Returns ranked pages "
-        "with a title, a docs.python.org URL and a matching snippet.",
+        "with a title, a docs.python.org URL and a matching snippet. With a linked account it also "
+        "searches that account's private documents.",
         read_only=True,
         destructive=False,
         open_world=False,
         idempotent=True,
-        security=[NOAUTH, oauth2("search.read")],
+        security=[NOAUTH, oauth2(READ_SCOPE)],
         widget=SEARCH_WIDGET,
         invoking="Searching…",
         invoked="Results ready",
@@ -48,4 +54,6 @@ def register(registry: ToolRegistry) -> None:
     async def search(
         q: Annotated[str, Field(min_length=1, max_length=500, description="What to search for")],
     ) -> Annotated[CallToolResult, SearchResults]:
-        return search_result(q, await db.run(lambda uow: service.search(uow, q)))
+        # Anonymous callers (and tokens without search.read) see public documents only.
+        viewer = current_subject(READ_SCOPE)
+        return search_result(q, await db.read(lambda uow: service.search(uow, q, viewer=viewer)))

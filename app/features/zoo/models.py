@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from sqlalchemy import Float, Integer, String, Text
+from sqlalchemy import Float, Integer, String, Text, text
 from sqlalchemy.orm import Mapped, mapped_column
 
 from app.db.base import Base
@@ -20,3 +20,4 @@ class Animal(Base):
     weight_kg: Mapped[float] = mapped_column(Float)
     fun_fact: Mapped[str] = mapped_column(Text)
     enclosure: Mapped[str] = mapped_column(String(60))
+    likes: Mapped[int] = mapped_column(Integer, server_default=text("0"), default=0)

@@ -1,17 +1,26 @@
 from __future__ import annotations
 
 from sqlalchemy import select
+from sqlalchemy.orm import Session
 
-from app.db import UnitOfWork
+from app.db.upsert import upsert
 from app.features.zoo.models import Animal
 
 
 class AnimalRepository:
-    def __init__(self, uow: UnitOfWork) -> None:
-        self.session = uow.session
+    def __init__(self, session: Session) -> None:
+        self.session = session
 
     def first(self, count: int) -> list[Animal]:
         return list(self.session.scalars(select(Animal).order_by(Animal.name).limit(count)))
 
     def get(self, animal_id: str) -> Animal | None:
         return self.session.get(Animal, animal_id)
+
+    def get_for_update(self, animal_id: str) -> Animal | None:
+        """The animal, locked until the transaction ends (PostgreSQL row lock; SQLite writers
+        already hold the database write lock from BEGIN IMMEDIATE)."""
+        return self.session.get(Animal, animal_id, with_for_update=True, populate_existing=True)
+
+    def save_all(self, animals: list[dict]) -> None:
+        upsert(self.session, Animal.__table__, animals)

@@ -31,9 +31,18 @@ class AnimalDetails(BaseModel):
     weight_kg: float
     fun_fact: str
     enclosure: str
+    likes: int = Field(description="How many times visitors liked this animal")
 
 
 class AnimalDetailsOutput(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     animal: AnimalDetails
+
+
+class Like(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    animal_id: str
+    name: str
+    likes: int = Field(description="The animal's like count, this like included")

@@ -1,10 +1,10 @@
-"""Zoo use cases. Pure functions of a unit of work; they never commit."""
+"""Zoo use cases. Functions of a unit of work; they never commit."""
 
 from __future__ import annotations
 
 from app.db import UnitOfWork
 from app.features.zoo.repository import AnimalRepository
-from app.features.zoo.schemas import AnimalDetails, AnimalSummary, ZooAnimals
+from app.features.zoo.schemas import AnimalDetails, AnimalSummary, Like, ZooAnimals
 
 
 class AnimalNotFound(LookupError):
@@ -13,14 +13,23 @@ class AnimalNotFound(LookupError):
 
 def list_animals(uow: UnitOfWork, count: int) -> tuple[ZooAnimals, dict[str, AnimalDetails]]:
     """The public list (model + widget) and the richer records keyed by id (widget only)."""
-    rows = AnimalRepository(uow).first(count)
+    rows = uow.repository(AnimalRepository).first(count)
     summary = ZooAnimals(animals=[AnimalSummary(id=a.id, name=a.name, species=a.species) for a in rows])
     details = {a.id: AnimalDetails.model_validate(a) for a in rows}
     return summary, details
 
 
 def animal_details(uow: UnitOfWork, animal_id: str) -> AnimalDetails:
-    animal = AnimalRepository(uow).get(animal_id)
+    animal = uow.repository(AnimalRepository).get(animal_id)
     if animal is None:
         raise AnimalNotFound(animal_id)
     return AnimalDetails.model_validate(animal)
+
+
+def like(uow: UnitOfWork, animal_id: str) -> Like:
+    """Count one more like. Read-modify-write under a lock, so concurrent likes are never lost."""
+    animal = uow.repository(AnimalRepository).get_for_update(animal_id)
+    if animal is None:
+        raise AnimalNotFound(animal_id)
+    animal.likes += 1
+    return Like(animal_id=animal.id, name=animal.name, likes=animal.likes)

@@ -8,11 +8,12 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult
 from pydantic import Field
 
+from app.auth.schemes import NOAUTH
+from app.feature import Deps
 from app.features.zoo import service
-from app.features.zoo.schemas import AnimalDetails, AnimalDetailsOutput, ZooAnimals
+from app.features.zoo.schemas import AnimalDetails, AnimalDetailsOutput, Like, ZooAnimals
 from app.mcp.registry import ToolRegistry
 from app.mcp.results import tool_result
-from app.mcp.security import NOAUTH
 from app.mcp.widgets import Widget
 
 ZOO_WIDGET = Widget(
@@ -27,12 +28,13 @@ ZOO_WIDGET = Widget(
 def animals_result(summary: ZooAnimals, details: dict[str, AnimalDetails]) -> CallToolResult:
     """Names for the transcript, the list for model + widget, the full records for the widget only."""
     names = ", ".join(f"{a.name} the {a.species.lower()}" for a in summary.animals)
-    text = f"{len(summary.animals)} animals at the zoo: {names}." if summary.animals else "The zoo is empty."
+    count = len(summary.animals)
+    text = f"{count} {'animal' if count == 1 else 'animals'} at the zoo: {names}." if count else "The zoo is empty."
     return tool_result(summary, text, {"allAnimalsById": {k: v.model_dump(mode="json") for k, v in details.items()}})
 
 
-def register(registry: ToolRegistry) -> None:
-    db = registry.db
+def register(registry: ToolRegistry, deps: Deps) -> None:
+    db = deps.db
 
     @registry.tool(
         name="get_zoo_animals",
@@ -51,7 +53,7 @@ def register(registry: ToolRegistry) -> None:
     async def get_zoo_animals(
         count: Annotated[int, Field(ge=1, le=20, description="How many animals to list (1-20)")] = 10,
     ) -> Annotated[CallToolResult, ZooAnimals]:
-        return animals_result(*await db.run(lambda uow: service.list_animals(uow, count)))
+        return animals_result(*await db.read(lambda uow: service.list_animals(uow, count)))
 
     @registry.tool(
         name="get_zoo_animal_details",
@@ -72,9 +74,32 @@ def register(registry: ToolRegistry) -> None:
         animal_id: Annotated[str, Field(min_length=1, max_length=64, description="Animal id from get_zoo_animals")],
     ) -> Annotated[CallToolResult, AnimalDetailsOutput]:
         try:
-            animal = await db.run(lambda uow: service.animal_details(uow, animal_id))
+            animal = await db.read(lambda uow: service.animal_details(uow, animal_id))
         except service.AnimalNotFound:
             raise ToolError(f"No zoo animal has the id {animal_id!r}.") from None
         text = (f"{animal.name} is a {animal.species} ({animal.scientific_name}), "
                 f"IUCN status: {animal.conservation_status}. {animal.fun_fact}")
         return tool_result(AnimalDetailsOutput(animal=animal), text)
+
+    @registry.tool(
+        name="like_zoo_animal",
+        title="Like a zoo animal",
+        description="Record that the user likes one zoo animal (the zoo widget's heart button). Returns the "
+        "animal's new like count.",
+        read_only=False,
+        destructive=False,
+        open_world=False,
+        idempotent=False,
+        security=[NOAUTH],
+        widget=ZOO_WIDGET,
+        invoking="Sending your like…",
+        invoked="Liked",
+    )
+    async def like_zoo_animal(
+        animal_id: Annotated[str, Field(min_length=1, max_length=64, description="Animal id from get_zoo_animals")],
+    ) -> Annotated[CallToolResult, Like]:
+        try:
+            like = await db.write(lambda uow: service.like(uow, animal_id))
+        except service.AnimalNotFound:
+            raise ToolError(f"No zoo animal has the id {animal_id!r}.") from None
+        return tool_result(like, f"{like.name} now has {like.likes} {'like' if like.likes == 1 else 'likes'}.")

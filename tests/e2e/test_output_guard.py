@@ -1,7 +1,12 @@
-"""A tool whose structuredContent breaks its published outputSchema is caught, not shipped."""
+"""A tool whose structuredContent breaks its published outputSchema is caught, not shipped.
+
+Through the server exactly as ``create_app`` builds it, over real HTTP: removing the
+guard from that composition makes these tests fail.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Annotated
 
 import pytest
@@ -9,9 +14,12 @@ from mcp.client import Client
 from mcp.types import CallToolResult, TextContent
 from pydantic import BaseModel
 
-from app.mcp.middleware import OutputGuard, restore_security_schemes
+from app.auth.schemes import NOAUTH
+from app.feature import Deps, Feature
+from app.main import create_app
 from app.mcp.registry import ToolRegistry
-from app.mcp.security import NOAUTH
+from app.settings import load_settings
+from tests.serving import serving
 
 pytestmark = pytest.mark.anyio
 
@@ -20,8 +28,7 @@ class Out(BaseModel):
     count: int
 
 
-def _server(settings, db):
-    registry = ToolRegistry(settings=settings, db=db)
+def _tools(registry: ToolRegistry, deps: Deps) -> None:
     common = dict(read_only=True, destructive=False, open_world=False, security=[NOAUTH])
 
     @registry.tool(name="liar", title="Liar", description="Returns a string where an int is promised", **common)
@@ -29,28 +36,27 @@ def _server(settings, db):
         # "3" passes pydantic's lax validation in the SDK, yet the wire schema says integer.
         return CallToolResult(content=[TextContent(type="text", text="x")], structured_content={"count": "3"})
 
-    @registry.tool(name="garbage", title="Garbage", description="Returns nonsense", **common)
-    async def garbage() -> Annotated[CallToolResult, Out]:
-        return CallToolResult(content=[TextContent(type="text", text="x")], structured_content={"count": "many"})
-
     @registry.tool(name="honest", title="Honest", description="Keeps its promise", **common)
     async def honest() -> Annotated[CallToolResult, Out]:
         return CallToolResult(content=[TextContent(type="text", text="3")], structured_content={"count": 3})
 
-    guard = OutputGuard()
-    server = registry.build(middleware=[guard, restore_security_schemes])
-    guard.bind(server)
-    return server
+
+@pytest.fixture(scope="module")
+def server(database_url: str) -> Iterator[str]:
+    def build(base_url: str):
+        settings = load_settings(database_url=database_url, base_url=base_url, _env_file=None)
+        return create_app(settings, features=[Feature(name="liars", tools=_tools)])
+
+    with serving(build) as base_url:
+        yield f"{base_url}/mcp"
 
 
 @pytest.mark.parametrize("mode", ["legacy", "auto"])
-async def test_a_result_that_breaks_its_output_schema_is_withheld(settings, db, mode):
-    async with Client(_server(settings, db), mode=mode) as client:
+async def test_a_result_that_breaks_its_output_schema_is_withheld(server: str, mode: str):
+    async with Client(server, mode=mode) as client:
         lax = await client.call_tool("liar", {})
-        garbage = await client.call_tool("garbage", {})
         good = await client.call_tool("honest", {})
     assert lax.is_error is True and lax.structured_content is None
-    assert "does not match its declared output schema" in lax.content[0].text
-    # The SDK's own model check catches outright garbage first; either way nothing ships.
-    assert garbage.is_error is True and garbage.structured_content is None
+    assert lax.content[0].text == ("Tool liar produced a result that does not match its declared output schema; "
+                                   "the result was withheld.")
     assert good.is_error is not True and good.structured_content == {"count": 3}

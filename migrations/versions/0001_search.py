@@ -1,29 +1,22 @@
-"""search: documents table, full-text index per backend, corpus load
+"""search: documents table with a full-text index per backend
 
-Revision ID: search_0001
+Revision ID: 0001_search
 Revises:
 Create Date: 2026-11-29
 """
 from __future__ import annotations
 
-import gzip
-import json
-from pathlib import Path
-
 import sqlalchemy as sa
 from alembic import op
 
-revision = "search_0001"
+revision = "0001_search"
 down_revision = None
-branch_labels = ("search",)
+branch_labels = None
 depends_on = None
-
-CORPUS = Path(__file__).resolve().parents[1] / "data" / "corpus.jsonl.gz"
-BATCH = 1000
 
 
 def upgrade() -> None:
-    table = op.create_table(
+    op.create_table(
         "search_documents",
         sa.Column("pk", sa.Integer, nullable=False, autoincrement=True),
         sa.Column("id", sa.String(200), nullable=False),
@@ -68,16 +61,6 @@ def upgrade() -> None:
             "VALUES ('delete', old.pk, old.title, old.body); "
             "INSERT INTO search_documents_fts(rowid, title, body) VALUES (new.pk, new.title, new.body); END"
         )
-    batch: list[dict] = []
-    with gzip.open(CORPUS, "rt", encoding="utf-8") as fh:
-        for line in fh:
-            doc = json.loads(line)
-            batch.append({k: doc[k] for k in ("id", "title", "url", "module", "kind", "body")})
-            if len(batch) >= BATCH:
-                op.bulk_insert(table, batch)
-                batch = []
-    if batch:
-        op.bulk_insert(table, batch)
 
 
 def downgrade() -> None:

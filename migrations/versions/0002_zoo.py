@@ -1,27 +1,22 @@
-"""zoo: animals table, seeded from data/animals.json
+"""zoo: animals table
 
-Revision ID: zoo_0001
-Revises:
+Revision ID: 0002_zoo
+Revises: 0001_search
 Create Date: 2026-11-29
 """
 from __future__ import annotations
 
-import json
-from pathlib import Path
-
 import sqlalchemy as sa
 from alembic import op
 
-revision = "zoo_0001"
-down_revision = None
-branch_labels = ("zoo",)
+revision = "0002_zoo"
+down_revision = "0001_search"
+branch_labels = None
 depends_on = None
-
-DATA = Path(__file__).resolve().parents[1] / "data" / "animals.json"
 
 
 def upgrade() -> None:
-    table = op.create_table(
+    op.create_table(
         "zoo_animals",
         sa.Column("id", sa.String(64), nullable=False),
         sa.Column("name", sa.String(80), nullable=False),
@@ -37,7 +32,6 @@ def upgrade() -> None:
         sa.PrimaryKeyConstraint("id", name="pk_zoo_animals"),
         sa.UniqueConstraint("name", name="uq_zoo_animals_name"),
     )
-    op.bulk_insert(table, json.loads(DATA.read_text(encoding="utf-8")))
 
 
 def downgrade() -> None:

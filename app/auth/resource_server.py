@@ -1,0 +1,69 @@
+"""Bearer tokens on /mcp, on the SDK's own pieces, with authentication OPTIONAL.
+
+The SDK's ``BearerAuthBackend`` verifies the token (expiry and audience included) and
+``AuthContextMiddleware`` puts it where ``get_access_token()`` reads it. Its
+``RequireAuthMiddleware`` is deliberately left out: ``initialize``, ``tools/list`` and
+``noauth`` tools must work without a token, and each tool enforces its own schemes
+(``app.mcp.registry``). One thing the SDK backend does not do: it treats a token it
+rejects as anonymous. A client that sent a token expects to be told it is bad, so a
+rejected token gets HTTP 401 ``invalid_token`` here.
+"""
+
+from __future__ import annotations
+
+from mcp.server.auth.middleware.auth_context import AuthContextMiddleware, get_access_token
+from mcp.server.auth.middleware.bearer_auth import BearerAuthBackend
+from mcp.server.auth.provider import AccessToken, TokenVerifier
+from pydantic import AnyHttpUrl
+from starlette.authentication import AuthCredentials, AuthenticationError, BaseUser
+from starlette.middleware.authentication import AuthenticationMiddleware
+from starlette.requests import HTTPConnection
+from starlette.responses import JSONResponse, Response
+from starlette.types import ASGIApp
+
+from app.auth.schemes import challenge
+
+__all__ = ["AccessToken", "NoTokenVerifier", "OptionalBearerBackend", "TokenVerifier", "bearer_auth",
+           "current_subject", "get_access_token"]
+
+INVALID_TOKEN = "The access token is invalid, expired, or was issued for another resource."
+
+
+class NoTokenVerifier:
+    """For a server with no authorization server configured: no token is valid."""
+
+    async def verify_token(self, token: str) -> AccessToken | None:
+        return None
+
+
+class OptionalBearerBackend(BearerAuthBackend):
+    """No ``Authorization: Bearer`` header: anonymous. A header the SDK backend rejects: 401."""
+
+    async def authenticate(self, conn: HTTPConnection) -> tuple[AuthCredentials, BaseUser] | None:
+        result = await super().authenticate(conn)
+        if result is None and conn.headers.get("authorization", "").lower().startswith("bearer "):
+            raise AuthenticationError(INVALID_TOKEN)
+        return result
+
+
+def bearer_auth(app: ASGIApp, verifier: TokenVerifier, *, resource: str, resource_metadata_url: str) -> ASGIApp:
+    """Wrap ``app`` so requests carry the verified token (or none) in the SDK's auth context."""
+
+    def invalid_token(_: HTTPConnection, exc: AuthenticationError) -> Response:
+        description = str(exc) or INVALID_TOKEN
+        return JSONResponse(
+            {"error": "invalid_token", "error_description": description},
+            status_code=401,
+            headers={"www-authenticate": challenge(resource_metadata_url, (), description, error="invalid_token")},
+        )
+
+    backend = OptionalBearerBackend(verifier, resource_server_url=AnyHttpUrl(resource))
+    return AuthenticationMiddleware(AuthContextMiddleware(app), backend=backend, on_error=invalid_token)
+
+
+def current_subject(scope: str) -> str | None:
+    """The account behind the current request's token, if that token carries ``scope``."""
+    token = get_access_token()
+    if token is None or scope not in token.scopes:
+        return None
+    return token.subject

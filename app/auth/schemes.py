@@ -1,0 +1,74 @@
+"""securitySchemes: what a tool accepts, declared once per tool, published and enforced.
+
+A tool lists alternatives: the call is admitted if ANY scheme admits it. ``noauth``
+admits everyone; ``oauth2`` admits a token that carries ALL of its scopes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from mcp.server.auth.provider import AccessToken
+
+Scheme = dict[str, Any]
+NOAUTH: Scheme = {"type": "noauth"}
+
+
+def oauth2(*scopes: str) -> Scheme:
+    return {"type": "oauth2", "scopes": list(scopes)}
+
+
+def validate(security: Sequence[Scheme]) -> list[Scheme]:
+    """A normalised copy, or ValueError naming what is wrong."""
+    if not security:
+        raise ValueError("declare at least one security scheme (NOAUTH or oauth2(...))")
+    schemes: list[Scheme] = []
+    for scheme in security:
+        kind = scheme.get("type")
+        if kind == "noauth":
+            schemes.append(dict(NOAUTH))
+        elif kind == "oauth2":
+            scopes = scheme.get("scopes", [])
+            if not isinstance(scopes, list | tuple) or not all(isinstance(s, str) and s and " " not in s
+                                                                for s in scopes):
+                raise ValueError(f"oauth2 scopes must be a list of scope names without spaces, not {scopes!r}")
+            schemes.append(oauth2(*scopes))
+        else:
+            raise ValueError(f"unknown security scheme type {kind!r} (expected 'noauth' or 'oauth2')")
+    return schemes
+
+
+def unmet_scopes(security: Sequence[Scheme], token: AccessToken | None) -> tuple[str, ...] | None:
+    """None when a scheme admits the caller; otherwise the scopes to ask the user for.
+
+    With several oauth2 alternatives the first one is asked for: it is the tool's
+    primary requirement, in declaration order.
+    """
+    granted = set(token.scopes) if token is not None else set()
+    wanted: tuple[str, ...] | None = None
+    for scheme in security:
+        if scheme["type"] == "noauth":
+            return None
+        scopes = tuple(scheme.get("scopes", ()))
+        if token is not None and granted.issuperset(scopes):
+            return None
+        if wanted is None:
+            wanted = scopes
+    return wanted or ()
+
+
+def challenge(resource_metadata_url: str, scopes: Sequence[str], description: str,
+              error: str = "insufficient_scope") -> str:
+    """An RFC 6750 / RFC 7235 Bearer challenge (``WWW-Authenticate`` value)."""
+    params = [f'resource_metadata="{_quoted(resource_metadata_url)}"']
+    if scopes:
+        params.append(f'scope="{_quoted(" ".join(scopes))}"')
+    params += [f'error="{error}"', f'error_description="{_quoted(description)}"']
+    return "Bearer " + ", ".join(params)
+
+
+def _quoted(value: str) -> str:
+    # quoted-string (RFC 7230 §3.2.6): escape backslash and quote; no control characters.
+    cleaned = "".join(ch if ch >= " " and ch != "\x7f" else " " for ch in value)
+    return cleaned.replace("\\", "\\\\").replace('"', '\\"')

@@ -1,0 +1,74 @@
+"""The unit of work: one transaction, the session it runs on, and the repositories that use it.
+
+Services receive a ``UnitOfWork`` and ask it for repositories; they never commit.
+Whoever opened the unit of work decides: ``commit()`` is explicit, and leaving the
+``with`` block without it rolls everything back (an exception included).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from types import TracebackType
+from typing import Any, Protocol, TypeVar
+
+from sqlalchemy.orm import Session
+
+R = TypeVar("R")
+
+
+class UnitOfWork(Protocol):
+    def __enter__(self) -> UnitOfWork: ...
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None: ...
+
+    def repository(self, kind: type[R]) -> R:
+        """The repository of this class, bound to this transaction (one instance per unit of work)."""
+        ...
+
+    def commit(self) -> None: ...
+
+    def rollback(self) -> None: ...
+
+
+class SqlUnitOfWork:
+    """A ``UnitOfWork`` over one SQLAlchemy session. Repositories are built as ``kind(session)``."""
+
+    def __init__(self, session_factory: Callable[[], Session]) -> None:
+        self._factory = session_factory
+        self._session: Session | None = None
+        self._repositories: dict[type, Any] = {}
+
+    def __enter__(self) -> SqlUnitOfWork:
+        if self._session is not None:
+            raise RuntimeError("this unit of work is already open")
+        self._session = self._factory()
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        session, self._session = self._session, None
+        self._repositories.clear()
+        if session is None:
+            return
+        try:
+            session.rollback()  # a no-op after commit(); otherwise nothing is kept
+        finally:
+            session.close()
+
+    def _open_session(self) -> Session:
+        if self._session is None:
+            raise RuntimeError("use the unit of work inside `with uow:`")
+        return self._session
+
+    def repository(self, kind: type[R]) -> R:
+        repo = self._repositories.get(kind)
+        if repo is None:
+            repo = self._repositories[kind] = kind(self._open_session())  # type: ignore[call-arg]
+        return repo
+
+    def commit(self) -> None:
+        self._open_session().commit()
+
+    def rollback(self) -> None:
+        self._open_session().rollback()

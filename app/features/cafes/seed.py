@@ -1,0 +1,29 @@
+"""Load the cities and cafés (idempotent), with every spelling users may send as an alias."""
+
+from __future__ import annotations
+
+import json
+from importlib.resources import files
+
+from app.db import UnitOfWork
+from app.features.cafes.repository import CafeRepository
+from app.features.cafes.service import normalize_city
+
+CAFES = files("app.features.cafes") / "data" / "cafes.json"
+
+
+def seed(uow: UnitOfWork) -> str:
+    data = json.loads(CAFES.read_text(encoding="utf-8"))["cities"]
+    cities = [{"key": c["key"], "name": c["name"], "country": c["country"]} for c in data]
+    aliases: dict[str, str] = {}
+    for c in data:
+        for alias in [c["name"], c["key"].replace("-", " "), *c.get("names", {}).values(), *c.get("aliases", [])]:
+            aliases.setdefault(normalize_city(alias), c["key"])
+    names = [{"city_key": c["key"], "language": lang, "name": name}
+             for c in data for lang, name in sorted(c.get("names", {}).items())]
+    cafes = [{"id": cafe["id"], "city_key": c["key"], "name": cafe["name"], "address": cafe["address"],
+              "neighborhood": cafe.get("neighborhood"), "since": cafe.get("since"), "specialty": cafe.get("specialty")}
+             for c in data for cafe in c["cafes"]]
+    uow.repository(CafeRepository).save_all(
+        cities, [{"alias": a, "city_key": k} for a, k in sorted(aliases.items())], names, cafes)
+    return f"{len(cities)} cities, {len(cafes)} cafés"

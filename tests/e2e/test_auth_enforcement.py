@@ -1,0 +1,178 @@
+"""Per-tool securitySchemes, enforced, over real HTTP on both protocol paths.
+
+The server is the one ``create_app`` builds, with every discovered feature plus a
+test-only feature whose tool needs two OAuth scopes, and a static token table as
+the verifier (the OAuth issue brings the JWT verifier; what is under test here is
+what the server does with the verifier's answer).
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Iterator
+from typing import Annotated
+
+import httpx
+import httpx2
+import pytest
+from mcp.client import Client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.server.auth.middleware.auth_context import get_access_token
+from mcp.server.auth.provider import AccessToken
+from mcp.types import CallToolResult
+from pydantic import BaseModel
+
+from app.auth.schemes import oauth2
+from app.feature import Deps, Feature
+from app.features.search.repository import SearchRepository
+from app.main import create_app, discover_features
+from app.mcp.registry import ToolRegistry
+from app.mcp.results import tool_result
+from app.settings import load_settings
+from tests.fakes import StaticTokenVerifier
+from tests.serving import serving
+
+pytestmark = pytest.mark.anyio
+MODES = ["legacy", "auto"]
+VAULT_SCOPES = ("vault.read", "vault.list")
+PRIVATE_WORD = "zyxwvuprivateword"
+
+
+class VaultView(BaseModel):
+    subject: str
+    scopes: list[str]
+
+
+def _vault(registry: ToolRegistry, deps: Deps) -> None:
+    @registry.tool(name="read_vault", title="Read the vault", description="Test-only tool that needs an account",
+                   read_only=True, destructive=False, open_world=False, security=[oauth2(*VAULT_SCOPES)])
+    async def read_vault() -> Annotated[CallToolResult, VaultView]:
+        token = get_access_token()
+        assert token is not None and token.subject  # enforcement ran before the body
+        return tool_result(VaultView(subject=token.subject, scopes=sorted(token.scopes)), "vault opened")
+
+
+VAULT = Feature(name="vault", tools=_vault)
+
+
+@pytest.fixture(scope="module")
+def server(database_url: str) -> Iterator[str]:
+    def build(base_url: str):
+        mcp_url = f"{base_url}/mcp"
+        full = [*VAULT_SCOPES, "search.read"]
+        verifier = StaticTokenVerifier({
+            "right": AccessToken(token="right", client_id="chatgpt", scopes=full, subject="alice", resource=mcp_url),
+            "partial": AccessToken(token="partial", client_id="chatgpt", scopes=["vault.read"], subject="alice",
+                                   resource=mcp_url),
+            "vault-only": AccessToken(token="vault-only", client_id="chatgpt", scopes=list(VAULT_SCOPES),
+                                      subject="alice", resource=mcp_url),
+            "other-audience": AccessToken(token="other-audience", client_id="chatgpt", scopes=full, subject="alice",
+                                          resource="https://elsewhere.example/mcp"),
+            "expired": AccessToken(token="expired", client_id="chatgpt", scopes=full, subject="alice",
+                                   resource=mcp_url, expires_at=int(time.time()) - 60),
+        })
+        settings = load_settings(database_url=database_url, base_url=base_url, log_format="json", _env_file=None)
+        return create_app(settings, token_verifier=verifier, features=[*discover_features(), VAULT])
+
+    with serving(build) as base_url:
+        yield f"{base_url}/mcp"
+
+
+def _client(url: str, mode: str, token: str | None = None) -> Client:
+    headers = {"authorization": f"Bearer {token}"} if token else {}
+    return Client(streamable_http_client(url, http_client=httpx2.AsyncClient(headers=headers, timeout=30)), mode=mode)
+
+
+def _challenge(result: CallToolResult) -> dict[str, str]:
+    challenges = (result.meta or {})["mcp/www_authenticate"]
+    assert isinstance(challenges, list) and len(challenges) == 1
+    value = challenges[0]
+    assert value.startswith("Bearer ")
+    return dict(re.findall(r'(\w+)="((?:[^"\\]|\\.)*)"', value))
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_anonymous_callers_list_tools_and_use_noauth_tools(server: str, mode: str):
+    async with _client(server, mode) as client:
+        names = {t.name for t in (await client.list_tools()).tools}
+        zoo = await client.call_tool("get_zoo_animals", {"count": 1})
+    assert {"read_vault", "search", "get_zoo_animals"} <= names
+    assert zoo.is_error is not True and len(zoo.structured_content["animals"]) == 1
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_an_anonymous_call_to_an_oauth_tool_gets_a_linking_challenge(server: str, mode: str):
+    async with _client(server, mode) as client:
+        result = await client.call_tool("read_vault", {})
+    assert result.is_error is True and result.structured_content is None
+    assert "sign in" in result.content[0].text
+    assert _challenge(result) == {
+        "resource_metadata": server.removesuffix("/mcp") + "/.well-known/oauth-protected-resource/mcp",
+        "scope": "vault.read vault.list",
+        "error": "insufficient_scope",
+        "error_description": "Sign in to use Read the vault.",
+    }
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_a_token_missing_one_scope_gets_a_challenge_for_every_scope_the_tool_needs(server: str, mode: str):
+    async with _client(server, mode, "partial") as client:
+        result = await client.call_tool("read_vault", {})
+    assert result.is_error is True and result.structured_content is None
+    challenge = _challenge(result)
+    assert challenge["scope"] == "vault.read vault.list"
+    assert challenge["error"] == "insufficient_scope"
+    assert challenge["error_description"] == "Read the vault needs more access to the linked account " \
+                                             "(vault.read vault.list)."
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_a_token_with_every_scope_runs_the_tool_as_its_subject(server: str, mode: str):
+    async with _client(server, mode, "right") as client:
+        result = await client.call_tool("read_vault", {})
+    assert result.is_error is not True
+    assert result.structured_content == {"subject": "alice", "scopes": ["search.read", "vault.list", "vault.read"]}
+    assert "mcp/www_authenticate" not in (result.meta or {})
+
+
+def _post(url: str, token: str, version: str) -> httpx.Response:
+    headers = {"content-type": "application/json", "accept": "application/json, text/event-stream",
+               "authorization": f"Bearer {token}", "mcp-protocol-version": version}
+    params: dict = {"name": "read_vault", "arguments": {}}
+    if version == "2026-07-28":
+        headers |= {"mcp-method": "tools/call", "mcp-name": "read_vault"}
+        params["_meta"] = {"io.modelcontextprotocol/protocolVersion": version,
+                           "io.modelcontextprotocol/clientInfo": {"name": "t", "version": "1"},
+                           "io.modelcontextprotocol/clientCapabilities": {}}
+    return httpx.post(url, json={"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params},
+                      headers=headers, timeout=10)
+
+
+@pytest.mark.parametrize("version", ["2025-06-18", "2026-07-28"])
+@pytest.mark.parametrize("token", ["not-a-known-token", "expired", "other-audience"])
+def test_a_token_the_verifier_rejects_gets_http_401_invalid_token(server: str, version: str, token: str):
+    resp = _post(server, token, version)
+    assert resp.status_code == 401
+    assert resp.json()["error"] == "invalid_token"
+    header = resp.headers["www-authenticate"]
+    params = dict(re.findall(r'(\w+)="((?:[^"\\]|\\.)*)"', header))
+    assert header.startswith("Bearer ")
+    assert params["error"] == "invalid_token" and params["error_description"]
+    assert params["resource_metadata"] == server.removesuffix("/mcp") + "/.well-known/oauth-protected-resource/mcp"
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_search_shows_private_documents_only_to_their_owner_with_search_read(server: str, db, mode: str):
+    doc = {"id": "private:alice:1", "title": "Alice's notes", "url": "https://example.com/alice",
+           "module": "private", "kind": "note", "body": f"Notes about {PRIVATE_WORD}.", "owner": "alice"}
+    db.write_sync(lambda uow: uow.repository(SearchRepository).save_all([doc]))
+    try:
+        seen = {}
+        for token in (None, "vault-only", "right"):
+            async with _client(server, mode, token) as client:
+                result = await client.call_tool("search", {"q": PRIVATE_WORD})
+            seen[token] = [h["id"] for h in result.structured_content["results"]]
+    finally:
+        db.write_sync(lambda uow: uow.repository(SearchRepository).remove([doc["id"]]))
+    assert seen == {None: [], "vault-only": [], "right": ["private:alice:1"]}

@@ -1,0 +1,71 @@
+"""Feature discovery in the composition root: every folder is a feature, or a clear refusal."""
+
+from __future__ import annotations
+
+import sys
+import textwrap
+import uuid
+
+import pytest
+
+from app.main import FeatureError, discover_features
+
+
+@pytest.fixture
+def package(tmp_path, monkeypatch):
+    name = f"fakefeatures_{uuid.uuid4().hex[:8]}"
+    root = tmp_path / name
+    root.mkdir()
+    (root / "__init__.py").write_text("")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    yield name, root
+    for module in [m for m in sys.modules if m.startswith(name)]:
+        del sys.modules[module]
+
+
+def _feature(root, folder, name=None):
+    (root / folder).mkdir()
+    (root / folder / "__init__.py").write_text(textwrap.dedent(f"""
+        from app.feature import Feature
+        FEATURE = Feature(name={(name or folder)!r}, instructions="Use {folder}.")
+    """))
+
+
+def test_each_feature_folder_is_found_in_name_order(package):
+    name, root = package
+    _feature(root, "beta")
+    _feature(root, "alpha")
+    assert [f.name for f in discover_features(name)] == ["alpha", "beta"]
+
+
+def test_a_folder_without_init_is_refused_by_name(package):
+    name, root = package
+    _feature(root, "good")
+    (root / "forgotten").mkdir()
+    (root / "forgotten" / "tool.py").write_text("x = 1\n")
+    with pytest.raises(FeatureError, match=r"forgotten is not a feature: it has no __init__.py"):
+        discover_features(name)
+
+
+def test_a_folder_left_with_only_compiled_files_after_a_delete_is_ignored(package):
+    name, root = package
+    _feature(root, "kept")
+    (root / "deleted" / "__pycache__").mkdir(parents=True)
+    (root / "deleted" / "__pycache__" / "tool.cpython-311.pyc").write_bytes(b"")
+    assert [f.name for f in discover_features(name)] == ["kept"]
+
+
+def test_an_init_without_feature_is_refused(package):
+    name, root = package
+    (root / "bare").mkdir()
+    (root / "bare" / "__init__.py").write_text('"""no FEATURE here"""\n')
+    with pytest.raises(FeatureError, match=r"bare/__init__.py must define FEATURE"):
+        discover_features(name)
+
+
+def test_two_features_with_one_name_are_refused(package):
+    name, root = package
+    _feature(root, "one", name="same")
+    _feature(root, "two", name="same")
+    with pytest.raises(FeatureError, match="feature names must be unique: same"):
+        discover_features(name)

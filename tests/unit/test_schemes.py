@@ -1,0 +1,43 @@
+"""Which callers a tool's schemes admit, and the challenge a refused caller gets."""
+
+from __future__ import annotations
+
+import pytest
+from mcp.server.auth.provider import AccessToken
+
+from app.auth.schemes import NOAUTH, challenge, oauth2, unmet_scopes
+
+
+def _token(*scopes: str) -> AccessToken:
+    return AccessToken(token="t", client_id="c", scopes=list(scopes), subject="s")
+
+
+@pytest.mark.parametrize(
+    ("security", "token", "unmet"),
+    [
+        ([NOAUTH], None, None),
+        ([NOAUTH, oauth2("a")], None, None),
+        ([NOAUTH, oauth2("a")], _token(), None),
+        ([oauth2("a", "b")], None, ("a", "b")),
+        ([oauth2("a", "b")], _token("a"), ("a", "b")),
+        ([oauth2("a", "b")], _token("b", "a", "c"), None),
+        ([oauth2()], None, ()),
+        ([oauth2()], _token(), None),
+        ([oauth2("a"), oauth2("b")], _token("b"), None),
+        ([oauth2("a"), oauth2("b")], _token("c"), ("a",)),
+    ],
+)
+def test_any_scheme_admits_and_an_oauth2_scheme_needs_all_its_scopes(security, token, unmet):
+    assert unmet_scopes(security, token) == unmet
+
+
+def test_a_challenge_carries_every_parameter_chatgpt_needs():
+    value = challenge("https://h/.well-known/oauth-protected-resource/mcp", ["a.read", "b.write"], "Sign in")
+    assert value == ('Bearer resource_metadata="https://h/.well-known/oauth-protected-resource/mcp", '
+                     'scope="a.read b.write", error="insufficient_scope", error_description="Sign in"')
+
+
+def test_challenge_text_is_escaped_into_a_valid_quoted_string():
+    value = challenge("https://h/x", [], 'say "hi"\\ \n now')
+    assert value.endswith('error_description="say \\"hi\\"\\\\   now"')
+    assert "scope=" not in value
