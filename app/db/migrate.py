@@ -38,6 +38,8 @@ def migrations_dir() -> Path:
 def alembic_config(database_url: str) -> Config:
     cfg = Config()
     cfg.set_main_option("script_location", str(migrations_dir()))
+    # Revision ids are "NNNN_slug" (see new_revision), so the id alone names the file.
+    cfg.set_main_option("file_template", "%%(rev)s")
     cfg.set_main_option("sqlalchemy.url", database_url.replace("%", "%%"))
     return cfg
 

@@ -1,4 +1,4 @@
-"""``python -m app check``: lint the descriptors a server actually puts on the wire (SPEC §1, §2, §5).
+"""``python -m app check``: lint the descriptors a server actually puts on the wire (docs/chatgpt-contract.md).
 
 ``lint`` is a pure function over the JSON of ``tools/list`` and of the widget
 resources, so it can check this server in-process or any server over HTTP.
@@ -23,6 +23,9 @@ Resources = dict[str, dict[str, Any]]  # uri -> {"mimeType": ..., "contents": [.
 
 def lint(tools: list[dict[str, Any]], resources: Resources) -> list[str]:
     problems: list[str] = []
+    names = [tool.get("name", "?") for tool in tools]
+    for name in sorted({n for n in names if names.count(n) > 1}):
+        problems.append(f"tool {name}: listed {names.count(name)} times (clients keep only one)")
     for tool in tools:
         problems.extend(f"tool {tool.get('name', '?')}: {p}" for p in _lint_tool(tool, resources))
     for uri, res in sorted(resources.items()):

@@ -28,6 +28,11 @@ class LiveServer:
     workers: int = 1
     extra_env: dict[str, str] = field(default_factory=dict)
     port: int = field(default_factory=free_port)
+    # Another interpreter and directory: a fresh venv with an installed wheel or a fork.
+    python: Path = Path(sys.executable)
+    cwd: Path = ROOT
+    # The environment to start from (default: this process's). Isolated runs pass a minimal one.
+    environ: dict[str, str] | None = None
     process: subprocess.Popen[bytes] | None = None
 
     @property
@@ -39,13 +44,14 @@ class LiveServer:
         return f"{self.base_url}/mcp"
 
     def start(self, timeout: float = 30.0) -> LiveServer:
-        env = {**os.environ, "APP_DATABASE_URL": self.database_url, "APP_LOG_FORMAT": "json",
+        env = {**(os.environ if self.environ is None else self.environ),
+               "APP_DATABASE_URL": self.database_url, "APP_LOG_FORMAT": "json",
                "APP_BASE_URL": self.base_url, "APP_MIGRATE_ON_START": "false", "APP_SEED_ON_START": "false",
                **self.extra_env}
         self._log = self.log_path.open("wb")
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "app", "serve", "--port", str(self.port), "--workers", str(self.workers)],
-            cwd=ROOT, env=env, stdout=self._log, stderr=subprocess.STDOUT,
+            [self.python, "-m", "app", "serve", "--port", str(self.port), "--workers", str(self.workers)],
+            cwd=self.cwd, env=env, stdout=self._log, stderr=subprocess.STDOUT,
         )
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
@@ -70,6 +76,13 @@ class LiveServer:
                 self.process.wait()
         if getattr(self, "_log", None):
             self._log.close()
+
+    def rpc(self, method: str, params: dict | None = None) -> dict:
+        """One JSON-RPC request on the 2025-06-18 path; returns the decoded response."""
+        resp = httpx.post(self.mcp_url, json={"jsonrpc": "2.0", "id": 1, "method": method, "params": params or {}},
+                          headers={"accept": "application/json, text/event-stream",
+                                   "mcp-protocol-version": "2025-06-18"}, timeout=10)
+        return resp.json()
 
     def log_lines(self) -> list[str]:
         return self.log_path.read_text(encoding="utf-8", errors="replace").splitlines()

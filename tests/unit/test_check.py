@@ -129,3 +129,27 @@ def test_the_check_command_exits_0_on_conforming_descriptors(monkeypatch, capsys
     monkeypatch.setattr(check, "collect", lambda http, url: ([GOOD_TOOL], {URI: GOOD_RESOURCE}))
     assert main(["check", "--url", "http://127.0.0.1:9/mcp"]) == 0
     assert capsys.readouterr().out.startswith("ok: 1 tools, 1 resources")
+
+
+def test_a_tool_listed_twice_is_reported_once_with_its_count():
+    assert lint([GOOD_TOOL, GOOD_TOOL], {URI: GOOD_RESOURCE}) == [
+        "tool analyze_file: listed 2 times (clients keep only one)"]
+
+
+def test_check_refuses_this_server_when_two_features_declare_one_tool_name(monkeypatch, capsys):
+    import app.main
+    from app.__main__ import main
+    from app.auth.schemes import NOAUTH
+    from app.feature import Feature
+
+    def declare(registry, deps):
+        @registry.tool(name="echo", title="Echo", description="d", read_only=True, destructive=False,
+                       open_world=False, security=[NOAUTH])
+        async def echo() -> str:
+            return "x"
+
+    monkeypatch.setattr(app.main, "discover_features", lambda: [Feature(name="a", tools=declare),
+                                                                Feature(name="b", tools=declare)])
+    assert main(["check"]) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("check: tool 'echo' is declared twice: by ")

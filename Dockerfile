@@ -1,0 +1,27 @@
+# Production image: the server installed from its wheel (no source tree), uvicorn workers
+# behind your TLS-terminating proxy.   docker build -t chatgpt-app-server .
+FROM python:3.11-slim AS build
+ENV PIP_NO_CACHE_DIR=1 PIP_DISABLE_PIP_VERSION_CHECK=1
+WORKDIR /src
+COPY pyproject.toml setup.py README.md LICENSE ./
+COPY app ./app
+COPY migrations ./migrations
+RUN pip wheel --no-deps -w /wheels .
+
+FROM python:3.11-slim
+ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1 PIP_NO_CACHE_DIR=1 PIP_DISABLE_PIP_VERSION_CHECK=1
+RUN useradd --system --uid 10001 --home-dir /srv --create-home app
+COPY --from=build /wheels /wheels
+RUN pip install /wheels/*.whl && rm -rf /wheels
+WORKDIR /srv
+USER app
+# SQLite under /srv/var unless APP_DATABASE_URL points at PostgreSQL (docker-compose.yml does).
+RUN mkdir -p /srv/var
+ENV APP_LOG_FORMAT=json APP_DATABASE_URL=sqlite:////srv/var/app.db
+EXPOSE 8000
+HEALTHCHECK --interval=15s --timeout=4s --retries=3 \
+  CMD python -c "import sys, urllib.request; sys.exit(urllib.request.urlopen('http://127.0.0.1:8000/readyz', timeout=3).status != 200)"
+# serve migrates (under a PostgreSQL advisory lock) and seeds once, then forks the workers.
+# With several replicas, run `python -m app migrate && python -m app seed` as a release step
+# and set APP_MIGRATE_ON_START=false APP_SEED_ON_START=false instead.
+CMD ["python", "-m", "app", "serve", "--host", "0.0.0.0", "--port", "8000", "--workers", "2", "--forwarded-allow-ips", "*"]

@@ -1,0 +1,42 @@
+"""Zoo use cases against a fake unit of work: no database, just the rules."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pytest
+
+from app.features.zoo import service
+from app.features.zoo.repository import AnimalRepository
+from tests.fakes import FakeUnitOfWork
+
+
+@dataclass
+class _Animal:
+    id: str
+    name: str
+    likes: int = 0
+
+
+class FakeAnimals:
+    def __init__(self, *animals: _Animal) -> None:
+        self.rows = {a.id: a for a in animals}
+        self.locked: list[str] = []
+
+    def get_for_update(self, animal_id: str) -> _Animal | None:
+        self.locked.append(animal_id)
+        return self.rows.get(animal_id)
+
+
+def test_a_like_locks_the_row_counts_once_and_leaves_the_commit_to_the_caller():
+    animals = FakeAnimals(_Animal("a1", "Ada", likes=4))
+    with FakeUnitOfWork({AnimalRepository: animals}) as uow:
+        like = service.like(uow, "a1")
+    assert (like.animal_id, like.name, like.likes) == ("a1", "Ada", 5)
+    assert animals.locked == ["a1"]
+    assert uow.committed is False and uow.rolled_back is True
+
+
+def test_liking_an_unknown_animal_is_a_lookup_error():
+    with FakeUnitOfWork({AnimalRepository: FakeAnimals()}) as uow, pytest.raises(service.AnimalNotFound):
+        service.like(uow, "unicorn")
