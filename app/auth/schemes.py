@@ -1,4 +1,5 @@
-"""securitySchemes: what a tool accepts, declared once per tool, published and enforced.
+"""securitySchemes: what a tool accepts, declared once per tool, published and enforced
+(docs/chatgpt-contract.md §5).
 
 A tool lists alternatives: the call is admitted if ANY scheme admits it. ``noauth``
 admits everyone; ``oauth2`` admits a token that carries ALL of its scopes.

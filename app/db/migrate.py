@@ -25,6 +25,8 @@ from app.db.engine import make_engine
 # what 0003_cafes builds, so they are restamped onto the linear history before upgrading.
 LEGACY_HEADS = frozenset({"search_0001", "zoo_0001", "cafes_0001"})
 LEGACY_EQUIVALENT = "0003_cafes"
+# The tables SQLite creates for an FTS5 virtual table named "<table>_fts".
+_FTS5_SHADOW = re.compile(r".+_fts_(data|idx|content|docsize|config)")
 
 
 class MigrationError(RuntimeError):
@@ -85,7 +87,8 @@ def unmanaged_filter(metadata: MetaData) -> Callable[[str | None, str, Any], boo
 
     def include_name(name: str | None, type_: str, parent_names: Any) -> bool:
         if type_ == "table":
-            return name not in unmanaged
+            # SQLite FTS5 shadow tables belong to their virtual table: dropping that drops them.
+            return name not in unmanaged and not _FTS5_SHADOW.fullmatch(name or "")
         return f"{(parent_names or {}).get('table_name')}.{name}" not in unmanaged
 
     return include_name

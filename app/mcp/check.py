@@ -1,4 +1,4 @@
-"""``python -m app check``: lint the descriptors a server actually puts on the wire (docs/chatgpt-contract.md).
+"""``python -m app check``: lint the descriptors a server actually puts on the wire (docs/chatgpt-contract.md §9).
 
 ``lint`` is a pure function over the JSON of ``tools/list`` and of the widget
 resources, so it can check this server in-process or any server over HTTP.

@@ -24,7 +24,7 @@ from app.mcp.results import WWW_AUTHENTICATE, request_meta
 
 log = structlog.get_logger("app.mcp")
 
-# Request _meta keys worth correlating on (docs/chatgpt-contract.md). userLocation is deliberately absent.
+# Request _meta keys worth correlating on (docs/chatgpt-contract.md §6). userLocation is deliberately absent.
 CORRELATION_KEYS = {
     "openai/widgetSessionId": "widget_session_id",
     "openai/session": "openai_session",

@@ -1,5 +1,7 @@
 """The one place tools and widgets are declared; every ChatGPT key is derived from that declaration.
 
+What the keys mean: docs/chatgpt-contract.md §3 (descriptors) and §5 (auth).
+
 A feature's ``register`` calls ``registry.tool(...)``. The registry publishes what
 it was told (annotations, ``securitySchemes``, widget template, status lines, file
 params) and wraps each tool so that the same ``security`` list is ENFORCED before
@@ -82,6 +84,8 @@ class ToolRegistry:
             declared = schemes.validate(security)
         except ValueError as exc:
             raise RegistryError(f"{name}: {exc}") from None
+        if visibility is not None and widget is None:
+            raise RegistryError(f"{name}: visibility is an MCP Apps setting; it needs a widget")
         tool_meta: dict[str, Any] = {**(meta or {}), "securitySchemes": declared}
         if widget is not None:
             tool_meta["openai/outputTemplate"] = widget.uri

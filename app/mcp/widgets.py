@@ -1,4 +1,5 @@
-"""Widget (``ui://``) resources: one ``Widget`` per template, with every metadata key ChatGPT reads.
+"""Widget (``ui://``) resources: one ``Widget`` per template, with every metadata key ChatGPT reads
+(docs/chatgpt-contract.md §4).
 
 The URI carries a hash of the HTML so a changed bundle gets a new URI: ChatGPT
 caches templates by URI, and a stale template silently renders old code.
@@ -32,6 +33,17 @@ class Widget:
     frame_domains: tuple[str, ...] = ()
     redirect_domains: tuple[str, ...] = ()
     html_override: str | None = field(default=None, compare=False)
+
+    def __post_init__(self) -> None:
+        unknown = sorted(set(self.display_modes) - set(DISPLAY_MODES))
+        if unknown or not self.display_modes:
+            raise ValueError(f"widget {self.name}: display modes must be a non-empty subset of {DISPLAY_MODES}, "
+                             f"not {unknown or 'none'}")
+        for kind, domains in (("connect", self.connect_domains), ("resource", self.resource_domains),
+                              ("frame", self.frame_domains), ("redirect", self.redirect_domains)):
+            if any("*" in d or not d.startswith("https://") for d in domains):
+                raise ValueError(f"widget {self.name}: {kind} domains must be https origins without wildcards "
+                                 f"(ChatGPT rejects wildcards), not {list(domains)}")
 
     @cached_property
     def html(self) -> str:

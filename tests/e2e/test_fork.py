@@ -3,7 +3,10 @@ migrate the EXISTING database forward, and boot. Runs on SQLite and on PostgreSQ
 
 from __future__ import annotations
 
+import os
+import re
 import shutil
+from dataclasses import dataclass
 
 import pytest
 from sqlalchemy import create_engine, inspect, text
@@ -12,32 +15,58 @@ from tests.conftest import ROOT, empty_database, prepare
 from tests.e2e.isolated import base_env, copy_repository, fresh_venv, pip_install, run
 from tests.e2e.server import LiveServer, free_port
 
+POSTGRES = bool(os.environ.get("APP_TEST_DATABASE_URL"))
+
+
+@dataclass(frozen=True)
+class Removal:
+    feature: str
+    its_tests: tuple[str, ...]
+    dropped: frozenset[str]  # tables the generated migration drops
+    kept: tuple[str, int]  # a table of another feature, and its row count, that must survive
+    tools: tuple[str, ...]  # what the fork still serves
+
+
+REMOVALS = [
+    Removal("zoo", ("tests/unit/test_zoo_service.py",), frozenset({"zoo_animals"}), ("search_documents", 5116),
+            ("recommend_cafe", "search")),
+    # The full-text index rides along: an FTS5 virtual table on SQLite, a column and index on PostgreSQL.
+    Removal("search", (), frozenset({"search_documents"} if POSTGRES else {"search_documents", "search_documents_fts"}),
+            ("zoo_animals", 30), ("get_zoo_animal_details", "get_zoo_animals", "like_zoo_animal", "recommend_cafe")),
+]
+
 
 @pytest.fixture
 def existing_database(tmp_path):
     url, drop = empty_database(tmp_path, "fork")
-    prepare(url)  # the database as the unforked server left it: zoo tables, likes and all
+    prepare(url)  # the database as the unforked server left it: every feature's tables and data
     yield url
     drop()
 
 
-def test_a_fork_without_the_zoo_migrates_an_existing_database_boots_and_passes_its_tests(tmp_path, existing_database):
+@pytest.mark.parametrize("removal", REMOVALS, ids=[r.feature for r in REMOVALS])
+def test_a_fork_without_a_demo_migrates_an_existing_database_boots_and_passes_its_tests(
+    tmp_path, existing_database, removal: Removal
+):
     fork = copy_repository(tmp_path / "fork")
-    shutil.rmtree(fork / "app" / "features" / "zoo")
-    (fork / "tests" / "unit" / "test_zoo_service.py").unlink()
+    shutil.rmtree(fork / "app" / "features" / removal.feature)
+    for test in removal.its_tests:
+        (fork / test).unlink()
     python = fresh_venv(tmp_path / "venv")
     pip_install(python, "-e", str(fork))
     port = free_port()
     env = base_env(APP_DATABASE_URL=existing_database, APP_BASE_URL=f"http://127.0.0.1:{port}", APP_LOG_FORMAT="json")
+    name = f"0007_drop_{removal.feature}"
 
     # 1. the migration that drops the feature's tables, generated from the models that remain
-    proc = run(python, "-m", "app", "revision", "drop zoo", cwd=fork, env=env)
+    proc = run(python, "-m", "app", "revision", f"drop {removal.feature}", cwd=fork, env=env)
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    (written,) = (fork / "migrations" / "versions").glob("0007_drop_zoo.py")
-    assert not (ROOT / "migrations" / "versions" / "0007_drop_zoo.py").exists()  # the fork's, not ours
-    upgrade_body = written.read_text().split("def upgrade() -> None:")[1].split("def downgrade")[0]
-    statements = [line.strip() for line in upgrade_body.splitlines() if line.strip().startswith("op.")]
-    assert statements == ["op.drop_table('zoo_animals')"], written.read_text()
+    written = fork / "migrations" / "versions" / f"{name}.py"
+    assert not (ROOT / "migrations" / "versions" / f"{name}.py").exists()  # the fork's, not ours
+    upgrade = written.read_text().split("def upgrade() -> None:")[1].split("def downgrade")[0]
+    operations = set(re.findall(r"\b(?:batch_)?op\.(\w+)\(", upgrade)) - {"batch_alter_table", "f"}
+    assert operations <= {"drop_table", "drop_index"}, upgrade
+    assert set(re.findall(r"op\.drop_table\('(\w+)'\)", upgrade)) == removal.dropped, upgrade
 
     # 2. the existing database moves forward; the other features' data is untouched
     proc = run(python, "-m", "app", "migrate", cwd=fork, env=env)
@@ -46,14 +75,15 @@ def test_a_fork_without_the_zoo_migrates_an_existing_database_boots_and_passes_i
     with engine.connect() as conn:
         tables = set(inspect(conn).get_table_names())
         versions = list(conn.scalars(text("SELECT version_num FROM alembic_version")))
-        documents = conn.execute(text("SELECT count(*) FROM search_documents")).scalar_one()
+        kept_rows = conn.execute(text(f"SELECT count(*) FROM {removal.kept[0]}")).scalar_one()
     engine.dispose()
-    assert "zoo_animals" not in tables and {"search_documents", "cafes"} <= tables
-    assert versions == ["0007_drop_zoo"] and documents == 5116
+    assert not tables & removal.dropped and removal.kept[0] in tables
+    assert versions == [name] and kept_rows == removal.kept[1]
 
     # 3. the fork's own checks and unit tests pass
     proc = run(python, "-m", "app", "check", cwd=fork, env=env)
-    assert (proc.returncode, proc.stdout.strip()) == (0, "ok: 2 tools, 2 resources"), proc.stdout + proc.stderr
+    assert (proc.returncode, proc.stdout.strip()) == (0, f"ok: {len(removal.tools)} tools, 2 resources"), \
+        proc.stdout + proc.stderr
     proc = run(python, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/unit", cwd=fork, env=env, timeout=300)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
 
@@ -64,4 +94,4 @@ def test_a_fork_without_the_zoo_migrates_an_existing_database_boots_and_passes_i
         tools = server.rpc("tools/list")["result"]["tools"]
     finally:
         server.stop()
-    assert sorted(t["name"] for t in tools) == ["recommend_cafe", "search"]
+    assert tuple(sorted(t["name"] for t in tools)) == removal.tools

@@ -75,6 +75,11 @@ def test_a_tool_name_declared_twice_is_refused_naming_both_declarations():
     assert registry.tool_names == ["twin"]
 
 
+def test_visibility_without_a_widget_is_refused():
+    with pytest.raises(RegistryError, match="visibility is an MCP Apps setting; it needs a widget"):
+        _registry().tool(name="t", title="T", description="d", security=[NOAUTH], visibility=["app"], **HINTS)
+
+
 @pytest.mark.parametrize(
     ("security", "needle"),
     [([], "at least one security scheme"), ([{"type": "apiKey"}], "unknown security scheme type 'apiKey'"),

@@ -26,6 +26,18 @@ def test_widget_meta_speaks_both_csp_dialects_and_both_domain_keys():
     assert meta["ui"]["prefersBorder"] is meta["openai/widgetPrefersBorder"] is True
 
 
+@pytest.mark.parametrize(
+    ("kwargs", "needle"),
+    [({"display_modes": ("inline", "sidebar")}, "display modes must be a non-empty subset"),
+     ({"display_modes": ()}, "display modes must be a non-empty subset"),
+     ({"connect_domains": ("https://*.example.com",)}, "connect domains must be https origins without wildcards"),
+     ({"resource_domains": ("http://cdn.example.com",)}, "resource domains must be https origins")],
+)
+def test_a_widget_chatgpt_would_reject_is_refused_when_declared(kwargs, needle):
+    with pytest.raises(ValueError, match=needle):
+        Widget(name="w", title="W", description="d", html_override="<p/>", **kwargs)
+
+
 def test_settings_derive_the_host_allow_list_and_resource_urls_from_the_base_url():
     s = load_settings(base_url="https://mcp.example.com/some/path", _env_file=None)
     assert s.base_url == "https://mcp.example.com"

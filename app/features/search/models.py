@@ -6,13 +6,9 @@ from sqlalchemy.orm import Mapped, mapped_column
 from app.db.base import Base
 
 # The full-text index differs per backend, so the migration creates it in SQL and the
-# model does not declare it: an FTS5 table (+ its shadow tables) on SQLite, a generated
-# tsvector column with a GIN index on PostgreSQL.
-FULL_TEXT_OBJECTS = (
-    "search_documents_fts", "search_documents_fts_data", "search_documents_fts_idx",
-    "search_documents_fts_docsize", "search_documents_fts_config",
-    "search_documents.tsv", "search_documents.ix_search_documents_tsv",
-)
+# model does not declare it: an FTS5 table on SQLite (its shadow tables are hidden from
+# autogenerate by app.db.migrate), a generated tsvector column with a GIN index on PostgreSQL.
+FULL_TEXT_OBJECTS = ("search_documents_fts", "search_documents.tsv", "search_documents.ix_search_documents_tsv")
 
 
 class Document(Base):
