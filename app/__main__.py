@@ -13,18 +13,21 @@ def _serve(args: argparse.Namespace, settings: Settings) -> int:
 
     from app.db.migrate import upgrade
     from app.logging import configure_logging
-    from app.main import discover_features, open_database, seed
+    from app.main import create_app, discover_features, open_database, seed
 
     configure_logging(settings.log_format, settings.log_level)
-    # Once, before uvicorn forks its workers.
-    if settings.migrate_on_start:
-        upgrade(settings.database_url)
-    if settings.seed_on_start:
-        db = open_database(settings)
-        try:
-            seed(db, discover_features())
-        finally:
-            db.dispose()
+    # Build the app once here, before uvicorn forks: a bad feature or tool declaration is then
+    # one line and exit 1, not a traceback in every worker that uvicorn respawns forever.
+    db = open_database(settings)
+    try:
+        features = discover_features()
+        create_app(settings, db=db, features=features)
+        if settings.migrate_on_start:
+            upgrade(settings.database_url)
+        if settings.seed_on_start:
+            seed(db, features)
+    finally:
+        db.dispose()
     uvicorn.run(
         "app.main:create_app_from_env",
         factory=True,
@@ -123,6 +126,7 @@ def main(argv: list[str] | None = None) -> int:
     check.add_argument("--url", help="check a running server's /mcp URL instead of this one")
     args = parser.parse_args(argv)
 
+    from alembic.util.exc import CommandError
     from sqlalchemy.exc import DBAPIError
 
     from app.db.errors import DatabaseNotMigrated, DatabaseUnavailable, is_outage
@@ -134,7 +138,7 @@ def main(argv: list[str] | None = None) -> int:
     handler = {"serve": _serve, "migrate": _migrate, "revision": _revision, "seed": _seed, "check": _check}
     try:
         return handler[args.command](args, settings)
-    except (FeatureError, RegistryError, MigrationError, DatabaseUnavailable, DatabaseNotMigrated) as exc:
+    except (FeatureError, RegistryError, MigrationError, CommandError, DatabaseUnavailable, DatabaseNotMigrated) as exc:
         # Operator-facing problems: one line, no traceback.
         print(f"{args.command}: {exc}", file=sys.stderr)
         return 1

@@ -13,12 +13,13 @@ import sys
 from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 
+import structlog
 from mcp.server.auth.provider import TokenVerifier
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
-from starlette.routing import BaseRoute, Mount, Route
+from starlette.routing import BaseRoute, Route
 from starlette.types import ASGIApp
 
 from app.auth.resource_server import NoTokenVerifier, bearer_auth
@@ -131,11 +132,21 @@ def create_app(
             *health_routes(db),
             *feature_routes,
             Route("/mcp", no_standalone_stream, methods=["GET"]),
-            Mount("/", app=mcp_endpoint),
+            # Only /mcp passes the bearer check: feature routes (OAuth endpoints take client
+            # credentials in Authorization) and unknown paths never see it.
+            Route("/mcp", mcp_endpoint, methods=["POST", "DELETE"]),
         ],
         lifespan=lifespan,
+        exception_handlers={Exception: internal_error},
     )
-    return AccessLogMiddleware(McpRequestNormalizer(app))
+    return AccessLogMiddleware(McpRequestNormalizer(app, max_body_bytes=settings.max_body_bytes))
+
+
+async def internal_error(_: Request, __: Exception) -> JSONResponse:
+    # Starlette answers a crashed route itself; make that answer JSON with the request id.
+    # The exception is re-raised after this and logged once, by the access log.
+    request_id = structlog.contextvars.get_contextvars().get("request_id")
+    return JSONResponse({"error": "internal_error", "request_id": request_id}, status_code=500)
 
 
 def settings_or_exit() -> Settings:

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from alembic import context
-from sqlalchemy import text
 
+from app.db import migrate
 from app.db.base import Base
 from app.db.engine import make_engine
-from app.db.migrate import unmanaged_filter
+from app.db.locks import MIGRATION_LOCK, advisory_lock
 from app.main import discover_features
 
 # Autogenerate compares the database with the models of the features present now;
@@ -15,37 +15,26 @@ from app.main import discover_features
 discover_features()
 config = context.config
 target_metadata = Base.metadata
-MIGRATION_LOCK_KEY = 0x6D6370617070  # arbitrary, constant: "mcpapp"
-
-# Full-text indexes and other backend-specific objects the models leave undeclared.
-_include_name = unmanaged_filter(target_metadata)
+HOOKS = {"include_name": migrate.include_name, "include_object": migrate.include_object}
 
 
 def run_migrations_offline() -> None:
     context.configure(url=config.get_main_option("sqlalchemy.url"), target_metadata=target_metadata,
-                      literal_binds=True, include_name=_include_name)
+                      literal_binds=True, **HOOKS)
     with context.begin_transaction():
         context.run_migrations()
 
 
 def run_migrations_online() -> None:
-    connectable = make_engine(config.get_main_option("sqlalchemy.url") or "", pooled=False)
-    with connectable.connect() as connection:
-        postgres = connection.dialect.name == "postgresql"
-        if postgres:
-            # Replicas starting together must not migrate concurrently: the first takes the
-            # lock and migrates, the others wait and then find nothing left to do.
-            connection.execute(text("SELECT pg_advisory_lock(:key)"), {"key": MIGRATION_LOCK_KEY})
-            connection.commit()
-        try:
-            context.configure(connection=connection, target_metadata=target_metadata,
-                              include_name=_include_name, compare_type=True, render_as_batch=True)
-            with context.begin_transaction():
-                context.run_migrations()
-        finally:
-            if postgres:
-                connection.execute(text("SELECT pg_advisory_unlock(:key)"), {"key": MIGRATION_LOCK_KEY})
-                connection.commit()
+    # SQLite: foreign keys off while tables are copied and replaced (see make_engine).
+    connectable = make_engine(config.get_main_option("sqlalchemy.url") or "", pooled=False, foreign_keys=False)
+    with connectable.connect() as connection, advisory_lock(connection, MIGRATION_LOCK):
+        migrate.restamp_legacy(connection)
+        context.configure(connection=connection, target_metadata=target_metadata, compare_type=True,
+                          render_as_batch=True, process_revision_directives=migrate.add_full_text_drops, **HOOKS)
+        with context.begin_transaction():
+            context.run_migrations()
+        migrate.check_foreign_keys(connection)
     connectable.dispose()
 
 

@@ -65,6 +65,23 @@ def prepare(url: str) -> None:
         db.dispose()
 
 
+@pytest.fixture
+def fresh_database(tmp_path: Path) -> Iterator[str]:
+    """An empty database of the configured kind, for tests that migrate it themselves."""
+    url, drop = empty_database(tmp_path, "fresh")
+    yield url
+    drop()
+
+
+def count_rows(url: str, table: str) -> int:
+    engine = create_engine(url)
+    try:
+        with engine.connect() as conn:
+            return conn.execute(text(f"SELECT count(*) FROM {table}")).scalar_one()
+    finally:
+        engine.dispose()
+
+
 @pytest.fixture(scope="session")
 def database_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     url, drop = empty_database(tmp_path_factory.mktemp("db"))

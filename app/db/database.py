@@ -9,6 +9,7 @@ original exception (a bug).
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -18,8 +19,6 @@ import anyio
 import anyio.to_thread
 import structlog
 from sqlalchemy import text
-from sqlalchemy.exc import DBAPIError
-from sqlalchemy.exc import TimeoutError as PoolTimeout
 from sqlalchemy.orm import sessionmaker
 
 from app.db import migrate
@@ -40,7 +39,7 @@ PROBE_TIMEOUT_S = 3.0
 
 @dataclass(frozen=True, slots=True)
 class Readiness:
-    database: str  # ok | unreachable | timeout
+    database: str  # ok | unreachable | timeout | error
     schema: str  # ok | ahead | behind | not migrated | unknown
 
     @property
@@ -63,13 +62,10 @@ class Database:
         # hung server would hang the probe with it.
         self._probe_engine = make_engine(url, connect_timeout=PROBE_TIMEOUT_S - 1,
                                          statement_timeout=PROBE_TIMEOUT_S - 1, pooled=False)
-        # One probe in flight: probes that pile up behind a hung one fail fast instead of
-        # each parking another thread in the driver.
-        self._probes = anyio.CapacityLimiter(1)
-
-    @property
-    def dialect(self) -> str:
-        return self.engine.dialect.name
+        # Set while a probe thread runs, cleared only when it really ends (an abandoned thread
+        # outlives its request): probes arriving meanwhile fail fast instead of parking one more
+        # thread each in a hung driver.
+        self._probe_running = threading.Event()
 
     def unit_of_work(self, *, write: bool = False) -> UnitOfWork:
         return SqlUnitOfWork(self._writes if write else self._reads)
@@ -123,22 +119,37 @@ class Database:
             with self._probe_engine.connect() as conn:
                 conn.execute(text("SELECT 1"))
                 return Readiness("ok", migrate.schema_status(migrate.current_revisions(conn)))
-        except (DBAPIError, PoolTimeout) as exc:
+        except Exception as exc:  # a probe answers; whatever went wrong is "not ready", logged
             if is_outage(exc):
                 return Readiness("unreachable", "unknown")
-            raise
+            log.error("db.probe_failed", exc_info=exc)
+            return Readiness("error", "unknown")
 
     async def readiness(self, deadline: float = PROBE_TIMEOUT_S) -> Readiness:
         """Database reachable and schema at head, answered within ``deadline`` seconds whatever the server does."""
+        if self._probe_running.is_set():
+            return Readiness("timeout", "unknown")
+        self._probe_running.set()
+        started = threading.Event()
+
+        def probe() -> Readiness:
+            started.set()
+            try:
+                return self._probe_sync()
+            finally:
+                self._probe_running.clear()
+
         try:
             with anyio.fail_after(deadline):
                 # abandon_on_cancel: the deadline holds even if the driver ignores its own; the
                 # thread finishes (driver timeouts) in the background.
-                return await anyio.to_thread.run_sync(self._probe_sync, abandon_on_cancel=True,
-                                                      limiter=self._probes)
+                return await anyio.to_thread.run_sync(probe, abandon_on_cancel=True)
         except TimeoutError:
             log.error("db.unavailable", error="probe_timeout")
             return Readiness("timeout", "unknown")
+        finally:
+            if not started.is_set():  # abandoned (deadline, or the client left) before it ran
+                self._probe_running.clear()
 
     def dispose(self) -> None:
         self.engine.dispose()

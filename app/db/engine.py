@@ -26,10 +26,11 @@ def make_engine(
     connect_timeout: float | None = None,
     statement_timeout: float | None = None,
     pooled: bool = True,
+    foreign_keys: bool = True,
 ) -> Engine:
     parsed = make_url(url)
     if parsed.get_backend_name() == "sqlite":
-        return _sqlite_engine(url, pooled)
+        return _sqlite_engine(url, pooled, pool_size, foreign_keys)
     connect_args: dict[str, Any] = {}
     if connect_timeout is not None and "connect_timeout" not in parsed.query:
         # libpq counts whole seconds and treats anything below 2 as 2.
@@ -45,11 +46,13 @@ def make_engine(
                          connect_args=connect_args)
 
 
-def _sqlite_engine(url: str, pooled: bool) -> Engine:
+def _sqlite_engine(url: str, pooled: bool, pool_size: int, foreign_keys: bool) -> Engine:
     parsed = make_url(url)
+    kwargs: dict[str, Any] = {"connect_args": {"check_same_thread": False, "timeout": SQLITE_BUSY_TIMEOUT_S}}
     if parsed.database and parsed.database != ":memory:":
         Path(parsed.database).parent.mkdir(parents=True, exist_ok=True)
-    kwargs: dict[str, Any] = {"connect_args": {"check_same_thread": False, "timeout": SQLITE_BUSY_TIMEOUT_S}}
+        if pooled:  # as many connections as the database threads may ask for (see Database)
+            kwargs |= {"pool_size": pool_size, "max_overflow": pool_size}
     if not pooled:
         kwargs["poolclass"] = NullPool
     engine = create_engine(url, **kwargs)
@@ -62,7 +65,9 @@ def _sqlite_engine(url: str, pooled: bool) -> Engine:
         cur = dbapi_conn.cursor()
         # WAL: readers never block the writer, and several workers can share the file.
         cur.execute("PRAGMA journal_mode=WAL")
-        cur.execute("PRAGMA foreign_keys=ON")
+        # Off only for migrations: a batch ALTER copies a table and drops the original, and with
+        # foreign keys on, that drop would cascade-delete every referencing row.
+        cur.execute(f"PRAGMA foreign_keys={'ON' if foreign_keys else 'OFF'}")
         cur.close()
 
     @event.listens_for(engine, "begin")

@@ -7,7 +7,7 @@ so an installed server migrates without a source checkout.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Iterable
 from functools import lru_cache
 from importlib.resources import files
 from pathlib import Path
@@ -15,18 +15,23 @@ from typing import Any
 
 from alembic import command
 from alembic.config import Config
+from alembic.operations import ops
+from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
-from sqlalchemy import MetaData, inspect, text
+from sqlalchemy import inspect, text
 from sqlalchemy.engine import Connection
 
-from app.db.engine import make_engine
+import app
 
 # Databases created by 0.1.0 carry one alembic branch per feature. Their schema is exactly
 # what 0003_cafes builds, so they are restamped onto the linear history before upgrading.
 LEGACY_HEADS = frozenset({"search_0001", "zoo_0001", "cafes_0001"})
 LEGACY_EQUIVALENT = "0003_cafes"
-# The tables SQLite creates for an FTS5 virtual table named "<table>_fts".
-_FTS5_SHADOW = re.compile(r".+_fts_(data|idx|content|docsize|config)")
+
+# Full-text machinery is backend-specific DDL written by hand in migrations, never diffed:
+# an FTS5 table "<table>_fts" (and the shadow tables SQLite makes for it) on SQLite, tsvector
+# columns and the indexes over them on PostgreSQL.
+_FTS5 = re.compile(r".+_fts(_(data|idx|content|docsize|config))?")
 
 
 class MigrationError(RuntimeError):
@@ -34,7 +39,15 @@ class MigrationError(RuntimeError):
 
 
 def migrations_dir() -> Path:
-    return Path(str(files("app.migrations")))
+    installed = Path(str(files("app.migrations")))
+    # In a source checkout the package must be installed from THIS checkout: an environment
+    # installed from another copy would read (and `revision` would write) that copy's history.
+    checkout = Path(app.__file__).resolve().parent.parent
+    if (checkout / "pyproject.toml").is_file() and (checkout / "migrations" / "env.py").is_file():
+        if installed.resolve() != (checkout / "migrations").resolve():
+            raise MigrationError(f"this environment's app.migrations is {installed}, not {checkout / 'migrations'}: "
+                                 f"install this checkout (./dev does: pip install -e .)")
+    return installed
 
 
 def alembic_config(database_url: str) -> Config:
@@ -75,27 +88,7 @@ def schema_status(current: frozenset[str] | None) -> str:
     return "ahead" if current - known else "behind"
 
 
-def unmanaged_filter(metadata: MetaData) -> Callable[[str | None, str, Any], bool]:
-    """An alembic ``include_name`` hook that hides what the models deliberately leave undeclared.
-
-    Backend-specific objects (full-text indexes) are created in SQL by a migration; the
-    owning table lists them in ``info["unmanaged"]``: companion tables by name, its own
-    columns and indexes as ``"table.name"``. When the owning feature is deleted its list
-    goes too, so autogenerate drops them with its tables.
-    """
-    unmanaged = frozenset(name for table in metadata.tables.values() for name in table.info.get("unmanaged", ()))
-
-    def include_name(name: str | None, type_: str, parent_names: Any) -> bool:
-        if type_ == "table":
-            # SQLite FTS5 shadow tables belong to their virtual table: dropping that drops them.
-            return name not in unmanaged and not _FTS5_SHADOW.fullmatch(name or "")
-        return f"{(parent_names or {}).get('table_name')}.{name}" not in unmanaged
-
-    return include_name
-
-
 def upgrade(database_url: str, revision: str = "heads") -> None:
-    _restamp_legacy(database_url)
     command.upgrade(alembic_config(database_url), revision)
 
 
@@ -116,17 +109,69 @@ def new_revision(database_url: str, message: str, *, autogenerate: bool = True) 
     return Path(script.path)
 
 
-def _restamp_legacy(database_url: str) -> None:
-    engine = make_engine(database_url, pooled=False)
-    try:
-        with engine.begin() as conn:
-            current = current_revisions(conn)
-            if not current or not current <= LEGACY_HEADS:
-                return
-            if current != LEGACY_HEADS:
-                raise MigrationError(f"the database is stamped {sorted(current)}, part of the pre-0.2 per-feature "
-                                     f"history; migrate it with 0.1.0 first, or start from an empty database")
-            conn.execute(text("DELETE FROM alembic_version"))
-            conn.execute(text("INSERT INTO alembic_version (version_num) VALUES (:rev)"), {"rev": LEGACY_EQUIVALENT})
-    finally:
-        engine.dispose()
+def restamp_legacy(connection: Connection) -> None:
+    """Move a 0.1.0 database (per-feature branches) onto the linear history; call under the migration lock."""
+    current = current_revisions(connection)
+    if current and current <= LEGACY_HEADS:
+        if current != LEGACY_HEADS:
+            raise MigrationError(f"the database is stamped {sorted(current)}, part of the pre-0.2 per-feature "
+                                 f"history; migrate it with 0.1.0 first, or start from an empty database")
+        connection.execute(text("DELETE FROM alembic_version"))
+        connection.execute(text("INSERT INTO alembic_version (version_num) VALUES (:rev)"),
+                           {"rev": LEGACY_EQUIVALENT})
+    # End the transaction the check began: alembic must open its own, or it would not commit.
+    connection.commit()
+
+
+def check_foreign_keys(connection: Connection) -> None:
+    """SQLite migrates with foreign keys off; refuse to finish if that left dangling references."""
+    if connection.dialect.name != "sqlite":
+        return
+    broken = connection.exec_driver_sql("PRAGMA foreign_key_check").fetchall()
+    if broken:
+        raise MigrationError(f"the migration left rows whose foreign keys point nowhere: {broken[:5]}")
+
+
+def include_name(name: str | None, type_: str, parent_names: Any) -> bool:
+    """Autogenerate hook: never diff SQLite full-text tables (see ``_FTS5``)."""
+    return not (type_ == "table" and _FTS5.fullmatch(name or ""))
+
+
+def include_object(obj: Any, name: str | None, type_: str, reflected: bool, compare_to: Any) -> bool:
+    """Autogenerate hook: never diff PostgreSQL tsvector columns or their indexes a model does not declare."""
+    if not reflected or compare_to is not None:
+        return True
+    if type_ == "column":
+        return not _is_tsvector(obj.type)
+    if type_ == "index":
+        return not any(_is_tsvector(column.type) for column in obj.columns)
+    return True
+
+
+def add_full_text_drops(context: MigrationContext, revision: Any, directives: list[Any]) -> None:
+    """``process_revision_directives`` hook: a dropped table takes its full-text index along, on every backend.
+
+    The index is invisible to autogenerate (above), so the drop is added here, written to
+    run on SQLite and PostgreSQL alike whichever backend the migration was generated on.
+    """
+    if not directives or context.connection is None:
+        return
+    inspector = inspect(context.connection)
+    tables = set(inspector.get_table_names())
+    for upgrade_ops in directives[0].upgrade_ops_list:
+        rewritten: list[Any] = []
+        for op in upgrade_ops.ops:
+            if isinstance(op, ops.DropTableOp) and _has_full_text(inspector, tables, op.table_name):
+                rewritten.append(ops.ExecuteSQLOp(f"DROP TABLE IF EXISTS {op.table_name}_fts"))
+            rewritten.append(op)
+        upgrade_ops.ops = rewritten
+
+
+def _has_full_text(inspector: Any, tables: Iterable[str], table: str) -> bool:
+    return f"{table}_fts" in tables or any(_is_tsvector(c["type"]) for c in inspector.get_columns(table))
+
+
+def _is_tsvector(column_type: Any) -> bool:
+    return type(column_type).__name__ == "TSVECTOR"
+
+

@@ -78,16 +78,19 @@ class AccessLogMiddleware:
 
 
 class McpRequestNormalizer:
-    """Accept what real clients send to /mcp, in the shape the SDK transport expects.
+    """Accept what real clients send to /mcp, in the shape the SDK transport expects, and answer in JSON.
 
     - ``/mcp/`` is served as ``/mcp`` (people paste either; a 307 loses POST bodies in some clients).
     - ChatGPT's tool scanner has posted ``application/octet-stream`` and ``Accept: */*``; the SDK
       rejects both with 400/406, yet the body is JSON-RPC either way.
+    - The SDK's body limit (the one limit on /mcp) answers 413 in plain text; JSON-RPC clients get
+      a JSON-RPC error instead, like the SDK's other HTTP-level errors.
     """
 
-    def __init__(self, app: ASGIApp, path: str = "/mcp") -> None:
+    def __init__(self, app: ASGIApp, path: str = "/mcp", max_body_bytes: int | None = None) -> None:
         self.app = app
         self.path = path
+        self.max_body_bytes = max_body_bytes
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http" and scope["path"] == self.path + "/":
@@ -102,4 +105,22 @@ class McpRequestNormalizer:
                 updates[b"accept"] = b"application/json, text/event-stream"
             if updates:
                 scope = _replace_headers(scope, updates)
+            send = self._json_413(send)
         await self.app(scope, receive, send)
+
+    def _json_413(self, send: Send) -> Send:
+        replaced = False
+        limit = f" (limit: {self.max_body_bytes} bytes)" if self.max_body_bytes else ""
+
+        async def json_send(message: Message) -> None:
+            nonlocal replaced
+            if message["type"] == "http.response.start" and message["status"] == 413:
+                replaced = True
+                await send_json(send, 413, {"jsonrpc": "2.0", "id": None,
+                                            "error": {"code": -32600, "message": "Request body too large" + limit}},
+                                [(b"connection", b"close")])
+                return
+            if not replaced:  # the SDK's own plain-text body is dropped
+                await send(message)
+
+        return json_send

@@ -1,5 +1,10 @@
 """What a forker does first: delete a demo feature, write the migration that drops its tables,
-migrate the EXISTING database forward, and boot. Runs on SQLite and on PostgreSQL."""
+migrate the EXISTING database forward, and boot.
+
+As a forker works: the migration is generated against a development SQLite database, then
+applied to the existing database of the run's backend (SQLite, or PostgreSQL in CI's
+second leg: "develop on SQLite, deploy on PostgreSQL").
+"""
 
 from __future__ import annotations
 
@@ -21,18 +26,19 @@ POSTGRES = bool(os.environ.get("APP_TEST_DATABASE_URL"))
 @dataclass(frozen=True)
 class Removal:
     feature: str
-    its_tests: tuple[str, ...]
+    its_tests: tuple[str, ...]  # what the forker deletes with the folder
     dropped: frozenset[str]  # tables the generated migration drops
     kept: tuple[str, int]  # a table of another feature, and its row count, that must survive
     tools: tuple[str, ...]  # what the fork still serves
 
 
 REMOVALS = [
-    Removal("zoo", ("tests/unit/test_zoo_service.py",), frozenset({"zoo_animals"}), ("search_documents", 5116),
-            ("recommend_cafe", "search")),
-    # The full-text index rides along: an FTS5 virtual table on SQLite, a column and index on PostgreSQL.
-    Removal("search", (), frozenset({"search_documents"} if POSTGRES else {"search_documents", "search_documents_fts"}),
-            ("zoo_animals", 30), ("get_zoo_animal_details", "get_zoo_animals", "like_zoo_animal", "recommend_cafe")),
+    Removal("zoo", ("tests/unit/test_zoo_service.py", "tests/integration/test_zoo.py",
+                    "tests/integration/test_unit_of_work.py"),
+            frozenset({"zoo_animals"}), ("search_documents", 5116), ("recommend_cafe", "search")),
+    # The full-text index rides along: the SQLite FTS5 table by name, the PostgreSQL column with its table.
+    Removal("search", ("tests/integration/test_search.py",), frozenset({"search_documents"}), ("zoo_animals", 30),
+            ("get_zoo_animal_details", "get_zoo_animals", "like_zoo_animal", "recommend_cafe")),
 ]
 
 
@@ -57,16 +63,21 @@ def test_a_fork_without_a_demo_migrates_an_existing_database_boots_and_passes_it
     port = free_port()
     env = base_env(APP_DATABASE_URL=existing_database, APP_BASE_URL=f"http://127.0.0.1:{port}", APP_LOG_FORMAT="json")
     name = f"0007_drop_{removal.feature}"
+    development = f"sqlite:///{tmp_path / 'development.db'}"
+    prepare(development)
 
     # 1. the migration that drops the feature's tables, generated from the models that remain
-    proc = run(python, "-m", "app", "revision", f"drop {removal.feature}", cwd=fork, env=env)
+    proc = run(python, "-m", "app", "revision", f"drop {removal.feature}", cwd=fork,
+               env={**env, "APP_DATABASE_URL": development})
     assert proc.returncode == 0, proc.stdout + proc.stderr
     written = fork / "migrations" / "versions" / f"{name}.py"
     assert not (ROOT / "migrations" / "versions" / f"{name}.py").exists()  # the fork's, not ours
     upgrade = written.read_text().split("def upgrade() -> None:")[1].split("def downgrade")[0]
     operations = set(re.findall(r"\b(?:batch_)?op\.(\w+)\(", upgrade)) - {"batch_alter_table", "f"}
-    assert operations <= {"drop_table", "drop_index"}, upgrade
+    assert operations <= {"drop_table", "drop_index", "execute"}, upgrade
     assert set(re.findall(r"op\.drop_table\('(\w+)'\)", upgrade)) == removal.dropped, upgrade
+    assert set(re.findall(r"op\.execute\('([^']*)'\)", upgrade)) == (
+        {"DROP TABLE IF EXISTS search_documents_fts"} if removal.feature == "search" else set()), upgrade
 
     # 2. the existing database moves forward; the other features' data is untouched
     proc = run(python, "-m", "app", "migrate", cwd=fork, env=env)
@@ -84,7 +95,9 @@ def test_a_fork_without_a_demo_migrates_an_existing_database_boots_and_passes_it
     proc = run(python, "-m", "app", "check", cwd=fork, env=env)
     assert (proc.returncode, proc.stdout.strip()) == (0, f"ok: {len(removal.tools)} tools, 2 resources"), \
         proc.stdout + proc.stderr
-    proc = run(python, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/unit", cwd=fork, env=env, timeout=300)
+    test_env = {**env, **({"APP_TEST_DATABASE_URL": os.environ["APP_TEST_DATABASE_URL"]} if POSTGRES else {})}
+    proc = run(python, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/unit", "tests/integration", cwd=fork,
+               env=test_env, timeout=600)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
 
     # 4. it boots (seeding what remains) and serves what remains

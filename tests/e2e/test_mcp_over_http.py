@@ -14,6 +14,10 @@ JSON_HEADERS = {"content-type": "application/json", "accept": "application/json,
                 "mcp-protocol-version": "2025-06-18"}
 
 
+TOO_LARGE = {"jsonrpc": "2.0", "id": None,
+             "error": {"code": -32600, "message": "Request body too large (limit: 4194304 bytes)"}}
+
+
 def rpc(server: LiveServer, method: str, params: dict | None = None, headers: dict | None = None,
         content: bytes | None = None) -> httpx.Response:
     body = {"jsonrpc": "2.0", "id": 1, "method": method, "params": params or {}}
@@ -84,7 +88,8 @@ def test_a_foreign_host_header_is_refused_with_421(live_server: LiveServer):
 
 def test_an_oversized_body_is_refused_with_413(live_server: LiveServer):
     resp = rpc(live_server, "", content=b"{" + b" " * (5 * 1024 * 1024) + b"}")
-    assert resp.status_code == 413 and resp.text == "Request body too large"
+    assert resp.status_code == 413 and resp.headers["content-type"] == "application/json"
+    assert resp.json() == TOO_LARGE
 
 
 def test_an_oversized_chunked_body_is_refused_with_413_not_a_500(live_server: LiveServer):
@@ -95,7 +100,7 @@ def test_an_oversized_chunked_body_is_refused_with_413_not_a_500(live_server: Li
         yield b'"}}'
 
     resp = httpx.post(live_server.mcp_url, content=chunks(), headers=JSON_HEADERS, timeout=10)
-    assert resp.status_code == 413 and resp.text == "Request body too large"
+    assert resp.status_code == 413 and resp.json() == TOO_LARGE
     assert "content-length" not in resp.request.headers
 
 

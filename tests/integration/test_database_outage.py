@@ -18,14 +18,43 @@ import pytest
 from sqlalchemy import create_engine, text
 from starlette.testclient import TestClient
 
+from app.auth.schemes import NOAUTH
 from app.db import Database
 from app.db.migrate import upgrade
+from app.feature import Deps, Feature
 from app.main import create_app
+from app.mcp.registry import ToolRegistry
 from app.settings import load_settings
 from tests.conftest import empty_database
 
 HEADERS = {"accept": "application/json, text/event-stream", "mcp-protocol-version": "2025-06-18"}
 POSTGRES = bool(os.environ.get("APP_TEST_DATABASE_URL"))
+
+
+class _Probe:
+    def __init__(self, session) -> None:
+        self.session = session
+
+    def revision(self) -> str:
+        return self.session.execute(text("SELECT version_num FROM alembic_version")).scalar_one()
+
+    def newer_table(self) -> int:  # what code needs from a migration the database has not run yet
+        return self.session.execute(text("SELECT count(*) FROM table_from_a_newer_migration")).scalar_one()
+
+
+def _tools(registry: ToolRegistry, deps: Deps) -> None:
+    common = dict(read_only=True, destructive=False, open_world=False, security=[NOAUTH])
+
+    @registry.tool(name="revision", title="Revision", description="reads the database", **common)
+    async def revision() -> str:
+        return await deps.db.read(lambda uow: uow.repository(_Probe).revision())
+
+    @registry.tool(name="newer", title="Newer", description="needs a newer schema", **common)
+    async def newer() -> int:
+        return await deps.db.read(lambda uow: uow.repository(_Probe).newer_table())
+
+
+PROBES = [Feature(name="probes", tools=_tools)]
 
 
 def _call(client: TestClient, name: str, arguments: dict) -> dict:
@@ -114,11 +143,11 @@ def test_readiness_gives_up_on_a_postgres_statement_stuck_behind_a_lock(database
 
 def test_a_tool_call_during_an_outage_says_to_retry(settings):
     db = Database("postgresql+psycopg://nobody@127.0.0.1:1/none")
-    with TestClient(create_app(settings, db=db), base_url=settings.base_url) as client:
-        result = _call(client, "get_zoo_animals", {"count": 2})
+    with TestClient(create_app(settings, db=db, features=PROBES), base_url=settings.base_url) as client:
+        result = _call(client, "revision", {})
         listing = client.post("/mcp", headers=HEADERS, json={"jsonrpc": "2.0", "id": 2, "method": "tools/list"})
     assert result["isError"] is True and "structuredContent" not in result
-    assert result["content"][0]["text"] == ("Error executing tool get_zoo_animals: "
+    assert result["content"][0]["text"] == ("Error executing tool revision: "
                                             "The database is unavailable, please retry shortly.")
     assert listing.status_code == 200 and listing.json()["result"]["tools"]
 
@@ -132,26 +161,63 @@ def unmigrated_url(tmp_path) -> Iterator[str]:
 
 def test_an_unmigrated_database_is_not_ready_and_tools_say_what_to_run(unmigrated_url):
     settings = load_settings(database_url=unmigrated_url, _env_file=None)
-    with TestClient(create_app(settings), base_url=settings.base_url) as client:
+    with TestClient(create_app(settings, features=PROBES), base_url=settings.base_url) as client:
         ready = client.get("/readyz")
-        result = _call(client, "get_zoo_animals", {"count": 2})
+        result = _call(client, "revision", {})
     assert ready.status_code == 503
     assert ready.json() == {"status": "unavailable", "database": "ok", "schema": "not migrated",
                             "hint": "run `python -m app migrate`"}
     assert result["isError"] is True
-    assert result["content"][0]["text"] == ("Error executing tool get_zoo_animals: The server's database schema is "
+    assert result["content"][0]["text"] == ("Error executing tool revision: The server's database schema is "
                                             "not up to date; an operator must run `python -m app migrate`.")
 
 
 def test_a_database_behind_the_code_is_not_ready_and_says_so(unmigrated_url):
-    upgrade(unmigrated_url, "0003_cafes")  # behind: zoo_animals has no likes column yet
+    upgrade(unmigrated_url, "0001_search")  # behind the head revision
     settings = load_settings(database_url=unmigrated_url, _env_file=None)
-    with TestClient(create_app(settings), base_url=settings.base_url) as client:
+    with TestClient(create_app(settings, features=PROBES), base_url=settings.base_url) as client:
         ready = client.get("/readyz")
-        result = _call(client, "get_zoo_animals", {"count": 1})
+        result = _call(client, "newer", {})
         upgrade(unmigrated_url)
         ready_after = client.get("/readyz")
+        at_head = _call(client, "newer", {})
     assert ready.status_code == 503 and ready.json()["schema"] == "behind"
     assert "not up to date" in result["content"][0]["text"]
     assert ready_after.status_code == 200 and ready_after.json() == {"status": "ready", "database": "ok",
                                                                      "schema": "ok"}
+    # At head, a missing table is the code's bug, not the operator's: no "run migrate" advice.
+    assert at_head["content"][0]["text"] == "Error executing tool newer"
+
+
+def test_a_probe_stuck_in_the_driver_makes_the_next_probes_fail_fast_not_pile_up(settings, monkeypatch):
+    db = Database(settings.database_url)
+    release = threading.Event()
+    calls: list[int] = []
+
+    def stuck():
+        calls.append(1)
+        release.wait(10)
+        return db_ready
+
+    db_ready = anyio.run(db.readiness)  # a normal probe first: ready
+    monkeypatch.setattr(db, "_probe_sync", stuck)
+
+    async def three_probes():
+        return [await db.readiness(deadline=0.3) for _ in range(3)]
+
+    states = anyio.run(three_probes)
+    release.set()
+    assert db_ready.ready is True
+    assert [s.database for s in states] == ["timeout", "timeout", "timeout"]
+    assert len(calls) == 1  # one thread in the driver, not three
+    db.dispose()
+
+
+def test_a_database_error_that_is_no_outage_still_answers_503_not_500(settings, tmp_path):
+    not_a_database = tmp_path / "garbage.db"
+    not_a_database.write_bytes(b"this is not a SQLite file" * 100)
+    db = Database(f"sqlite:///{not_a_database}")
+    with TestClient(create_app(settings, db=db), base_url=settings.base_url) as client:
+        ready = client.get("/readyz")
+    assert ready.status_code == 503
+    assert ready.json() == {"status": "unavailable", "database": "error", "schema": "unknown"}

@@ -22,14 +22,25 @@ META = {
 }
 
 
+def _locked(registry, deps) -> None:
+    @registry.tool(name="locked", title="Locked", description="needs an account", read_only=True,
+                   destructive=False, open_world=False, security=[oauth2("x.read")])
+    async def locked() -> str:
+        return "opened"
+
+
+LOCKED = Feature(name="locked", tools=_locked)
+
+
 def test_a_tool_call_is_one_correlated_event_and_the_access_log_keeps_to_http(settings, json_log):
-    verifier = StaticTokenVerifier({TOKEN: AccessToken(token=TOKEN, client_id="chatgpt", scopes=["search.read"],
+    verifier = StaticTokenVerifier({TOKEN: AccessToken(token=TOKEN, client_id="chatgpt", scopes=["x.read"],
                                                        subject="acct-7", resource=settings.mcp_url)})
-    with TestClient(create_app(settings, token_verifier=verifier), base_url=settings.base_url) as client:
+    app = create_app(settings, token_verifier=verifier, features=[LOCKED])
+    with TestClient(app, base_url=settings.base_url) as client:
         resp = client.post(
             "/mcp",
             json={"jsonrpc": "2.0", "id": 3, "method": "tools/call",
-                  "params": {"name": "recommend_cafe", "arguments": {}, "_meta": META}},
+                  "params": {"name": "locked", "arguments": {}, "_meta": META}},
             headers={"accept": "application/json, text/event-stream", "mcp-protocol-version": "2025-06-18",
                      "x-request-id": "req-corr-1", "authorization": f"Bearer {TOKEN}"},
         )
@@ -42,7 +53,7 @@ def test_a_tool_call_is_one_correlated_event_and_the_access_log_keeps_to_http(se
     assert {k: call[k] for k in ("tool", "rpc_method", "protocol_version", "widget_session_id", "openai_session",
                                  "openai_subject", "openai_organization", "locale", "subject", "client_id",
                                  "outcome")} == {
-        "tool": "recommend_cafe", "rpc_method": "tools/call", "protocol_version": "2025-06-18",
+        "tool": "locked", "rpc_method": "tools/call", "protocol_version": "2025-06-18",
         "widget_session_id": "ws_123", "openai_session": "sess_abc", "openai_subject": "subj_42",
         "openai_organization": "org_7", "locale": "es-MX", "subject": "acct-7", "client_id": "chatgpt",
         "outcome": "ok"}
@@ -54,16 +65,8 @@ def test_a_tool_call_is_one_correlated_event_and_the_access_log_keeps_to_http(se
     assert CITY not in raw and str(LATITUDE) not in raw and "userLocation" not in raw and TOKEN not in raw
 
 
-def _locked(registry, deps) -> None:
-    @registry.tool(name="locked", title="Locked", description="needs an account", read_only=True,
-                   destructive=False, open_world=False, security=[oauth2("x.read")])
-    async def locked() -> str:
-        return "opened"
-
-
 def test_a_refused_call_is_logged_as_auth_required(settings, json_log):
-    with TestClient(create_app(settings, features=[Feature(name="locked", tools=_locked)]),
-                    base_url=settings.base_url) as client:
+    with TestClient(create_app(settings, features=[LOCKED]), base_url=settings.base_url) as client:
         client.post("/mcp", json={"jsonrpc": "2.0", "id": 1, "method": "tools/call",
                                   "params": {"name": "locked", "arguments": {}}},
                     headers={"accept": "application/json, text/event-stream", "mcp-protocol-version": "2025-06-18",

@@ -3,9 +3,15 @@
 from __future__ import annotations
 
 import pytest
+from alembic.autogenerate import produce_migrations, render_python_code
+from alembic.migration import MigrationContext
+from sqlalchemy import MetaData, create_engine
 
+from app.db import Base
+from app.db.migrate import add_full_text_drops, include_name, include_object, upgrade
 from app.features.search import service
 from app.features.search.repository import SearchRepository, tokens
+from app.main import discover_features
 
 
 def _search(db, q, limit=8):
@@ -65,3 +71,26 @@ def test_query_syntax_in_user_input_is_never_interpreted(db, hostile):
 def test_tokens_keep_only_words_and_cap_their_number():
     assert tokens("json.dumps(obj) -- OR *") == ["json", "dumps", "obj", "or"]
     assert len(tokens(" ".join(["w"] * 50))) == 12
+
+
+def test_dropping_the_documents_table_drops_its_full_text_index_on_either_backend(fresh_database):
+    """What `revision` generates when a fork deletes this feature, whichever backend it runs against."""
+    upgrade(fresh_database)
+    discover_features()
+    without_search = MetaData()
+    for table in Base.metadata.tables.values():
+        if not table.name.startswith("search_"):
+            table.to_metadata(without_search)
+    engine = create_engine(fresh_database)
+    with engine.connect() as conn:
+        context = MigrationContext.configure(conn, opts={"include_name": include_name, "include_object": include_object,
+                                                         "target_metadata": without_search})
+        script = produce_migrations(context, without_search)
+        add_full_text_drops(context, None, [script])
+    engine.dispose()
+    lines = [line.strip() for line in render_python_code(script.upgrade_ops).splitlines()
+             if line.strip().startswith("op.")]
+    assert lines == ["op.drop_index(op.f('ix_search_documents_module'), table_name='search_documents')",
+                     "op.drop_index(op.f('ix_search_documents_owner'), table_name='search_documents')",
+                     "op.execute('DROP TABLE IF EXISTS search_documents_fts')",
+                     "op.drop_table('search_documents')"]

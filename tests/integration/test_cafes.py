@@ -1,31 +1,17 @@
-"""Zoo and café services against the migrated database (SQLite or PostgreSQL)."""
+"""Cafés against the migrated and seeded database (SQLite or PostgreSQL)."""
 
 from __future__ import annotations
 
+import shutil
+
 import pytest
+from alembic import command
 
+from app.db import Database
+from app.db.migrate import alembic_config, migrations_dir, upgrade
 from app.features.cafes import service as cafes
-from app.features.zoo import service as zoo
-
-
-def test_the_zoo_lists_distinct_real_species_with_conservation_facts(db):
-    summary, details = db.read_sync(lambda uow: zoo.list_animals(uow, 20))
-    assert len(summary.animals) == 20
-    assert len({a.species for a in summary.animals}) == 20
-    statuses = {d.conservation_status for d in details.values()}
-    assert statuses <= {"Least Concern", "Near Threatened", "Vulnerable", "Endangered", "Critically Endangered",
-                        "Extinct in the Wild"}
-    assert len(statuses) > 2
-
-
-def test_count_limits_the_list_and_details_match_it(db):
-    summary, details = db.read_sync(lambda uow: zoo.list_animals(uow, 1))
-    assert [a.id for a in summary.animals] == list(details)
-
-
-def test_an_unknown_animal_id_is_a_clear_lookup_error(db):
-    with pytest.raises(zoo.AnimalNotFound):
-        db.read_sync(lambda uow: zoo.animal_details(uow, "unicorn"))
+from app.main import discover_features, seed
+from tests.conftest import count_rows
 
 
 @pytest.mark.parametrize(
@@ -59,3 +45,40 @@ def test_a_city_named_in_one_language_is_found_from_another(db):
 def test_city_names_are_matched_without_case_accents_or_punctuation():
     assert cafes.normalize_city("São  Paulo") == "sao paulo"
     assert cafes.normalize_city("New-York.") == "new york"
+
+
+BATCH_ALTER_CITIES = """
+import sqlalchemy as sa
+from alembic import op
+
+revision = "9999_extra"
+down_revision = "0006_cafe_city_names"
+branch_labels = None
+depends_on = None
+
+
+def upgrade():
+    # On SQLite this copies cafe_cities and drops the original, which three tables reference.
+    with op.batch_alter_table("cafe_cities") as batch:
+        batch.alter_column("name", type_=sa.String(120))
+
+
+def downgrade():
+    pass
+"""
+
+
+def test_a_batch_migration_on_a_referenced_table_deletes_no_referencing_rows(tmp_path, fresh_database):
+    upgrade(fresh_database)
+    db = Database(fresh_database)
+    try:
+        seed(db, discover_features())
+    finally:
+        db.dispose()
+    scripts = tmp_path / "migrations"
+    shutil.copytree(migrations_dir(), scripts, ignore=shutil.ignore_patterns("__pycache__"))
+    (scripts / "versions" / "9999_extra.py").write_text(BATCH_ALTER_CITIES)
+    config = alembic_config(fresh_database)
+    config.set_main_option("script_location", str(scripts))
+    command.upgrade(config, "heads")
+    assert [count_rows(fresh_database, t) for t in ("cafe_cities", "cafes", "cafe_city_names")] == [13, 43, 52]

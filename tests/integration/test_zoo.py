@@ -1,0 +1,50 @@
+"""The zoo against the migrated and seeded database (SQLite or PostgreSQL)."""
+
+from __future__ import annotations
+
+import pytest
+
+from app.db import Database
+from app.db.migrate import upgrade
+from app.features.zoo import service as zoo
+from app.features.zoo.repository import AnimalRepository
+from app.main import discover_features, seed
+from tests.conftest import count_rows
+
+
+def test_the_zoo_lists_distinct_real_species_with_conservation_facts(db):
+    summary, details = db.read_sync(lambda uow: zoo.list_animals(uow, 20))
+    assert len(summary.animals) == 20
+    assert len({a.species for a in summary.animals}) == 20
+    statuses = {d.conservation_status for d in details.values()}
+    assert statuses <= {"Least Concern", "Near Threatened", "Vulnerable", "Endangered", "Critically Endangered",
+                        "Extinct in the Wild"}
+    assert len(statuses) > 2
+
+
+def test_count_limits_the_list_and_details_match_it(db):
+    summary, details = db.read_sync(lambda uow: zoo.list_animals(uow, 1))
+    assert [a.id for a in summary.animals] == list(details)
+
+
+def test_an_unknown_animal_id_is_a_clear_lookup_error(db):
+    with pytest.raises(zoo.AnimalNotFound):
+        db.read_sync(lambda uow: zoo.animal_details(uow, "unicorn"))
+
+
+def test_seeding_again_restores_the_data_file_and_keeps_what_users_did(fresh_database):
+    upgrade(fresh_database)
+    db = Database(fresh_database)
+    features = discover_features()
+    try:
+        seed(db, features)
+        db.write_sync(lambda uow: zoo.like(uow, "king-penguin-admiral"))
+        db.write_sync(lambda uow: setattr(uow.repository(AnimalRepository).get("king-penguin-admiral"),
+                                          "species", "Edited species"))
+        seed(db, features)
+        animal = db.read_sync(lambda uow: zoo.animal_details(uow, "king-penguin-admiral"))
+    finally:
+        db.dispose()
+    assert animal.likes == 1  # a user's like survives a re-seed
+    assert animal.species == "King penguin"  # seed data is what the data file says
+    assert count_rows(fresh_database, "zoo_animals") == 30
