@@ -21,7 +21,7 @@ ENV APP_LOG_FORMAT=json APP_DATABASE_URL=sqlite:////srv/var/app.db
 EXPOSE 8000
 HEALTHCHECK --interval=15s --timeout=4s --retries=3 \
   CMD python -c "import sys, urllib.request; sys.exit(urllib.request.urlopen('http://127.0.0.1:8000/readyz', timeout=3).status != 200)"
-# serve migrates (under a PostgreSQL advisory lock) and seeds once, then forks the workers.
-# With several replicas, run `python -m app migrate && python -m app seed` as a release step
-# and set APP_MIGRATE_ON_START=false APP_SEED_ON_START=false instead.
+# serve migrates and seeds once (replicas take turns on PostgreSQL advisory locks), then forks
+# the workers. A release step (`python -m app migrate && python -m app seed`) with
+# APP_MIGRATE_ON_START=false APP_SEED_ON_START=false keeps replica start-up short.
 CMD ["python", "-m", "app", "serve", "--host", "0.0.0.0", "--port", "8000", "--workers", "2", "--forwarded-allow-ips", "*"]

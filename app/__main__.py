@@ -131,10 +131,14 @@ def main(argv: list[str] | None = None) -> int:
 
     from app.db.errors import DatabaseNotMigrated, DatabaseUnavailable, is_outage
     from app.db.migrate import MigrationError
+    from app.logging import configure_logging
     from app.main import FeatureError, settings_or_exit
     from app.mcp.registry import RegistryError
 
     settings = settings_or_exit()
+    if args.command != "serve":
+        # One-shot commands report their own outcome in one line; only errors add log lines.
+        configure_logging(settings.log_format, "error")
     handler = {"serve": _serve, "migrate": _migrate, "revision": _revision, "seed": _seed, "check": _check}
     try:
         return handler[args.command](args, settings)

@@ -24,6 +24,7 @@ from starlette.types import ASGIApp
 
 from app.auth.resource_server import NoTokenVerifier, bearer_auth
 from app.db import Database
+from app.db.locks import SEED_LOCK, advisory_lock
 from app.feature import Deps, Feature
 from app.http.health import health_routes
 from app.http.middleware import AccessLogMiddleware, McpRequestNormalizer
@@ -49,7 +50,10 @@ def discover_features(package: str = FEATURES_PACKAGE) -> list[Feature]:
         if not (folder / "__init__.py").is_file():
             raise FeatureError(f"{folder} is not a feature: it has no __init__.py (add one that defines "
                                f"FEATURE = Feature(...), or delete the folder)")
-        module = importlib.import_module(f"{package}.{folder.name}")
+        try:
+            module = importlib.import_module(f"{package}.{folder.name}")
+        except ValueError as exc:  # a declaration refused at import (a Widget, a scheme): say where
+            raise FeatureError(f"{folder}: {exc}") from exc
         feature = getattr(module, "FEATURE", None)
         if not isinstance(feature, Feature):
             raise FeatureError(f"{folder}/__init__.py must define FEATURE = Feature(...)")
@@ -72,8 +76,13 @@ def server_instructions(features: Sequence[Feature]) -> str:
 
 
 def seed(db: Database, features: Sequence[Feature]) -> list[str]:
-    """Run every feature's idempotent seed, one transaction each; returns one summary line per feature."""
-    return [f"{f.name}: {db.write_sync(f.seed)}" for f in features if f.seed is not None]
+    """Run every feature's idempotent seed, one transaction each; returns one summary line per feature.
+
+    Replicas starting together take turns (PostgreSQL advisory lock): the later ones find
+    every row already current and write nothing.
+    """
+    with db.engine.connect() as lock_holder, advisory_lock(lock_holder, SEED_LOCK):
+        return [f"{f.name}: {db.write_sync(f.seed)}" for f in features if f.seed is not None]
 
 
 def create_app(

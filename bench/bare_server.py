@@ -1,6 +1,6 @@
 """Bare baseline: a plain mcp 2.3 ``MCPServer`` with the app's two benchmarked tools.
 
-Same service functions, same ``Database.run`` thread hop and the same
+Same service functions, same ``Database.read`` thread hop and the same
 result builders (``animals_result``, ``search_result``) as the app, but none of the app's wrapping:
 no Apps extension, no MCP middleware, no ASGI middleware, no transport security
 settings, no structlog. Served by uvicorn as the top-level ASGI app, so the

@@ -5,7 +5,7 @@ Targets (each a single-worker uvicorn subprocess on a free 127.0.0.1 port):
 * ``app``  - this server with everything on (``python -m app serve``), on a
   freshly migrated and seeded temporary SQLite database.
 * ``bare`` - ``bench/bare_server.py``: a plain mcp ``MCPServer`` exposing the
-  same two tools through the same service functions and ``Database.run``, with
+  same two tools through the same service functions and ``Database.read``, with
   none of the app's middleware, extensions or logging. ``app / bare`` is the
   cost of what the app adds on top of the SDK.
 * ``raw``  - ``bench/raw_server.py``: a Starlette endpoint that parses the

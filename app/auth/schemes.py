@@ -7,6 +7,8 @@ admits everyone; ``oauth2`` admits a token that carries ALL of its scopes.
 
 from __future__ import annotations
 
+import re
+import unicodedata
 from collections.abc import Sequence
 from typing import Any
 
@@ -14,6 +16,8 @@ from mcp.server.auth.provider import AccessToken
 
 Scheme = dict[str, Any]
 NOAUTH: Scheme = {"type": "noauth"}
+# RFC 6750 §3: scope tokens are %x21 / %x23-5B / %x5D-7E; error_description adds the space.
+_SCOPE_TOKEN = re.compile(r"[\x21\x23-\x5B\x5D-\x7E]+")
 
 
 def oauth2(*scopes: str) -> Scheme:
@@ -31,9 +35,10 @@ def validate(security: Sequence[Scheme]) -> list[Scheme]:
             schemes.append(dict(NOAUTH))
         elif kind == "oauth2":
             scopes = scheme.get("scopes", [])
-            if not isinstance(scopes, list | tuple) or not all(isinstance(s, str) and s and " " not in s
+            if not isinstance(scopes, list | tuple) or not all(isinstance(s, str) and _SCOPE_TOKEN.fullmatch(s)
                                                                 for s in scopes):
-                raise ValueError(f"oauth2 scopes must be a list of scope names without spaces, not {scopes!r}")
+                raise ValueError(f"oauth2 scopes must be a list of scope names (printable ASCII, no spaces, quotes "
+                                 f"or backslashes), not {scopes!r}")
             schemes.append(oauth2(*scopes))
         else:
             raise ValueError(f"unknown security scheme type {kind!r} (expected 'noauth' or 'oauth2')")
@@ -62,14 +67,18 @@ def unmet_scopes(security: Sequence[Scheme], token: AccessToken | None) -> tuple
 def challenge(resource_metadata_url: str, scopes: Sequence[str], description: str,
               error: str = "insufficient_scope") -> str:
     """An RFC 6750 / RFC 7235 Bearer challenge (``WWW-Authenticate`` value)."""
-    params = [f'resource_metadata="{_quoted(resource_metadata_url)}"']
+    params = [f'resource_metadata="{_ascii(resource_metadata_url)}"']
     if scopes:
-        params.append(f'scope="{_quoted(" ".join(scopes))}"')
-    params += [f'error="{error}"', f'error_description="{_quoted(description)}"']
+        params.append(f'scope="{" ".join(scopes)}"')  # validated scope tokens (validate())
+    params += [f'error="{error}"', f'error_description="{_ascii(description)}"']
     return "Bearer " + ", ".join(params)
 
 
-def _quoted(value: str) -> str:
-    # quoted-string (RFC 7230 §3.2.6): escape backslash and quote; no control characters.
-    cleaned = "".join(ch if ch >= " " and ch != "\x7f" else " " for ch in value)
-    return cleaned.replace("\\", "\\\\").replace('"', '\\"')
+def _ascii(value: str) -> str:
+    """Fit text to RFC 6750's attribute value set: printable ASCII without ``"`` or ``\\``.
+
+    Accents are dropped (café -> cafe), quotes become apostrophes, anything else a space.
+    """
+    plain = unicodedata.normalize("NFKD", value).encode("ascii", "ignore").decode()
+    plain = plain.replace('"', "'").replace("\\", "/")
+    return "".join(ch if " " <= ch <= "~" else " " for ch in plain)

@@ -94,7 +94,7 @@ class Database:
             yield
         except Exception as exc:
             if is_outage(exc):
-                log.error("db.unavailable", error=type(getattr(exc, "orig", None) or exc).__name__)
+                log.warning("db.unavailable", error=type(getattr(exc, "orig", None) or exc).__name__)
                 raise DatabaseUnavailable("The database is unavailable, please retry shortly.") from exc
             if is_undefined_object(exc) and self._schema_behind():
                 raise DatabaseNotMigrated(NOT_MIGRATED_MESSAGE) from exc
@@ -106,7 +106,7 @@ class Database:
         except Exception:  # best effort: the original error is what the caller gets otherwise
             return False
         if status in ("behind", "not migrated"):
-            log.error("db.not_migrated", schema=status)
+            log.warning("db.not_migrated", schema=status)
             return True
         return False
 

@@ -16,7 +16,7 @@ from mcp.server.apps import APP_MIME_TYPE
 REQUIRED_HINTS = ("readOnlyHint", "destructiveHint", "openWorldHint")
 FILE_PROPS = ("download_url", "file_id", "mime_type", "file_name")
 FILE_REQUIRED = {"download_url", "file_id"}
-MAX_STATUS = 64
+MAX_STATUS = 64  # ChatGPT's limit on openai/toolInvocation/* (the registry refuses longer ones)
 PROTOCOL_VERSION = "2025-06-18"
 Resources = dict[str, dict[str, Any]]  # uri -> {"mimeType": ..., "contents": [...]}
 

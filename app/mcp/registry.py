@@ -29,11 +29,11 @@ from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from app import __version__
 from app.auth import schemes
 from app.db import DatabaseNotMigrated, DatabaseUnavailable
+from app.mcp.check import MAX_STATUS
 from app.mcp.results import WWW_AUTHENTICATE
 from app.mcp.widgets import Widget
 
 F = TypeVar("F", bound=Callable[..., Any])
-MAX_STATUS_CHARS = 64
 
 
 class RegistryError(ValueError):
@@ -78,8 +78,8 @@ class ToolRegistry:
         meta: dict[str, Any] | None = None,
     ) -> Callable[[F], F]:
         for label, text in (("invoking", invoking), ("invoked", invoked)):
-            if text is not None and len(text) > MAX_STATUS_CHARS:
-                raise RegistryError(f"{name}: {label} status is {len(text)} chars, ChatGPT allows {MAX_STATUS_CHARS}")
+            if text is not None and len(text) > MAX_STATUS:
+                raise RegistryError(f"{name}: {label} status is {len(text)} chars, ChatGPT allows {MAX_STATUS}")
         try:
             declared = schemes.validate(security)
         except ValueError as exc:
@@ -92,7 +92,10 @@ class ToolRegistry:
             tool_meta["openai/widgetAccessible"] = visibility is None or "app" in visibility
             if visibility == ["app"]:
                 tool_meta["openai/visibility"] = "private"
-            self._widgets.setdefault(widget.name, widget)
+            known = self._widgets.setdefault(widget.name, widget)
+            if known.uri != widget.uri:
+                raise RegistryError(f"{name}: another widget is already named {widget.name!r} "
+                                    f"({known.uri} vs {widget.uri}); widget names must be unique")
         if invoking:
             tool_meta["openai/toolInvocation/invoking"] = invoking
         if invoked:
@@ -121,10 +124,6 @@ class ToolRegistry:
     @property
     def tool_names(self) -> list[str]:
         return list(self._tools)
-
-    @property
-    def widgets(self) -> list[Widget]:
-        return list(self._widgets.values())
 
     def build(self, *, instructions: str | None = None, middleware: list[Any] | None = None) -> MCPServer:
         apps = Apps()

@@ -20,10 +20,6 @@ def tool_result(output: BaseModel, text: str, widget_meta: dict[str, Any] | None
     )
 
 
-def error_result(text: str, meta: dict[str, Any] | None = None) -> CallToolResult:
-    return CallToolResult(content=[TextContent(type="text", text=text)], is_error=True, _meta=meta or None)
-
-
 def request_meta(meta: Any) -> dict[str, Any]:
     """A request's ``_meta`` as a plain dict, whichever shape the SDK hands over (dict or model)."""
     if meta is None:

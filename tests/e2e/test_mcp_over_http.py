@@ -25,9 +25,11 @@ def rpc(server: LiveServer, method: str, params: dict | None = None, headers: di
                       headers=headers or JSON_HEADERS, timeout=10)
 
 
-@pytest.mark.parametrize("mode", MODES)
-async def test_both_protocol_modes_list_every_tool_with_its_widget_metadata(live_server: LiveServer, mode: str):
+@pytest.mark.parametrize(("mode", "negotiated"), [("legacy", "2025-11-25"), ("auto", "2026-07-28")])
+async def test_both_protocol_modes_list_every_tool_with_its_widget_metadata(live_server: LiveServer, mode: str,
+                                                                           negotiated: str):
     async with Client(live_server.mcp_url, mode=mode) as client:
+        assert client.session.protocol_version == negotiated  # "auto" really took the sessionless path
         tools = {t.name: t for t in (await client.list_tools()).tools}
     assert {"search", "get_zoo_animals", "get_zoo_animal_details", "recommend_cafe"} <= set(tools)
     zoo = tools["get_zoo_animals"].meta or {}
@@ -36,13 +38,28 @@ async def test_both_protocol_modes_list_every_tool_with_its_widget_metadata(live
 
 
 @pytest.mark.parametrize("mode", MODES)
-async def test_search_finds_json_dumps_first_in_both_modes(live_server: LiveServer, mode: str):
+async def test_search_ranks_the_named_function_first_in_both_modes(live_server: LiveServer, mode: str):
     async with Client(live_server.mcp_url, mode=mode) as client:
-        result = await client.call_tool("search", {"q": "json dumps"})
+        result = await client.call_tool("search", {"q": "asyncio gather"})
     assert not result.is_error
     hits = result.structured_content["results"]
-    assert hits and "json.dumps" in [h["title"] for h in hits[:3]]
+    assert hits[0]["title"] == "asyncio.gather"
     assert all(h["url"].startswith("https://docs.python.org/3/") for h in hits)
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_the_zoo_widget_opens_an_animal_and_likes_it_in_both_modes(live_server: LiveServer, mode: str):
+    async with Client(live_server.mcp_url, mode=mode) as client:
+        details = await client.call_tool("get_zoo_animal_details", {"animal_id": "red-panda-ember"})
+        first = await client.call_tool("like_zoo_animal", {"animal_id": "red-panda-ember"})
+        second = await client.call_tool("like_zoo_animal", {"animal_id": "red-panda-ember"})
+        unknown = await client.call_tool("like_zoo_animal", {"animal_id": "unicorn"})
+    animal = details.structured_content["animal"]
+    assert (animal["id"], animal["name"]) == ("red-panda-ember", "Ember")
+    assert second.structured_content["likes"] == first.structured_content["likes"] + 1
+    assert second.content[0].text == f"Ember now has {second.structured_content['likes']} likes."
+    assert unknown.is_error is True
+    assert unknown.content[0].text == "Error executing tool like_zoo_animal: No zoo animal has the id 'unicorn'."
 
 
 @pytest.mark.parametrize("mode", MODES)

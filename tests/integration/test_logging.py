@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from mcp.server.auth.provider import AccessToken
 from starlette.testclient import TestClient
 
@@ -32,18 +33,23 @@ def _locked(registry, deps) -> None:
 LOCKED = Feature(name="locked", tools=_locked)
 
 
-def test_a_tool_call_is_one_correlated_event_and_the_access_log_keeps_to_http(settings, json_log):
+@pytest.mark.parametrize("version", ["2025-06-18", "2026-07-28"])
+def test_a_tool_call_is_one_correlated_event_and_the_access_log_keeps_to_http(settings, json_log, version):
     verifier = StaticTokenVerifier({TOKEN: AccessToken(token=TOKEN, client_id="chatgpt", scopes=["x.read"],
                                                        subject="acct-7", resource=settings.mcp_url)})
     app = create_app(settings, token_verifier=verifier, features=[LOCKED])
+    headers = {"accept": "application/json, text/event-stream", "mcp-protocol-version": version,
+               "x-request-id": "req-corr-1", "authorization": f"Bearer {TOKEN}"}
+    meta = dict(META)
+    if version == "2026-07-28":
+        headers |= {"mcp-method": "tools/call", "mcp-name": "locked"}
+        meta |= {"io.modelcontextprotocol/protocolVersion": version,
+                 "io.modelcontextprotocol/clientInfo": {"name": "t", "version": "1"},
+                 "io.modelcontextprotocol/clientCapabilities": {}}
     with TestClient(app, base_url=settings.base_url) as client:
-        resp = client.post(
-            "/mcp",
-            json={"jsonrpc": "2.0", "id": 3, "method": "tools/call",
-                  "params": {"name": "locked", "arguments": {}, "_meta": META}},
-            headers={"accept": "application/json, text/event-stream", "mcp-protocol-version": "2025-06-18",
-                     "x-request-id": "req-corr-1", "authorization": f"Bearer {TOKEN}"},
-        )
+        resp = client.post("/mcp", headers=headers, json={
+            "jsonrpc": "2.0", "id": 3, "method": "tools/call",
+            "params": {"name": "locked", "arguments": {}, "_meta": meta}})
     assert resp.status_code == 200 and not resp.json()["result"].get("isError")
     events = [e for e in json_log() if e.get("request_id") == "req-corr-1"]
     calls = [e for e in events if e["event"] == "mcp.tool_call"]
@@ -53,7 +59,7 @@ def test_a_tool_call_is_one_correlated_event_and_the_access_log_keeps_to_http(se
     assert {k: call[k] for k in ("tool", "rpc_method", "protocol_version", "widget_session_id", "openai_session",
                                  "openai_subject", "openai_organization", "locale", "subject", "client_id",
                                  "outcome")} == {
-        "tool": "locked", "rpc_method": "tools/call", "protocol_version": "2025-06-18",
+        "tool": "locked", "rpc_method": "tools/call", "protocol_version": version,
         "widget_session_id": "ws_123", "openai_session": "sess_abc", "openai_subject": "subj_42",
         "openai_organization": "org_7", "locale": "es-MX", "subject": "acct-7", "client_id": "chatgpt",
         "outcome": "ok"}

@@ -69,3 +69,12 @@ def test_two_features_with_one_name_are_refused(package):
     _feature(root, "two", name="same")
     with pytest.raises(FeatureError, match="feature names must be unique: same"):
         discover_features(name)
+
+
+def test_a_declaration_refused_at_import_names_the_feature_folder(package):
+    name, root = package
+    (root / "badwidget").mkdir()
+    (root / "badwidget" / "__init__.py").write_text(
+        "from app.mcp.widgets import Widget\nW = Widget(name='w', title='W', description='d', display_modes=('tv',))\n")
+    with pytest.raises(FeatureError, match=r"badwidget: widget w: display modes must be"):
+        discover_features(name)

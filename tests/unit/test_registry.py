@@ -21,6 +21,9 @@ class Out(BaseModel):
     n: int
 
 
+async def _out() -> Annotated[CallToolResult, Out]: ...
+
+
 def _registry() -> ToolRegistry:
     return ToolRegistry(widget_domain="https://w.example.com",
                         resource_metadata_url="https://mcp.example.com/.well-known/oauth-protected-resource/mcp")
@@ -75,6 +78,14 @@ def test_a_tool_name_declared_twice_is_refused_naming_both_declarations():
     assert registry.tool_names == ["twin"]
 
 
+def test_two_different_widgets_with_one_name_are_refused():
+    registry = _registry()
+    other = Widget(name="demo", title="Demo 2", description="d", html_override="<p>other</p>")
+    registry.tool(name="a", title="A", description="d", security=[NOAUTH], widget=WIDGET, **HINTS)(_out)
+    with pytest.raises(RegistryError, match="another widget is already named 'demo'"):
+        registry.tool(name="b", title="B", description="d", security=[NOAUTH], widget=other, **HINTS)
+
+
 def test_visibility_without_a_widget_is_refused():
     with pytest.raises(RegistryError, match="visibility is an MCP Apps setting; it needs a widget"):
         _registry().tool(name="t", title="T", description="d", security=[NOAUTH], visibility=["app"], **HINTS)
@@ -83,7 +94,7 @@ def test_visibility_without_a_widget_is_refused():
 @pytest.mark.parametrize(
     ("security", "needle"),
     [([], "at least one security scheme"), ([{"type": "apiKey"}], "unknown security scheme type 'apiKey'"),
-     ([{"type": "oauth2", "scopes": ["two words"]}], "scope names without spaces")],
+     ([{"type": "oauth2", "scopes": ["two words"]}], "scope names")],
 )
 def test_a_malformed_security_declaration_is_refused(security, needle):
     with pytest.raises(RegistryError, match=needle):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from mcp.server.auth.provider import AccessToken
 
-from app.auth.schemes import NOAUTH, challenge, oauth2, unmet_scopes
+from app.auth.schemes import NOAUTH, challenge, oauth2, unmet_scopes, validate
 
 
 def _token(*scopes: str) -> AccessToken:
@@ -37,7 +37,13 @@ def test_a_challenge_carries_every_parameter_chatgpt_needs():
                      'scope="a.read b.write", error="insufficient_scope", error_description="Sign in"')
 
 
-def test_challenge_text_is_escaped_into_a_valid_quoted_string():
-    value = challenge("https://h/x", [], 'say "hi"\\ \n now')
-    assert value.endswith('error_description="say \\"hi\\"\\\\   now"')
+def test_challenge_text_keeps_to_the_rfc_6750_character_set():
+    value = challenge("https://h/x", [], 'Recommend a café: say "hi"\\ \n now')
+    assert value.endswith("""error_description="Recommend a cafe: say 'hi'/   now\"""")
     assert "scope=" not in value
+
+
+@pytest.mark.parametrize("scope", ["two words", 'quo"te', "back\\slash", "café"])
+def test_a_scope_outside_the_rfc_6750_character_set_is_refused(scope):
+    with pytest.raises(ValueError, match="scope names"):
+        validate([oauth2(scope)])

@@ -1,0 +1,38 @@
+"""Operator commands fail with one line and a non-zero exit, never a traceback."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from app.__main__ import main
+
+
+@pytest.mark.parametrize(("argv", "needle"), [
+    (["migrate", "--revision", "nope"], "Can't locate revision identified by 'nope'"),
+    (["migrate", "--downgrade", "bogus"], "Can't locate revision identified by 'bogus'"),
+])
+def test_a_bad_migration_target_is_one_line(monkeypatch, capsys, fresh_database, argv, needle):
+    monkeypatch.setenv("APP_DATABASE_URL", fresh_database)
+    assert main(argv) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith(f"{argv[0]}: ") and needle in err[0], err
+
+
+def test_an_unreachable_database_is_one_line_naming_where_without_credentials(monkeypatch, capsys):
+    monkeypatch.setenv("APP_DATABASE_URL", "postgresql+psycopg://admin:s3cret@127.0.0.1:1/app")
+    assert main(["migrate"]) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("migrate: cannot reach the database at 127.0.0.1:1/app: "), err
+    assert "s3cret" not in err[0]
+
+
+def test_seeding_an_unmigrated_database_says_to_migrate_and_nothing_else(fresh_database, tmp_path):
+    proc = subprocess.run([sys.executable, "-m", "app", "seed"], cwd=tmp_path, capture_output=True, text=True,
+                          env={**os.environ, "APP_DATABASE_URL": fresh_database}, timeout=60)
+    assert (proc.returncode, proc.stdout) == (1, "")
+    assert proc.stderr.strip() == ("seed: The server's database schema is not up to date; an operator "
+                                   "must run `python -m app migrate`.")
