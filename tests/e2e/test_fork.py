@@ -37,7 +37,8 @@ REMOVALS = [
                     "tests/integration/test_unit_of_work.py"),
             frozenset({"zoo_animals"}), ("search_documents", 5116), ("recommend_cafe", "search")),
     # The full-text index rides along: the SQLite FTS5 table by name, the PostgreSQL column with its table.
-    Removal("search", ("tests/integration/test_search.py",), frozenset({"search_documents"}), ("zoo_animals", 30),
+    Removal("search", ("tests/unit/test_search_results.py", "tests/integration/test_search.py"),
+            frozenset({"search_documents"}), ("zoo_animals", 30),
             ("get_zoo_animal_details", "get_zoo_animals", "like_zoo_animal", "recommend_cafe")),
 ]
 

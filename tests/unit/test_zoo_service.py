@@ -1,4 +1,4 @@
-"""Zoo use cases against a fake unit of work: no database, just the rules."""
+"""Zoo use cases against a fake unit of work (no database), and the text the model reads."""
 
 from __future__ import annotations
 
@@ -8,6 +8,8 @@ import pytest
 
 from app.features.zoo import service
 from app.features.zoo.repository import AnimalRepository
+from app.features.zoo.schemas import AnimalSummary, ZooAnimals
+from app.features.zoo.tool import animals_result
 from tests.fakes import FakeUnitOfWork
 
 
@@ -40,3 +42,11 @@ def test_a_like_locks_the_row_counts_once_and_leaves_the_commit_to_the_caller():
 def test_liking_an_unknown_animal_is_a_lookup_error():
     with FakeUnitOfWork({AnimalRepository: FakeAnimals()}) as uow, pytest.raises(service.AnimalNotFound):
         service.like(uow, "unicorn")
+
+
+def test_the_zoo_says_one_animal_not_one_animals():
+    one = ZooAnimals(animals=[AnimalSummary(id="a", name="Ada", species="Red panda")])
+    two = ZooAnimals(animals=[*one.animals, AnimalSummary(id="b", name="Bo", species="Otter")])
+    assert animals_result(one, {}).content[0].text == "1 animal at the zoo: Ada the red panda."
+    assert animals_result(two, {}).content[0].text == "2 animals at the zoo: Ada the red panda, Bo the otter."
+    assert animals_result(ZooAnimals(animals=[]), {}).content[0].text == "The zoo is empty."
