@@ -70,6 +70,8 @@ def configure_logging(log_format: str = "console", level: str = "INFO") -> None:
                 "uvicorn.error": {"handlers": [], "propagate": True},
                 "uvicorn": {"handlers": [], "propagate": True},
                 "httpx": {"level": "WARNING"},
+                # psycopg sets its own logger to WARNING on import; hold it to the chosen level.
+                "psycopg": {"level": max(level.upper(), "WARNING", key=logging.getLevelName)},
                 "sqlalchemy.engine": {"level": "WARNING"},
                 "alembic": {"level": "WARNING"},
                 # One line per stateless request ("Terminating session: None") is noise.
