@@ -7,11 +7,9 @@ import shutil
 import pytest
 from alembic import command
 
-from app.db import Database
-from app.db.migrate import alembic_config, migrations_dir, upgrade
+from app.db.migrate import alembic_config, migrations_dir
 from app.features.cafes import service as cafes
-from app.main import discover_features, seed
-from tests.conftest import count_rows
+from tests.conftest import count_rows, prepare
 
 
 @pytest.mark.parametrize(
@@ -69,12 +67,7 @@ def downgrade():
 
 
 def test_a_batch_migration_on_a_referenced_table_deletes_no_referencing_rows(tmp_path, fresh_database):
-    upgrade(fresh_database)
-    db = Database(fresh_database)
-    try:
-        seed(db, discover_features())
-    finally:
-        db.dispose()
+    prepare(fresh_database)
     scripts = tmp_path / "migrations"
     shutil.copytree(migrations_dir(), scripts, ignore=shutil.ignore_patterns("__pycache__"))
     (scripts / "versions" / "9999_extra.py").write_text(BATCH_ALTER_CITIES)
