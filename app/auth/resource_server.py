@@ -23,9 +23,6 @@ from starlette.types import ASGIApp
 
 from app.auth.schemes import challenge
 
-__all__ = ["AccessToken", "NoTokenVerifier", "OptionalBearerBackend", "TokenVerifier", "bearer_auth",
-           "current_subject", "get_access_token"]
-
 INVALID_TOKEN = "The access token is invalid, expired, or was issued for another resource."
 
 

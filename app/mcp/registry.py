@@ -92,7 +92,7 @@ class ToolRegistry:
             tool_meta["openai/widgetAccessible"] = visibility is None or "app" in visibility
             if visibility == ["app"]:
                 tool_meta["openai/visibility"] = "private"
-            known = self._widgets.setdefault(widget.name, widget)
+            known = self._widgets.get(widget.name, widget)
             if known.uri != widget.uri:
                 raise RegistryError(f"{name}: another widget is already named {widget.name!r} "
                                     f"({known.uri} vs {widget.uri}); widget names must be unique")
@@ -117,6 +117,8 @@ class ToolRegistry:
             kwargs = {"name": name, "title": title, "description": description, "annotations": annotations}
             wrapped = _enforced(fn, title, declared, self.resource_metadata_url)
             self._tools[name] = _ToolSpec(wrapped, kwargs, tool_meta, widget, visibility, origin)
+            if widget is not None:  # registered with its first tool, so a refused tool leaves no widget behind
+                self._widgets.setdefault(widget.name, widget)
             return fn
 
         return decorator

@@ -86,6 +86,14 @@ def test_two_different_widgets_with_one_name_are_refused():
         registry.tool(name="b", title="B", description="d", security=[NOAUTH], widget=other, **HINTS)
 
 
+def test_a_refused_tool_leaves_no_widget_behind():
+    registry = _registry()
+    registry.tool(name="a", title="A", description="d", security=[NOAUTH], **HINTS)(_out)
+    with pytest.raises(RegistryError, match="declared twice"):
+        registry.tool(name="a", title="A", description="d", security=[NOAUTH], widget=WIDGET, **HINTS)(_out)
+    assert anyio.run(registry.build().list_resources) == []
+
+
 def test_visibility_without_a_widget_is_refused():
     with pytest.raises(RegistryError, match="visibility is an MCP Apps setting; it needs a widget"):
         _registry().tool(name="t", title="T", description="d", security=[NOAUTH], visibility=["app"], **HINTS)
