@@ -1,9 +1,10 @@
-"""Command line: ``python -m app serve | migrate | revision | seed | check``."""
+"""Command line: ``python -m app serve | migrate | revision | seed | check | users | clients``."""
 
 from __future__ import annotations
 
 import argparse
 import sys
+from typing import Any
 
 from app.settings import Settings
 
@@ -13,7 +14,7 @@ def _serve(args: argparse.Namespace, settings: Settings) -> int:
 
     from app.db.migrate import upgrade
     from app.logging import configure_logging
-    from app.main import create_app, discover_features, open_database, seed
+    from app.main import create_app, discover_features, open_database, refuse_demo_accounts, seed
 
     configure_logging(settings.log_format, settings.log_level)
     # Build the app once here, before uvicorn forks: a bad feature or tool declaration is then
@@ -25,7 +26,8 @@ def _serve(args: argparse.Namespace, settings: Settings) -> int:
         if settings.migrate_on_start:
             upgrade(settings.database_url)
         if settings.seed_on_start:
-            seed(db, features)
+            seed(db, features, settings)
+        refuse_demo_accounts(settings, db)
     finally:
         db.dispose()
     uvicorn.run(
@@ -66,7 +68,7 @@ def _seed(args: argparse.Namespace, settings: Settings) -> int:
 
     db = open_database(settings)
     try:
-        for line in seed(db, discover_features()):
+        for line in seed(db, discover_features(), settings):
             print(f"seeded {line}")
     finally:
         db.dispose()
@@ -103,6 +105,64 @@ def _check(args: argparse.Namespace, settings: Settings) -> int:
     return 1 if problems else 0
 
 
+def _users(args: argparse.Namespace, settings: Settings) -> int:
+    import getpass
+
+    from app.auth.accounts import AccountRepository, create_account, set_disabled
+    from app.main import open_database
+
+    db = open_database(settings)
+    try:
+        if args.action == "create":
+            password = sys.stdin.readline().rstrip("\n") if args.password_stdin else getpass.getpass("Password: ")
+            username, account_id = db.write_sync(lambda uow: _ids(create_account(
+                uow, args.username, password, display_name=args.name, email=args.email)))
+            print(f"created {username} ({account_id})")
+        elif args.action in ("disable", "enable"):
+            username, account_id = db.write_sync(lambda uow: _ids(set_disabled(uow, args.username,
+                                                                               args.action == "disable")))
+            print(f"{args.action}d {username} ({account_id}); its tokens "
+                  f"{'stop working now' if args.action == 'disable' else 'work again'}")
+        else:
+            rows = db.read_sync(lambda uow: [
+                (a.username, a.id, "disabled" if a.disabled_at else "demo" if a.is_demo else "active", a.email or "")
+                for a in uow.repository(AccountRepository).all()])
+            for row in rows:
+                print("\t".join(row))
+    finally:
+        db.dispose()
+    return 0
+
+
+def _ids(account: Any) -> tuple[str, str]:
+    return account.username, account.id
+
+
+def _clients(args: argparse.Namespace, settings: Settings) -> int:
+    from app.auth.clients import AUTH_METHODS, ClientMetadataError, register_client, validate_metadata
+    from app.auth.scopes import ScopeCatalog
+    from app.main import discover_features, open_database
+
+    catalog = ScopeCatalog(scope for feature in discover_features() for scope in feature.scopes)
+    data = {"client_name": args.name, "redirect_uris": args.redirect_uri,
+            "token_endpoint_auth_method": args.auth_method, **({"scope": args.scope} if args.scope else {}),
+            **({"jwks_uri": args.jwks_uri} if args.jwks_uri else {})}
+    try:
+        metadata = validate_metadata(data, catalog, auth_methods=AUTH_METHODS, default_auth="client_secret_basic")
+    except ClientMetadataError as exc:
+        print(f"clients: {exc}", file=sys.stderr)
+        return 2
+    db = open_database(settings)
+    try:
+        row, secret = db.write_sync(lambda uow: register_client(uow, metadata, kind="static"))
+    finally:
+        db.dispose()
+    print(f"client_id: {row.client_id}")
+    if secret:
+        print(f"client_secret: {secret}   (shown once; only its hash is stored)")
+    return 0
+
+
 def _where(url: str) -> str:
     return url.split("@")[-1]  # never print credentials
 
@@ -124,25 +184,45 @@ def main(argv: list[str] | None = None) -> int:
     sub.add_parser("seed", help="load every feature's bundled data (idempotent)")
     check = sub.add_parser("check", help="lint tool and widget descriptors against the ChatGPT rules")
     check.add_argument("--url", help="check a running server's /mcp URL instead of this one")
+    users = sub.add_parser("users", help="local accounts: create, list, disable, enable")
+    users.add_argument("action", choices=["create", "list", "disable", "enable"])
+    users.add_argument("username", nargs="?")
+    users.add_argument("--name", help="display name (create)")
+    users.add_argument("--email", help="email address (create)")
+    users.add_argument("--password-stdin", action="store_true", help="read the password from stdin (create)")
+    clients = sub.add_parser("clients", help="pre-register an OAuth client")
+    clients.add_argument("action", choices=["create"])
+    clients.add_argument("--name", required=True)
+    clients.add_argument("--redirect-uri", action="append", required=True, help="exact redirect URI (repeatable)")
+    clients.add_argument("--auth-method", default="client_secret_basic",
+                         choices=["client_secret_basic", "client_secret_post", "private_key_jwt", "none"])
+    clients.add_argument("--scope", help="space-separated scopes the client may ask for (default: any)")
+    clients.add_argument("--jwks-uri", help="where its public keys are (private_key_jwt)")
     args = parser.parse_args(argv)
+    if args.command == "users" and args.action != "list" and not args.username:
+        parser.error(f"users {args.action} needs a USERNAME")
 
     from alembic.util.exc import CommandError
     from sqlalchemy.exc import DBAPIError
 
+    from app.auth.accounts import AccountError
+    from app.auth.keys import KeyMaterialError
     from app.db.errors import DatabaseNotMigrated, DatabaseUnavailable, is_outage
     from app.db.migrate import MigrationError
     from app.logging import configure_logging
-    from app.main import FeatureError, settings_or_exit
+    from app.main import FeatureError, StartupRefused, settings_or_exit
     from app.mcp.registry import RegistryError
 
     settings = settings_or_exit()
     if args.command != "serve":
         # One-shot commands report their own outcome in one line; only errors add log lines.
         configure_logging(settings.log_format, "error")
-    handler = {"serve": _serve, "migrate": _migrate, "revision": _revision, "seed": _seed, "check": _check}
+    handler = {"serve": _serve, "migrate": _migrate, "revision": _revision, "seed": _seed, "check": _check,
+               "users": _users, "clients": _clients}
     try:
         return handler[args.command](args, settings)
-    except (FeatureError, RegistryError, MigrationError, CommandError, DatabaseUnavailable, DatabaseNotMigrated) as exc:
+    except (FeatureError, RegistryError, MigrationError, CommandError, DatabaseUnavailable, DatabaseNotMigrated,
+            StartupRefused, KeyMaterialError, AccountError) as exc:
         # Operator-facing problems: one line, no traceback.
         print(f"{args.command}: {exc}", file=sys.stderr)
         return 1

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from starlette.routing import BaseRoute
 
+from app.auth.scopes import Scope
 from app.db import Database, UnitOfWork
 from app.mcp.registry import ToolRegistry
 from app.settings import Settings
@@ -38,3 +39,5 @@ class Feature:
     # Idempotent data load run by ``python -m app seed`` (and by ``serve`` unless APP_SEED_ON_START=false).
     # Receives a write unit of work and returns a short summary; it is committed after it returns.
     seed: Callable[[UnitOfWork], str] | None = None
+    # OAuth scopes its tools ask for: published in the metadata, described on the consent page.
+    scopes: Sequence[Scope] = ()

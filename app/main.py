@@ -22,7 +22,14 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 from starlette.types import ASGIApp
 
-from app.auth.resource_server import NoTokenVerifier, bearer_auth
+from app.auth.accounts import AccountRepository, seed_demo_accounts
+from app.auth.clients import CimdResolver, ClientKeys, RateLimiter
+from app.auth.keys import load_keyring, load_secret
+from app.auth.resource_server import bearer_auth, protected_resource_routes
+from app.auth.routes import AuthorizationServerRoutes, Signer
+from app.auth.scopes import ScopeCatalog
+from app.auth.server import GrantRepository, ServerConfig, normalise_resource
+from app.auth.tokens import BuiltinTokenVerifier, ExternalTokenVerifier, RemoteJwks
 from app.db import Database
 from app.db.locks import SEED_LOCK, advisory_lock
 from app.feature import Deps, Feature
@@ -30,14 +37,28 @@ from app.http.health import health_routes
 from app.http.middleware import AccessLogMiddleware, McpRequestNormalizer
 from app.mcp.registry import ToolRegistry
 from app.mcp.server import build_mcp_server
+from app.net.guard import OutboundGuard
 from app.settings import Settings, SettingsError, load_settings
 
 FEATURES_PACKAGE = "app.features"
 WIDGET_HINT = "Results render in widgets; do not repeat what a widget already shows."
 
 
+CORE_MODELS = ("app.auth.models",)
+
+
 class FeatureError(RuntimeError):
     """A feature folder that cannot be loaded; the message says which and why."""
+
+
+class StartupRefused(RuntimeError):
+    """A configuration this server will not run with; the message names the setting to change."""
+
+
+def load_core_models() -> None:
+    """Import the tables that are not a feature's (accounts, OAuth), completing Base.metadata for alembic."""
+    for module in CORE_MODELS:
+        importlib.import_module(module)
 
 
 def discover_features(package: str = FEATURES_PACKAGE) -> list[Feature]:
@@ -75,14 +96,61 @@ def server_instructions(features: Sequence[Feature]) -> str:
     return " ".join([*(f.instructions for f in features if f.instructions), WIDGET_HINT])
 
 
-def seed(db: Database, features: Sequence[Feature]) -> list[str]:
-    """Run every feature's idempotent seed, one transaction each; returns one summary line per feature.
+def seed(db: Database, features: Sequence[Feature], settings: Settings) -> list[str]:
+    """Demo accounts (development), then every feature's idempotent seed, one transaction each;
+    returns one summary line per step.
 
     Replicas starting together take turns (PostgreSQL advisory lock): the later ones find
     every row already current and write nothing.
     """
+    lines = []
     with db.engine.connect() as lock_holder, advisory_lock(lock_holder, SEED_LOCK):
-        return [f"{f.name}: {db.write_sync(f.seed)}" for f in features if f.seed is not None]
+        if settings.auth_mode == "builtin" and (not settings.production or settings.allow_demo_accounts):
+            lines.append(f"accounts: {db.write_sync(lambda uow: seed_demo_accounts(uow, settings.demo_password))}")
+        lines += [f"{f.name}: {db.write_sync(f.seed)}" for f in features if f.seed is not None]
+    return lines
+
+
+def refuse_demo_accounts(settings: Settings, db: Database) -> None:
+    """Production with the demo accounts (known password) still in the database: refuse to serve."""
+    if settings.production and not settings.allow_demo_accounts:
+        demo = db.read_sync(lambda uow: [a.username for a in uow.repository(AccountRepository).demo()])
+        if demo:
+            raise StartupRefused(f"APP_ENV=production but demo accounts exist ({', '.join(demo)}): disable them with "
+                                 "`python -m app users disable NAME`, or set APP_ALLOW_DEMO_ACCOUNTS=true")
+
+
+def build_auth(settings: Settings, db: Database, catalog: ScopeCatalog, guard: OutboundGuard,
+               token_verifier: TokenVerifier | None) -> tuple[TokenVerifier, list[BaseRoute]]:
+    """The token verifier for /mcp and the routes of the metadata documents and the authorization server."""
+    routes = protected_resource_routes(settings.mcp_url, settings.resource_metadata_url, settings.issuer,
+                                       catalog.names)
+    if settings.auth_mode == "external":
+        verifier = ExternalTokenVerifier(RemoteJwks(settings.oauth_jwks_url or "", guard), issuer=settings.issuer,
+                                         audience=settings.token_audience, resource=settings.mcp_url, catalog=catalog)
+        return token_verifier or verifier, routes
+    keys = load_keyring(settings)
+    secret, secret_generated = load_secret(settings)
+    if settings.production and (keys.generated or secret_generated) and not settings.allow_generated_keys:
+        missing = "APP_OAUTH_SIGNING_KEYS" if keys.generated else "APP_SECRET_KEY"
+        raise StartupRefused(f"APP_ENV=production needs {missing} (a generated one would differ per replica and "
+                             "be lost with the disk); set it, or APP_ALLOW_GENERATED_KEYS=true")
+    resource = normalise_resource(settings.mcp_url) or settings.mcp_url
+    config = ServerConfig(issuer=settings.base_url, resources=(resource,), catalog=catalog, keys=keys,
+                          access_ttl=settings.oauth_access_token_ttl, refresh_ttl=settings.oauth_refresh_token_ttl,
+                          refresh_grace=settings.oauth_refresh_grace, code_ttl=settings.oauth_code_ttl)
+    server = AuthorizationServerRoutes(
+        config=config, db=db, cimd=CimdResolver(guard, db, catalog, settings.oauth_cimd_hosts),
+        client_keys=ClientKeys(guard), signer=Signer(secret),
+        registrations=RateLimiter(settings.oauth_registrations_per_hour, 3600), logins=RateLimiter(5, 60),
+        secure_cookies=settings.base_url.startswith("https://"), jwks=keys.public_jwks)
+
+    async def grant_active(grant_id: str, subject: str) -> bool:
+        return await db.read(lambda uow: uow.repository(GrantRepository).grant_active(grant_id, subject))
+
+    verifier = BuiltinTokenVerifier(keys, issuer=settings.base_url, audience=resource, catalog=catalog,
+                                    grant_active=grant_active)
+    return token_verifier or verifier, routes + server.routes()
 
 
 def create_app(
@@ -91,10 +159,17 @@ def create_app(
     db: Database | None = None,
     token_verifier: TokenVerifier | None = None,
     features: Sequence[Feature] | None = None,
+    guard: OutboundGuard | None = None,
 ) -> ASGIApp:
     features = discover_features() if features is None else list(features)
     db = db or open_database(settings)
     deps = Deps(settings=settings, db=db)
+    try:
+        catalog = ScopeCatalog(scope for feature in features for scope in feature.scopes)
+    except ValueError as exc:
+        raise FeatureError(str(exc)) from None
+    guard = guard or OutboundGuard(allowlist=settings.outbound_allowlist)
+    token_verifier, auth_routes = build_auth(settings, db, catalog, guard, token_verifier)
 
     registry = ToolRegistry(widget_domain=settings.widget_domain,
                             resource_metadata_url=settings.resource_metadata_url)
@@ -104,6 +179,10 @@ def create_app(
             feature.tools(registry, deps)
         if feature.routes is not None:
             feature_routes.extend(feature.routes(deps))
+    if undeclared := {s: tools for s, tools in registry.scopes_used().items() if s not in catalog}:
+        raise FeatureError("; ".join(f"tools {', '.join(tools)} ask for scope {scope!r}, which no feature declares "
+                                     f"(add Scope({scope!r}, ...) to the feature's scopes)"
+                                     for scope, tools in undeclared.items()))
     mcp = build_mcp_server(registry, instructions=server_instructions(features))
     mcp_http = mcp.streamable_http_app(
         streamable_http_path="/mcp",
@@ -118,7 +197,7 @@ def create_app(
         ),
     )
     # The token is optional on /mcp: each tool enforces its own schemes (app.mcp.registry).
-    mcp_endpoint = bearer_auth(mcp_http, token_verifier or NoTokenVerifier(), resource=settings.mcp_url,
+    mcp_endpoint = bearer_auth(mcp_http, token_verifier, resource=settings.mcp_url,
                                resource_metadata_url=settings.resource_metadata_url)
 
     @contextlib.asynccontextmanager
@@ -139,6 +218,7 @@ def create_app(
         routes=[
             Route("/", index, methods=["GET"]),
             *health_routes(db),
+            *auth_routes,
             *feature_routes,
             Route("/mcp", no_standalone_stream, methods=["GET"]),
             # Only /mcp passes the bearer check: feature routes (OAuth endpoints take client

@@ -11,12 +11,14 @@ from functools import cached_property
 from typing import Annotated, Any
 from urllib.parse import urlsplit
 
-from pydantic import Field, ValidationError, field_validator
+from pydantic import Field, ValidationError, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 _LOCAL_HOSTS = ("127.0.0.1", "localhost", "[::1]")
 LOG_LEVELS = ("debug", "info", "warning", "error")
 LOG_FORMATS = ("json", "console")
+ENVIRONMENTS = ("development", "production")
+AUTH_MODES = ("builtin", "external")
 ENV_PREFIX = "APP_"
 
 
@@ -49,8 +51,32 @@ class Settings(BaseSettings):
     db_pool_size: int = Field(default=10, ge=1)
     db_connect_timeout: float = Field(default=5.0, gt=0)
     db_statement_timeout: float = Field(default=15.0, gt=0)
+    # development: demo accounts and generated keys under var_dir are fine; production refuses both
+    # unless allowed explicitly below.
+    env: str = "development"
+    var_dir: str = "./var"
+    demo_password: str = Field(default="demo-password", min_length=8)
+    allow_demo_accounts: bool = False
+    allow_generated_keys: bool = False
+    # HMAC key for the login and consent forms (CSRF and login tickets); generated under var_dir in development.
+    secret_key: str | None = Field(default=None, min_length=32)
+    auth_mode: str = "builtin"
+    # builtin: the JWKS (JSON, private keys) that signs access tokens; the first key signs, all are published.
+    oauth_signing_keys: str | None = None
+    oauth_access_token_ttl: int = Field(default=600, ge=300, le=900)
+    oauth_refresh_token_ttl: int = Field(default=30 * 24 * 3600, ge=3600)
+    oauth_refresh_grace: int = Field(default=60, ge=0, le=300)
+    oauth_code_ttl: int = Field(default=60, ge=10, le=600)
+    oauth_cimd_hosts: Annotated[list[str], NoDecode] = Field(default_factory=lambda: ["chatgpt.com", "claude.ai"])
+    oauth_registrations_per_hour: int = Field(default=20, ge=1)
+    # external: the IdP whose tokens /mcp accepts.
+    oauth_issuer: str | None = None
+    oauth_jwks_url: str | None = None
+    oauth_audience: str | None = None
+    # host[:port] entries the outbound guard lets through to private addresses and over http (tests, local dev).
+    outbound_allowlist: Annotated[list[str], NoDecode] = Field(default_factory=list)
 
-    @field_validator("allowed_hosts", "allowed_origins", mode="before")
+    @field_validator("allowed_hosts", "allowed_origins", "oauth_cimd_hosts", "outbound_allowlist", mode="before")
     @classmethod
     def _split_csv(cls, value: object) -> object:
         return _csv(value)
@@ -74,6 +100,32 @@ class Settings(BaseSettings):
     def _log_format(cls, value: object) -> str:
         return _choice(value, LOG_FORMATS)
 
+    @field_validator("env", mode="before")
+    @classmethod
+    def _env(cls, value: object) -> str:
+        return _choice(value, ENVIRONMENTS)
+
+    @field_validator("auth_mode", mode="before")
+    @classmethod
+    def _auth_mode(cls, value: object) -> str:
+        return _choice(value, AUTH_MODES)
+
+    @field_validator("oauth_issuer", "oauth_jwks_url")
+    @classmethod
+    def _absolute_url(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
+        parts = urlsplit(value)
+        if parts.scheme not in ("http", "https") or not parts.netloc:
+            raise ValueError("must be an absolute http(s) URL")
+        return value
+
+    @model_validator(mode="after")
+    def _external_needs_idp(self) -> Settings:
+        if self.auth_mode == "external" and not (self.oauth_issuer and self.oauth_jwks_url):
+            raise ValueError("APP_AUTH_MODE=external needs APP_OAUTH_ISSUER and APP_OAUTH_JWKS_URL")
+        return self
+
     @field_validator("base_url")
     @classmethod
     def _origin_only(cls, value: str) -> str:
@@ -90,6 +142,21 @@ class Settings(BaseSettings):
     def resource_metadata_url(self) -> str:
         """RFC 9728 protected-resource metadata of ``/mcp`` (path-suffixed form)."""
         return f"{self.base_url}/.well-known/oauth-protected-resource/mcp"
+
+    @cached_property
+    def issuer(self) -> str:
+        """Who signs the access tokens /mcp accepts: this server (builtin) or the external IdP."""
+        if self.auth_mode == "external" and self.oauth_issuer:
+            return self.oauth_issuer
+        return self.base_url
+
+    @cached_property
+    def token_audience(self) -> str:
+        return self.oauth_audience or self.mcp_url
+
+    @property
+    def production(self) -> bool:
+        return self.env == "production"
 
     @cached_property
     def host_allow_list(self) -> list[str]:
@@ -128,9 +195,15 @@ def load_settings(**overrides: Any) -> Settings:
         raise SettingsError([_describe(error) for error in exc.errors()]) from None
 
 
+SECRETS = ("secret_key", "oauth_signing_keys", "demo_password")
+
+
 def _describe(error: Any) -> str:
-    field = str(error["loc"][0]) if error.get("loc") else "?"
     message = str(error.get("msg", "invalid value")).removeprefix("Value error, ")
+    if not error.get("loc"):  # a rule across variables: the message names them
+        return message
+    field = str(error["loc"][0])
     value = error.get("input")
-    shown = f" (got {value!r})" if isinstance(value, str | int | float) and len(repr(value)) <= 80 else ""
+    shown = (f" (got {value!r})" if field not in SECRETS and isinstance(value, str | int | float)
+             and len(repr(value)) <= 80 else "")
     return f"{ENV_PREFIX}{field.upper()}: {message}{shown}"

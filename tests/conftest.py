@@ -60,7 +60,7 @@ def prepare(url: str) -> None:
     upgrade(url)
     db = Database(url)
     try:
-        seed(db, discover_features())
+        seed(db, discover_features(), load_settings(database_url=url))
     finally:
         db.dispose()
 

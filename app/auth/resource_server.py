@@ -13,24 +13,18 @@ from __future__ import annotations
 
 from mcp.server.auth.middleware.auth_context import AuthContextMiddleware, get_access_token
 from mcp.server.auth.middleware.bearer_auth import BearerAuthBackend
-from mcp.server.auth.provider import AccessToken, TokenVerifier
+from mcp.server.auth.provider import TokenVerifier
 from pydantic import AnyHttpUrl
 from starlette.authentication import AuthCredentials, AuthenticationError, BaseUser
 from starlette.middleware.authentication import AuthenticationMiddleware
-from starlette.requests import HTTPConnection
+from starlette.requests import HTTPConnection, Request
 from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
 from starlette.types import ASGIApp
 
 from app.auth.schemes import challenge
 
 INVALID_TOKEN = "The access token is invalid, expired, or was issued for another resource."
-
-
-class NoTokenVerifier:
-    """For a server with no authorization server configured: no token is valid."""
-
-    async def verify_token(self, token: str) -> AccessToken | None:
-        return None
 
 
 class OptionalBearerBackend(BearerAuthBackend):
@@ -64,3 +58,21 @@ def current_subject(scope: str) -> str | None:
     if token is None or scope not in token.scopes:
         return None
     return token.subject
+
+
+def protected_resource_routes(resource: str, metadata_url: str, issuer: str, scopes: list[str]) -> list[Route]:
+    """RFC 9728 metadata of /mcp, at the path-suffixed URL the challenges name AND at the root.
+
+    Written here rather than with the SDK's helper: its URL type appends a slash to a bare
+    origin, and ChatGPT needs ``authorization_servers`` to equal the issuer byte for byte.
+    """
+    document = {"resource": resource, "authorization_servers": [issuer], "scopes_supported": scopes,
+                "bearer_methods_supported": ["header"], "resource_name": "ChatGPT App Server"}
+    headers = {"cache-control": "public, max-age=300", "access-control-allow-origin": "*"}
+
+    async def metadata(_: Request) -> Response:
+        return JSONResponse(document, headers=headers)
+
+    path = "/.well-known/oauth-protected-resource"
+    suffixed = metadata_url.split("://", 1)[-1].partition("/")[2]
+    return [Route(path, metadata, methods=["GET"]), Route(f"/{suffixed}", metadata, methods=["GET"])]

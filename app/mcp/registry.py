@@ -127,6 +127,15 @@ class ToolRegistry:
     def tool_names(self) -> list[str]:
         return list(self._tools)
 
+    def scopes_used(self) -> dict[str, list[str]]:
+        """Each OAuth scope a tool asks for, with the tools that ask for it."""
+        used: dict[str, list[str]] = {}
+        for name, spec in self._tools.items():
+            for scheme in spec.meta["securitySchemes"]:
+                for scope in scheme.get("scopes", ()):
+                    used.setdefault(scope, []).append(name)
+        return used
+
     def build(self, *, instructions: str | None = None, middleware: list[Any] | None = None) -> MCPServer:
         apps = Apps()
         for widget in self._widgets.values():

@@ -34,6 +34,7 @@ class LiveServer:
     # The environment to start from (default: this process's). Isolated runs pass a minimal one.
     environ: dict[str, str] | None = None
     process: subprocess.Popen[bytes] | None = None
+    environ_used: dict[str, str] = field(default_factory=dict)  # what the process was started with
 
     @property
     def base_url(self) -> str:
@@ -44,7 +45,7 @@ class LiveServer:
         return f"{self.base_url}/mcp"
 
     def start(self, timeout: float = 30.0) -> LiveServer:
-        env = {**(os.environ if self.environ is None else self.environ),
+        env = self.environ_used = {**(os.environ if self.environ is None else self.environ),
                "APP_DATABASE_URL": self.database_url, "APP_LOG_FORMAT": "json",
                "APP_BASE_URL": self.base_url, "APP_MIGRATE_ON_START": "false", "APP_SEED_ON_START": "false",
                **self.extra_env}

@@ -24,6 +24,7 @@ from mcp.types import CallToolResult
 from pydantic import BaseModel
 
 from app.auth.schemes import oauth2
+from app.auth.scopes import Scope
 from app.feature import Deps, Feature
 from app.features.search.repository import SearchRepository
 from app.main import create_app, discover_features
@@ -53,7 +54,7 @@ def _vault(registry: ToolRegistry, deps: Deps) -> None:
         return tool_result(VaultView(subject=token.subject, scopes=sorted(token.scopes)), "vault opened")
 
 
-VAULT = Feature(name="vault", tools=_vault)
+VAULT = Feature(name="vault", tools=_vault, scopes=tuple(Scope(s, {"en": s}) for s in VAULT_SCOPES))
 
 
 @pytest.fixture(scope="module")

@@ -7,6 +7,7 @@ from mcp.server.auth.provider import AccessToken
 from starlette.testclient import TestClient
 
 from app.auth.schemes import oauth2
+from app.auth.scopes import Scope
 from app.feature import Feature
 from app.main import create_app
 from tests.fakes import StaticTokenVerifier
@@ -30,7 +31,7 @@ def _locked(registry, deps) -> None:
         return "opened"
 
 
-LOCKED = Feature(name="locked", tools=_locked)
+LOCKED = Feature(name="locked", tools=_locked, scopes=(Scope("x.read", {"en": "Read x"}),))
 
 
 @pytest.mark.parametrize("version", ["2025-06-18", "2026-07-28"])

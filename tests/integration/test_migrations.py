@@ -29,6 +29,7 @@ from app.db.migrate import (
     upgrade,
 )
 from app.main import discover_features, seed
+from app.settings import load_settings
 from tests.conftest import ROOT
 
 
@@ -75,10 +76,10 @@ def test_upgrade_downgrade_upgrade_round_trips_and_seeding_loads_every_feature(f
     upgrade(fresh_database)
     db = Database(fresh_database)
     try:
-        lines = seed(db, features)
+        lines = seed(db, features, load_settings(database_url=fresh_database))
     finally:
         db.dispose()
-    assert [line.split(":")[0] for line in lines] == [f.name for f in features if f.seed is not None]
+    assert [line.split(":")[0] for line in lines] == ["accounts", *(f.name for f in features if f.seed is not None)]
     assert _versions(fresh_database) == sorted(head_revisions())
 
 

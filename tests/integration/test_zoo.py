@@ -9,6 +9,7 @@ from app.db.migrate import upgrade
 from app.features.zoo import service as zoo
 from app.features.zoo.repository import AnimalRepository
 from app.main import discover_features, seed
+from app.settings import load_settings
 from tests.conftest import count_rows
 
 
@@ -37,11 +38,11 @@ def test_seeding_again_restores_the_data_file_and_keeps_what_users_did(fresh_dat
     db = Database(fresh_database)
     features = discover_features()
     try:
-        seed(db, features)
+        seed(db, features, load_settings(database_url=fresh_database))
         db.write_sync(lambda uow: zoo.like(uow, "king-penguin-admiral"))
         db.write_sync(lambda uow: setattr(uow.repository(AnimalRepository).get("king-penguin-admiral"),
                                           "species", "Edited species"))
-        seed(db, features)
+        seed(db, features, load_settings(database_url=fresh_database))
         animal = db.read_sync(lambda uow: zoo.animal_details(uow, "king-penguin-admiral"))
     finally:
         db.dispose()

@@ -1,12 +1,20 @@
 """Full-text search over the Python standard library documentation (FTS5 or PostgreSQL tsvector)."""
 
+from app.auth.scopes import Scope
 from app.feature import Feature
 from app.features.search.seed import seed
-from app.features.search.tool import register
+from app.features.search.tool import READ_SCOPE, register
 
 FEATURE = Feature(
     name="search",
     instructions="Use `search` to look up the Python standard library documentation.",
     tools=register,
     seed=seed,
+    scopes=(Scope(READ_SCOPE, {
+        "en": "Search your private documents too",
+        "es": "Buscar también en tus documentos privados",
+        "fr": "Rechercher aussi dans vos documents privés",
+        "pt": "Pesquisar também nos seus documentos privados",
+        "zh": "同时搜索你的私人文档",
+    }),),
 )

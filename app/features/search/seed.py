@@ -6,6 +6,7 @@ import gzip
 import json
 from importlib.resources import files
 
+from app.auth.accounts import AccountRepository
 from app.db import UnitOfWork
 from app.features.search.repository import SearchRepository
 
@@ -25,4 +26,24 @@ def seed(uow: UnitOfWork) -> str:
                 repo.save_all(batch)
                 total, batch = total + len(batch), []
     repo.save_all(batch)
-    return f"{total + len(batch)} documents"
+    notes = private_notes(uow)
+    repo.save_all(notes)
+    return f"{total + len(batch)} documents, {len(notes)} private notes"
+
+
+# Private documents of the demo accounts: what `search` adds for a token with search.read.
+NOTES = (
+    ("asyncio-timeouts", "My notes: asyncio timeouts",
+     "Use asyncio.timeout() as a context manager; wait_for cancels the task when the timeout expires."),
+    ("pathlib-recipes", "My notes: pathlib recipes",
+     "Path.glob for patterns, Path.read_text for small files, Path.mkdir(parents=True, exist_ok=True)."),
+)
+
+
+def private_notes(uow: UnitOfWork) -> list[dict]:
+    return [
+        {"id": f"note:{account.username}:{slug}", "title": title, "url": f"https://notes.example/{account.username}/{slug}",
+         "module": "notes", "kind": "note", "body": body, "owner": account.id}
+        for account in uow.repository(AccountRepository).demo()
+        for slug, title, body in NOTES
+    ]

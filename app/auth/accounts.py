@@ -1,0 +1,95 @@
+"""Local accounts: who can sign in on the login page, and whose data a token reaches."""
+
+from __future__ import annotations
+
+import re
+import secrets
+import time
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from app.auth.models import Account
+from app.auth.passwords import DUMMY_HASH, hash_password, verify_password
+from app.db import UnitOfWork
+
+DEMO_ACCOUNTS = (("alice", "Alice Liddell", "alice@example.com"), ("bob", "Bob Builder", "bob@example.com"))
+_USERNAME = re.compile(r"[a-z0-9][a-z0-9._-]{1,63}")
+MIN_PASSWORD = 8
+
+
+class AccountError(ValueError):
+    """A refused account operation; the message is for the operator."""
+
+
+def new_account_id() -> str:
+    return "acct_" + secrets.token_urlsafe(16)
+
+
+def normalise_username(username: str) -> str:
+    return username.strip().lower()
+
+
+class AccountRepository:
+    def __init__(self, session: Session) -> None:
+        self.session = session
+
+    def get(self, account_id: str) -> Account | None:
+        return self.session.get(Account, account_id)
+
+    def by_username(self, username: str) -> Account | None:
+        return self.session.scalar(select(Account).where(Account.username == normalise_username(username)))
+
+    def all(self) -> list[Account]:
+        return list(self.session.scalars(select(Account).order_by(Account.username)))
+
+    def demo(self) -> list[Account]:
+        return list(self.session.scalars(select(Account).where(Account.is_demo.is_(True))))
+
+    def add(self, account: Account) -> None:
+        self.session.add(account)
+        self.session.flush()
+
+
+def create_account(uow: UnitOfWork, username: str, password: str, *, display_name: str | None = None,
+                   email: str | None = None, demo: bool = False) -> Account:
+    name = normalise_username(username)
+    if not _USERNAME.fullmatch(name):
+        raise AccountError("username: 2-64 characters, letters, digits, '.', '_' or '-', starting with a letter "
+                           "or digit")
+    if len(password) < MIN_PASSWORD:
+        raise AccountError(f"password: at least {MIN_PASSWORD} characters")
+    accounts = uow.repository(AccountRepository)
+    if accounts.by_username(name) is not None:
+        raise AccountError(f"an account named {name!r} already exists")
+    account = Account(id=new_account_id(), username=name, display_name=display_name or name, email=email,
+                      password_hash=hash_password(password), is_demo=demo, created_at=int(time.time()))
+    accounts.add(account)
+    return account
+
+
+def authenticate(uow: UnitOfWork, username: str, password: str) -> Account | None:
+    """The enabled account with these credentials, or None; as slow for an unknown username as for a known one."""
+    account = uow.repository(AccountRepository).by_username(username)
+    if account is None:
+        verify_password(password, DUMMY_HASH)
+        return None
+    if not verify_password(password, account.password_hash) or account.disabled_at is not None:
+        return None
+    return account
+
+
+def set_disabled(uow: UnitOfWork, username: str, disabled: bool) -> Account:
+    account = uow.repository(AccountRepository).by_username(username)
+    if account is None:
+        raise AccountError(f"no account named {normalise_username(username)!r}")
+    account.disabled_at = int(time.time()) if disabled else None
+    return account
+
+
+def seed_demo_accounts(uow: UnitOfWork, password: str) -> str:
+    """alice and bob, created once (their ids then stay); an existing demo account keeps its password."""
+    accounts = uow.repository(AccountRepository)
+    created = [username for username, display, email in DEMO_ACCOUNTS if accounts.by_username(username) is None
+               and create_account(uow, username, password, display_name=display, email=email, demo=True)]
+    return f"demo accounts {', '.join(created)} created" if created else "demo accounts present"

@@ -1,0 +1,143 @@
+"""Access tokens: JWTs per RFC 9068, signed by the built-in server or by an external IdP,
+and the ``TokenVerifier`` the SDK's bearer backend calls on every /mcp request."""
+
+from __future__ import annotations
+
+import json
+import secrets
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import anyio
+import structlog
+from joserfc import jws, jwt
+from joserfc.errors import JoseError
+from joserfc.jwk import KeySet
+from mcp.server.auth.provider import AccessToken
+
+from app.auth.keys import KeyRing
+from app.auth.scopes import ScopeCatalog
+from app.net.guard import OutboundGuard, OutboundRefused
+
+log = structlog.get_logger(__name__)
+LEEWAY_S = 30
+AT_JWT = "at+jwt"
+
+
+def sign_access_token(keys: KeyRing, *, issuer: str, audience: str, subject: str, client_id: str, scope: str,
+                      grant_id: str, ttl: int) -> tuple[str, int]:
+    now = int(time.time())
+    claims = {"iss": issuer, "sub": subject, "aud": audience, "client_id": client_id, "scope": scope,
+              "iat": now, "nbf": now, "exp": now + ttl, "jti": secrets.token_urlsafe(16), "grant": grant_id}
+    key = keys.current
+    return jwt.encode({"alg": key.alg, "kid": key.kid, "typ": AT_JWT}, claims, key.key), now + ttl
+
+
+def decode_claims(token: str, key_set: KeySet, algorithms: list[str], *, issuer: str, audience: str,
+                  require_typ: bool) -> dict[str, Any] | None:
+    """The claims of a token that is well signed, for us, from ``issuer`` and current; otherwise None."""
+    try:
+        decoded = jwt.decode(token, key_set, algorithms=algorithms)
+        registry = jwt.JWTClaimsRegistry(leeway=LEEWAY_S, iss={"essential": True, "value": issuer},
+                                         aud={"essential": True, "value": audience},
+                                         exp={"essential": True}, sub={"essential": True})
+        registry.validate(decoded.claims)
+    except (JoseError, ValueError, TypeError):
+        return None
+    typ = str(decoded.header.get("typ", "")).lower().removeprefix("application/")
+    if require_typ and typ != AT_JWT:
+        return None  # an ID token or another JWT signed by the same key is not an access token
+    return decoded.claims
+
+
+def scopes_of(claims: dict[str, Any]) -> list[str]:
+    scope = claims.get("scope", claims.get("scp", ""))
+    return scope.split() if isinstance(scope, str) else [s for s in scope if isinstance(s, str)]
+
+
+class BuiltinTokenVerifier:
+    """Our own tokens: signature by ``kid`` from our JWKS, ``typ``, ``iss``, ``aud``, time, and not revoked."""
+
+    def __init__(self, keys: KeyRing, *, issuer: str, audience: str, catalog: ScopeCatalog,
+                 grant_active: Callable[[str, str], Awaitable[bool]]) -> None:
+        self.keys = keys
+        self.issuer = issuer
+        self.audience = audience
+        self.catalog = catalog
+        self.grant_active = grant_active  # (grant id, subject) -> still valid (not revoked, account enabled)
+
+    async def verify_token(self, token: str) -> AccessToken | None:
+        claims = decode_claims(token, self.keys.verify_keys, self.keys.algorithms, issuer=self.issuer,
+                               audience=self.audience, require_typ=True)
+        if claims is None or not isinstance(claims.get("grant"), str):
+            return None
+        if not await self.grant_active(claims["grant"], str(claims["sub"])):
+            return None
+        return AccessToken(token=token, client_id=str(claims.get("client_id", "")), subject=str(claims["sub"]),
+                           scopes=self.catalog.expand(scopes_of(claims)), expires_at=int(claims["exp"]),
+                           resource=self.audience, claims={"iss": claims["iss"], "grant": claims["grant"]})
+
+
+class RemoteJwks:
+    """An IdP's JWKS, fetched through the outbound guard, cached, refetched on an unknown ``kid``
+    (at most once per ``min_refresh`` seconds, so a stream of forged kids cannot hammer the IdP)."""
+
+    def __init__(self, url: str, guard: OutboundGuard, *, ttl: float = 600, min_refresh: float = 30) -> None:
+        self.url = url
+        self.guard = guard
+        self.ttl = ttl
+        self.min_refresh = min_refresh
+        self._keys: KeySet | None = None
+        self._fetched_at = 0.0
+        self._lock = anyio.Lock()
+
+    async def key_set(self, kid: str | None) -> KeySet | None:
+        now = time.monotonic()
+        stale = self._keys is None or now - self._fetched_at > self.ttl
+        unknown = kid is not None and self._keys is not None and not any(k.kid == kid for k in self._keys)
+        if stale or (unknown and now - self._fetched_at > self.min_refresh):
+            async with self._lock:
+                if self._fetched_at == 0.0 or time.monotonic() - self._fetched_at > min(self.min_refresh, self.ttl):
+                    await self._refresh()
+        return self._keys
+
+    async def _refresh(self) -> None:
+        try:
+            fetched = await self.guard.fetch(self.url, headers={"accept": "application/json"})
+            if fetched.status != 200:
+                raise OutboundRefused(f"JWKS answered HTTP {fetched.status}")
+            self._keys = KeySet.import_key_set(json.loads(fetched.body))
+        except (OutboundRefused, ValueError, JoseError) as exc:
+            log.warning("auth.jwks_unavailable", url=self.url, error=str(exc))  # keep serving the cached keys
+        self._fetched_at = time.monotonic()
+
+
+class ExternalTokenVerifier:
+    """An external IdP's JWTs, checked the same way as ours; revocation is the IdP's business (short lifetimes)."""
+
+    ALGORITHMS = ["RS256", "RS384", "RS512", "PS256", "ES256", "ES384", "ES512", "EdDSA"]
+
+    def __init__(self, jwks: RemoteJwks, *, issuer: str, audience: str, resource: str, catalog: ScopeCatalog) -> None:
+        self.jwks = jwks
+        self.issuer = issuer
+        self.audience = audience
+        self.resource = resource
+        self.catalog = catalog
+
+    async def verify_token(self, token: str) -> AccessToken | None:
+        try:
+            kid = jws.extract_compact(token.encode()).headers().get("kid")
+        except (JoseError, ValueError, UnicodeError):
+            return None
+        keys = await self.jwks.key_set(kid)
+        if keys is None:
+            return None
+        claims = decode_claims(token, keys, self.ALGORITHMS, issuer=self.issuer, audience=self.audience,
+                               require_typ=False)
+        if claims is None:
+            return None
+        return AccessToken(token=token, client_id=str(claims.get("client_id") or claims.get("azp") or ""),
+                           subject=str(claims["sub"]), scopes=self.catalog.expand(scopes_of(claims)),
+                           expires_at=int(claims["exp"]), resource=self.resource,
+                           claims={k: claims[k] for k in ("iss", "name", "email", "preferred_username") if k in claims})

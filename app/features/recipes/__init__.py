@@ -1,0 +1,28 @@
+"""Saved recipes, per account: ``list_saved_recipes``, ``save_recipe`` and ``delete_saved_recipe`` (OAuth)."""
+
+from app.auth.scopes import Scope
+from app.feature import Feature
+from app.features.recipes.tool import READ_SCOPE, WRITE_SCOPE, register
+
+FEATURE = Feature(
+    name="recipes",
+    instructions="Use `save_recipe`, `list_saved_recipes` and `delete_saved_recipe` when the user wants to keep, "
+    "review or remove recipes in their own saved list.",
+    tools=register,
+    scopes=(
+        Scope(READ_SCOPE, {
+            "en": "Read your saved recipes",
+            "es": "Ver tus recetas guardadas",
+            "fr": "Consulter vos recettes enregistrées",
+            "pt": "Ver suas receitas salvas",
+            "zh": "查看你保存的食谱",
+        }),
+        Scope(WRITE_SCOPE, {
+            "en": "Save and delete recipes in your list",
+            "es": "Guardar y eliminar recetas de tu lista",
+            "fr": "Enregistrer et supprimer des recettes de votre liste",
+            "pt": "Salvar e excluir receitas da sua lista",
+            "zh": "在你的列表中保存和删除食谱",
+        }, implies=(READ_SCOPE,)),
+    ),
+)

@@ -1,0 +1,81 @@
+"""Saved-recipe use cases, for one account. Functions of a unit of work; they never commit."""
+
+from __future__ import annotations
+
+import hashlib
+from datetime import UTC, datetime
+
+from app.db import UnitOfWork
+from app.features.recipes.repository import SavedRecipeRepository
+from app.features.recipes.schemas import RecipeDeleted, RecipeSaved, RecipeSummary, SavedRecipes
+
+MAX_SAVED = 200
+MAX_TITLE = 200
+MAX_URL = 2048
+MAX_ACCOUNT = 255
+
+
+class InvalidRecipe(ValueError):
+    pass
+
+
+class RecipeLimitReached(Exception):
+    def __init__(self, limit: int = MAX_SAVED) -> None:
+        super().__init__(f"at most {limit} saved recipes per account")
+        self.limit = limit
+
+
+def clean_title(title: str) -> str:
+    """The title as stored: runs of whitespace (newlines included) collapsed to one space, ends stripped."""
+    cleaned = " ".join(title.split())
+    if not cleaned:
+        raise InvalidRecipe("A recipe title needs at least one visible character.")
+    if len(cleaned) > MAX_TITLE:
+        raise InvalidRecipe(f"A recipe title is at most {MAX_TITLE} characters.")
+    return cleaned
+
+
+def recipe_id(title: str) -> str:
+    """The same for every spelling of a title that differs only in case or whitespace."""
+    normalised = " ".join(title.split()).casefold()
+    return "rcp_" + hashlib.sha256(normalised.encode("utf-8")).hexdigest()[:16]
+
+
+def _check_account(account: str) -> None:
+    if not account or len(account) > MAX_ACCOUNT:
+        raise InvalidRecipe("The linked account has no usable id.")
+
+
+def saved(uow: UnitOfWork, account: str) -> SavedRecipes:
+    _check_account(account)
+    rows = uow.repository(SavedRecipeRepository).newest_first(account)
+    return SavedRecipes(recipes=[RecipeSummary(id=r.id, title=r.title) for r in rows])
+
+
+def save(uow: UnitOfWork, account: str, title: str, source_url: str | None = None, *,
+         now: datetime | None = None) -> RecipeSaved:
+    """Save once per normalised title. Saving again keeps the first title and changes only the link (if given)."""
+    _check_account(account)
+    title = clean_title(title)
+    if source_url is not None and len(source_url) > MAX_URL:
+        raise InvalidRecipe(f"A recipe link is at most {MAX_URL} characters.")
+    rid = recipe_id(title)
+    recipes = uow.repository(SavedRecipeRepository)
+    recipes.lock_account(account)
+    existing = recipes.get(account, rid)
+    if existing is None:
+        if recipes.count(account) >= MAX_SAVED:
+            raise RecipeLimitReached(MAX_SAVED)
+        if recipes.insert_if_absent(account, rid, title, source_url, now or datetime.now(UTC)):
+            return RecipeSaved(recipe=RecipeSummary(id=rid, title=title), created=True)
+        existing = recipes.get(account, rid)  # a concurrent save of the same title got there first
+    if source_url is not None:
+        recipes.set_source_url(account, rid, source_url)
+    return RecipeSaved(recipe=RecipeSummary(id=rid, title=existing.title if existing else title), created=False)
+
+
+def delete(uow: UnitOfWork, account: str, recipe_id: str) -> RecipeDeleted:
+    """Idempotent: deleting a recipe that is not (or no longer) saved reports ``deleted=False``."""
+    _check_account(account)
+    return RecipeDeleted(deleted=uow.repository(SavedRecipeRepository).delete(account, recipe_id),
+                         recipe_id=recipe_id)
