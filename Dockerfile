@@ -16,8 +16,10 @@ RUN pip install /wheels/*.whl && rm -rf /wheels
 WORKDIR /srv
 USER app
 # SQLite under /srv/var unless APP_DATABASE_URL points at PostgreSQL (docker-compose.yml does).
+# APP_ENV=production: set APP_OAUTH_SIGNING_KEYS and APP_SECRET_KEY, or the server refuses to start
+# (docs/oauth.md); no demo accounts are seeded.
 RUN mkdir -p /srv/var
-ENV APP_LOG_FORMAT=json APP_DATABASE_URL=sqlite:////srv/var/app.db
+ENV APP_ENV=production APP_LOG_FORMAT=json APP_DATABASE_URL=sqlite:////srv/var/app.db
 EXPOSE 8000
 HEALTHCHECK --interval=15s --timeout=4s --retries=3 \
   CMD python -c "import sys, urllib.request; sys.exit(urllib.request.urlopen('http://127.0.0.1:8000/readyz', timeout=3).status != 200)"

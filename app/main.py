@@ -114,7 +114,8 @@ def seed(db: Database, features: Sequence[Feature], settings: Settings) -> list[
 def refuse_demo_accounts(settings: Settings, db: Database) -> None:
     """Production with the demo accounts (known password) still in the database: refuse to serve."""
     if settings.production and not settings.allow_demo_accounts:
-        demo = db.read_sync(lambda uow: [a.username for a in uow.repository(AccountRepository).demo()])
+        demo = db.read_sync(lambda uow: [a.username for a in uow.repository(AccountRepository).demo()
+                                         if a.disabled_at is None])  # disabled: their password opens nothing
         if demo:
             raise StartupRefused(f"APP_ENV=production but demo accounts exist ({', '.join(demo)}): disable them with "
                                  "`python -m app users disable NAME`, or set APP_ALLOW_DEMO_ACCOUNTS=true")

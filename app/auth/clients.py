@@ -43,7 +43,7 @@ GRANT_TYPES = ("authorization_code", "refresh_token")
 CIMD_MIN_TTL, CIMD_DEFAULT_TTL, CIMD_MAX_TTL = 60, 3600, 24 * 3600
 CIMD_MAX_BYTES = 64 * 1024
 MAX_REDIRECT_URIS = 10
-_MAX_AGE = re.compile(r"(?:^|,)\s*(?:s-)?max-age\s*=\s*\"?(\d+)", re.I)
+_MAX_AGE = re.compile(r"(?:^|,)\s*(?:s-maxage|max-age)\s*=\s*\"?(\d+)", re.I)
 
 
 class ClientMetadataError(ValueError):
@@ -235,7 +235,8 @@ def cache_lifetime(headers: dict[str, str], now: float) -> int:
     if re.search(r"(?:^|,)\s*(?:no-store|no-cache)\b", control, re.I):
         return CIMD_MIN_TTL  # refetched at the next authorization after a minute, not on every request
     if match := _MAX_AGE.search(control):
-        ttl = int(match.group(1)) - int(headers.get("age", "0") or 0)
+        age = headers.get("age", "").strip()
+        ttl = int(match.group(1)[:9]) - (int(age[:9]) if age.isdigit() else 0)
     elif "expires" in headers:
         try:
             ttl = int(email.utils.parsedate_to_datetime(headers["expires"]).timestamp() - now)
@@ -355,14 +356,25 @@ class RateLimiter:
         self.window = window
         self._events: dict[str, deque[float]] = {}
 
-    def allow(self, key: str) -> bool:
-        now = time.monotonic()
+    def _recent(self, key: str, now: float) -> deque[float]:
         events = self._events.setdefault(key, deque())
         while events and now - events[0] > self.window:
             events.popleft()
-        if len(events) >= self.limit:
-            return False
-        events.append(now)
+        return events
+
+    def blocked(self, key: str) -> bool:
+        """Whether ``key`` used up its events (does not count one)."""
+        return len(self._recent(key, time.monotonic())) >= self.limit
+
+    def hit(self, key: str) -> None:
+        now = time.monotonic()
+        self._recent(key, now).append(now)
         if len(self._events) > 10_000:  # forget idle keys rather than grow without bound
             self._events = {k: v for k, v in self._events.items() if v and now - v[-1] <= self.window}
+
+    def allow(self, key: str) -> bool:
+        """Count one event for ``key`` unless that would exceed the limit."""
+        if self.blocked(key):
+            return False
+        self.hit(key)
         return True

@@ -10,11 +10,14 @@ from __future__ import annotations
 from typing import Any
 
 from sqlalchemy import JSON, BigInteger, Boolean, ForeignKey, String, Text
+from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import Mapped, mapped_column
 
 from app.db.base import Base
 
 URL = 2048
+# jsonb on PostgreSQL: json has no equality operator, which the upsert of a cached client document needs.
+Json = JSON().with_variant(JSONB(), "postgresql")
 
 
 class Account(Base):
@@ -39,12 +42,12 @@ class OAuthClient(Base):
     client_id: Mapped[str] = mapped_column(String(URL), primary_key=True)
     kind: Mapped[str] = mapped_column(String(16))  # cimd | dcr | static
     client_name: Mapped[str | None] = mapped_column(String(200))
-    redirect_uris: Mapped[list[str]] = mapped_column(JSON)
-    grant_types: Mapped[list[str]] = mapped_column(JSON)
+    redirect_uris: Mapped[list[str]] = mapped_column(Json)
+    grant_types: Mapped[list[str]] = mapped_column(Json)
     token_endpoint_auth_method: Mapped[str] = mapped_column(String(32))
     scope: Mapped[str | None] = mapped_column(Text)
     jwks_uri: Mapped[str | None] = mapped_column(String(URL))
-    jwks: Mapped[dict[str, Any] | None] = mapped_column(JSON)
+    jwks: Mapped[dict[str, Any] | None] = mapped_column(Json)
     client_secret_hash: Mapped[str | None] = mapped_column(String(64))
     created_at: Mapped[int] = mapped_column(BigInteger)
     # CIMD: when the cached document must be fetched again (its HTTP caching headers).

@@ -373,7 +373,8 @@ class AuthorizationServerRoutes:
         if not self.csrf_ok(request, form):
             return await self.show_login(request, query, error="csrf", username=username, status=403)
         address = request.client.host if request.client else "unknown"
-        if not self.logins.allow(f"{address}|{username.strip().lower()}"):
+        attempt = f"{address}|{username.strip().lower()}"
+        if self.logins.blocked(attempt):  # failed sign-ins only are counted: 5 a minute per address and name
             return await self.show_login(request, query, error="locked", username=username, status=429)
         validated = await self.validate(request, query)
         if isinstance(validated, Response):
@@ -382,6 +383,7 @@ class AuthorizationServerRoutes:
         password = form.get("password", "")
         account = await self.db.read(lambda uow: _who(authenticate(uow, username, password)))
         if account is None:
+            self.logins.hit(attempt)
             log.info("oauth.login_failed", client_id=client.client_id)
             return await self.show_login(request, query, error="bad_credentials", username=username, status=401)
         account_id, account_name = account

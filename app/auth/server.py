@@ -20,6 +20,7 @@ from authlib.common.urls import add_params_to_uri
 from authlib.oauth2 import AuthorizationServer, OAuth2Error
 from authlib.oauth2.rfc6749 import (
     InvalidClientError,
+    InvalidGrantError,
     InvalidRequestError,
     OAuth2Request,
 )
@@ -172,6 +173,13 @@ class AuthorizationCodeGrant(_AuthorizationCodeGrant):
 
     def validate_authorization_request(self) -> str:
         redirect_uri = super().validate_authorization_request()
+        # Unknown scopes are dropped, not refused (clients ask for "openid" and the like); with none
+        # requested, the client's registered scope or, failing that, every scope (the consent page lists them).
+        catalog, client = self.server.config.catalog, self.request.client
+        requested = self.request.payload.scope
+        scope = self.request.scope if requested else (client.scope if client.scope is not None else " ".join(
+            catalog.names))
+        self.request.scope = " ".join(catalog.known((scope or "").split()))
         try:
             self.request.resource = self.server.bound_resource(self.request.payload.data.get("resource"))
         except OAuth2Error as error:
@@ -290,7 +298,10 @@ class RefreshTokenGrant(_RefreshTokenGrant):
         self.request.resource = self.server.check_resource(self.request.form.get("resource"), grant.resource)
 
     def authenticate_user(self, refresh_token: _TokenView) -> Account | None:
-        return self.server.enabled_account(refresh_token.grant.account_id)
+        account = self.server.enabled_account(refresh_token.grant.account_id)
+        if account is None:
+            raise InvalidGrantError("The account behind this grant is disabled.")
+        return account
 
     def issue_token(self, user: Account, refresh_token: _TokenView) -> dict[str, Any]:
         scope = self.request.payload.scope or refresh_token.grant.scope

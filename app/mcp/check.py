@@ -69,8 +69,31 @@ def _lint_tool(tool: dict[str, Any], resources: Resources) -> Iterator[str]:
     if meta.get("openai/profile") is True:
         if hints.get("readOnlyHint") is not True:
             yield "the profile tool must be read-only"
-        if not any(s.get("type") == "oauth2" for s in top or []):
-            yield "the profile tool must use an oauth2 security scheme"
+        if not any(s.get("type") == "oauth2" for s in top or []) or any(s.get("type") == "noauth" for s in top or []):
+            yield "the profile tool must use an oauth2 security scheme and no noauth (anonymous has no profile)"
+        if (tool.get("inputSchema") or {}).get("properties"):
+            yield "the profile tool must take no input"
+        yield from _lint_profile_output(tool.get("outputSchema") or {})
+
+
+PROFILE_FIELDS = {"id", "name", "email", "nickname"}
+
+
+def _lint_profile_output(schema: dict[str, Any]) -> Iterator[str]:
+    """ChatGPT's profile shape: {id (non-blank string), name?, email?, nickname?}, nothing else."""
+    props = schema.get("properties") or {}
+    identifier = props.get("id") or {}
+    if schema.get("required") != ["id"] or identifier.get("type") != "string" or not identifier.get("minLength"):
+        yield "the profile tool's outputSchema must require exactly id, a string with minLength >= 1"
+    if identifier.get("type") == "string" and identifier.get("pattern") != "\\S":
+        yield "the profile tool's id must have the pattern \\S (not blank)"
+    if extra := sorted(set(props) - PROFILE_FIELDS):
+        yield f"the profile tool's outputSchema has fields ChatGPT does not read: {', '.join(extra)}"
+    if schema.get("additionalProperties") is not False:
+        yield "the profile tool's outputSchema must set additionalProperties: false"
+    for field in sorted(PROFILE_FIELDS - {"id"} & set(props)):
+        if props[field].get("type") != "string":
+            yield f"the profile tool's {field} must be a string (omitted when unknown, never null)"
 
 
 def _lint_file_params(tool: dict[str, Any], params: Any) -> Iterator[str]:

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import sqlalchemy as sa
 from alembic import op
+from sqlalchemy.dialects import postgresql
 
+JSON = sa.JSON().with_variant(postgresql.JSONB(), "postgresql")
 revision = "0008_accounts_oauth"
 down_revision = "0007_saved_recipes"
 branch_labels = None
@@ -34,12 +36,12 @@ def upgrade() -> None:
         sa.Column("client_id", sa.String(2048), nullable=False),
         sa.Column("kind", sa.String(16), nullable=False),
         sa.Column("client_name", sa.String(200), nullable=True),
-        sa.Column("redirect_uris", sa.JSON(), nullable=False),
-        sa.Column("grant_types", sa.JSON(), nullable=False),
+        sa.Column("redirect_uris", JSON, nullable=False),
+        sa.Column("grant_types", JSON, nullable=False),
         sa.Column("token_endpoint_auth_method", sa.String(32), nullable=False),
         sa.Column("scope", sa.Text(), nullable=True),
         sa.Column("jwks_uri", sa.String(2048), nullable=True),
-        sa.Column("jwks", sa.JSON(), nullable=True),
+        sa.Column("jwks", JSON, nullable=True),
         sa.Column("client_secret_hash", sa.String(64), nullable=True),
         sa.Column("created_at", sa.BigInteger(), nullable=False),
         sa.Column("expires_at", sa.BigInteger(), nullable=True),

@@ -1,10 +1,14 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
 
+from tests.e2e.oauth_client import ClientSite
 from tests.e2e.server import LiveServer
+from tests.serving import serving
 
 
 @pytest.fixture(scope="session")
@@ -18,3 +22,38 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if "/e2e/" in str(item.fspath):
             item.add_marker(pytest.mark.e2e)
+
+
+@dataclass
+class Linking:
+    server: LiveServer
+    site: ClientSite
+    var_dir: Path
+
+    @property
+    def base_url(self) -> str:
+        return self.server.base_url
+
+    @property
+    def resource(self) -> str:
+        return self.server.mcp_url
+
+
+@pytest.fixture(scope="session")
+def linking(database_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Linking]:
+    """The server, allowed to fetch client documents from a loopback 'chatgpt.com' run by the test."""
+    site = ClientSite()
+    with serving(lambda base: site.app()) as site_url:
+        site.base_url = site_url
+        var_dir = tmp_path_factory.mktemp("var")
+        host_port = site_url.removeprefix("http://")
+        server = LiveServer(database_url, tmp_path_factory.mktemp("logs") / "server.log", extra_env={
+            "APP_VAR_DIR": str(var_dir),
+            "APP_OAUTH_CIMD_HOSTS": "127.0.0.1,localhost",
+            "APP_OUTBOUND_ALLOWLIST": host_port,
+            "APP_OAUTH_REGISTRATIONS_PER_HOUR": "1000",  # this suite registers many clients; the limit has its own test
+        }).start()
+        try:
+            yield Linking(server, site, var_dir)
+        finally:
+            server.stop()

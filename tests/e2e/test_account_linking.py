@@ -7,18 +7,14 @@ from __future__ import annotations
 
 import subprocess
 import sys
-from collections.abc import Iterator
-from dataclasses import dataclass
-from pathlib import Path
 
 import httpx
-import pytest
 from joserfc import jws
 
+from tests.e2e.conftest import Linking
 from tests.e2e.oauth_client import (
     CHATGPT_REDIRECT,
     Browser,
-    ClientSite,
     Pkce,
     authorize_params,
     call_tool,
@@ -27,44 +23,9 @@ from tests.e2e.oauth_client import (
     token,
     with_assertion,
 )
-from tests.e2e.server import ROOT, LiveServer
-from tests.serving import serving
+from tests.e2e.server import ROOT
 
 DEMO_PASSWORD = "demo-password"
-
-
-@dataclass
-class Linking:
-    server: LiveServer
-    site: ClientSite
-    var_dir: Path
-
-    @property
-    def base_url(self) -> str:
-        return self.server.base_url
-
-    @property
-    def resource(self) -> str:
-        return self.server.mcp_url
-
-
-@pytest.fixture(scope="module")
-def linking(database_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Linking]:
-    """The server, allowed to fetch client documents from a loopback 'chatgpt.com' run by the test."""
-    site = ClientSite()
-    with serving(lambda base: site.app()) as site_url:
-        site.base_url = site_url
-        var_dir = tmp_path_factory.mktemp("var")
-        host_port = site_url.removeprefix("http://")
-        server = LiveServer(database_url, tmp_path_factory.mktemp("logs") / "server.log", extra_env={
-            "APP_VAR_DIR": str(var_dir),
-            "APP_OAUTH_CIMD_HOSTS": "127.0.0.1,localhost",
-            "APP_OUTBOUND_ALLOWLIST": host_port,
-        }).start()
-        try:
-            yield Linking(server, site, var_dir)
-        finally:
-            server.stop()
 
 
 def _structured(response: httpx.Response) -> dict:
@@ -73,7 +34,7 @@ def _structured(response: httpx.Response) -> dict:
     return body["result"]
 
 
-def _link_with_cimd(linking: Linking, username: str = "alice", scope: str = "recipes.write search.read"
+def _link_with_cimd(linking: Linking, username: str = "alice", scope: str = "openid recipes.write search.read"
                     ) -> dict:
     site, pkce = linking.site, Pkce.new()
     params = authorize_params(site.client_id, pkce, linking.resource, scope=scope, state="st-1")
@@ -109,6 +70,7 @@ def test_chatgpt_links_an_account_through_its_client_metadata_document(linking: 
     # 2. Authorize with the CIMD client id, sign in, consent, redeem with private_key_jwt + PKCE.
     tokens = _link_with_cimd(linking)
     assert tokens["token_type"] == "Bearer" and 300 <= tokens["expires_in"] <= 900
+    assert tokens["scope"] == "recipes.write search.read"  # "openid" is not ours: dropped, not refused
     header = jws.extract_compact(tokens["access_token"].encode()).headers()
     assert header["typ"] == "at+jwt" and header["kid"] in {k["kid"] for k in httpx.get(metadata["jwks_uri"]).json()[
         "keys"]}

@@ -153,3 +153,41 @@ def test_check_refuses_this_server_when_two_features_declare_one_tool_name(monke
     assert main(["check"]) == 1
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("check: tool 'echo' is declared twice: by ")
+
+
+GOOD_PROFILE = {
+    "name": "get_account_profile",
+    "inputSchema": {"type": "object", "properties": {}},
+    "outputSchema": {"type": "object", "additionalProperties": False, "required": ["id"], "properties": {
+        "id": {"type": "string", "minLength": 1, "pattern": "\\S"}, "name": {"type": "string"},
+        "email": {"type": "string"}, "nickname": {"type": "string"}}},
+    "annotations": {"readOnlyHint": True, "destructiveHint": False, "openWorldHint": False},
+    "securitySchemes": [{"type": "oauth2", "scopes": []}],
+    "_meta": {"securitySchemes": [{"type": "oauth2", "scopes": []}], "openai/profile": True},
+}
+
+
+def test_a_conforming_profile_tool_has_no_violations():
+    assert lint([GOOD_PROFILE], {}) == []
+
+
+@pytest.mark.parametrize(
+    ("tool", "needle"),
+    [
+        (_broken(["annotations", "readOnlyHint"], False, base=GOOD_PROFILE), "must be read-only"),
+        (_broken(["inputSchema", "properties"], {"who": {"type": "string"}}, base=GOOD_PROFILE), "no input"),
+        (_broken(["outputSchema", "properties", "id", "minLength"], delete=True, base=GOOD_PROFILE), "minLength"),
+        (_broken(["outputSchema", "properties", "id", "pattern"], delete=True, base=GOOD_PROFILE), "pattern"),
+        (_broken(["outputSchema", "additionalProperties"], delete=True, base=GOOD_PROFILE), "additionalProperties"),
+        (_broken(["outputSchema", "properties", "avatar"], {"type": "string"}, base=GOOD_PROFILE), "avatar"),
+        (_broken(["outputSchema", "properties", "email"], {"type": ["string", "null"]}, base=GOOD_PROFILE),
+         "email must be a string"),
+        (_broken(["outputSchema", "required"], ["id", "name"], base=GOOD_PROFILE), "require exactly id"),
+    ],
+)
+def test_each_planted_profile_tool_violation_is_reported(tool, needle):
+    both = [{"type": "noauth"}, {"type": "oauth2", "scopes": []}]
+    anonymous = _broken(["_meta", "securitySchemes"], both, base=_broken(["securitySchemes"], both, base=GOOD_PROFILE))
+    assert any("no noauth" in p for p in lint([anonymous], {}))
+    problems = lint([tool], {})
+    assert any(needle in p for p in problems), problems

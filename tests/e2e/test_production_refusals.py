@@ -1,0 +1,174 @@
+"""Production start-up and the operator commands, through ``python -m app`` in a subprocess.
+
+A production server refuses what would be unsafe to serve with (generated keys, the demo accounts with
+their known password) in one line on stderr that names the variable to set, never a traceback; the
+``users`` and ``clients`` commands report their outcome in one line too."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import httpx
+import pytest
+from joserfc.jwk import ECKey
+
+from app.auth.keys import generate_jwks
+from app.db.migrate import upgrade
+from tests.conftest import count_rows, prepare
+from tests.e2e.isolated import base_env
+from tests.e2e.server import LiveServer, free_port
+
+SECRET_KEY = "s" * 40
+PASSWORD = "correct horse battery"
+
+
+def _signing_keys() -> str:
+    return json.dumps(generate_jwks())
+
+
+def _production(database_url: str, tmp_path: Path, **extra: str) -> dict[str, str]:
+    """A minimal production environment: nothing from the developer's shell leaks in."""
+    return base_env(APP_ENV="production", APP_DATABASE_URL=database_url, APP_VAR_DIR=str(tmp_path / "var"),
+                    APP_LOG_FORMAT="json", **extra)
+
+
+def _app(*args: str, env: dict[str, str], cwd: Path, stdin: str | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "app", *args], cwd=cwd, env=env, input=stdin, capture_output=True,
+                          text=True, timeout=60)
+
+
+def _serve(env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess:
+    return _app("serve", "--port", str(free_port()), env=env, cwd=cwd)
+
+
+def _one_line(proc: subprocess.CompletedProcess, code: int) -> str:
+    """The refusal: exit ``code``, exactly one line on stderr, no traceback anywhere."""
+    assert "Traceback" not in proc.stdout + proc.stderr, proc.stderr
+    assert proc.returncode == code, (proc.returncode, proc.stdout, proc.stderr)
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1, proc.stderr
+    return lines[0]
+
+
+def _live(database_url: str, tmp_path: Path, env: dict[str, str], **extra: str) -> LiveServer:
+    return LiveServer(database_url, tmp_path / "server.log", environ=env, cwd=tmp_path, extra_env=extra)
+
+
+@pytest.fixture
+def migrated(fresh_database: str) -> str:
+    upgrade(fresh_database)
+    return fresh_database
+
+
+def test_production_without_signing_keys_refuses_naming_app_oauth_signing_keys(database_url, tmp_path):
+    line = _one_line(_serve(_production(database_url, tmp_path, APP_SECRET_KEY=SECRET_KEY), tmp_path), 1)
+    assert line.startswith("serve: APP_ENV=production needs APP_OAUTH_SIGNING_KEYS "), line
+    assert "APP_ALLOW_GENERATED_KEYS=true" in line
+
+
+def test_production_with_signing_keys_but_no_secret_key_refuses_naming_app_secret_key(database_url, tmp_path):
+    env = _production(database_url, tmp_path, APP_OAUTH_SIGNING_KEYS=_signing_keys())
+    line = _one_line(_serve(env, tmp_path), 1)
+    assert line.startswith("serve: APP_ENV=production needs APP_SECRET_KEY "), line
+
+
+def test_production_refuses_a_database_that_holds_the_demo_accounts(database_url, tmp_path):
+    env = _production(database_url, tmp_path, APP_OAUTH_SIGNING_KEYS=_signing_keys(), APP_SECRET_KEY=SECRET_KEY,
+                      APP_MIGRATE_ON_START="false", APP_SEED_ON_START="false")
+    line = _one_line(_serve(env, tmp_path), 1)
+    assert line.startswith("serve: APP_ENV=production but demo accounts exist ("), line
+    assert "alice" in line and "bob" in line and "APP_ALLOW_DEMO_ACCOUNTS=true" in line
+
+
+def test_production_starts_once_the_demo_accounts_are_disabled_as_the_refusal_advises(fresh_database, tmp_path):
+    prepare(fresh_database)  # migrated and seeded in development: alice and bob exist
+    env = _production(fresh_database, tmp_path, APP_OAUTH_SIGNING_KEYS=_signing_keys(), APP_SECRET_KEY=SECRET_KEY)
+    assert _app("users", "disable", "alice", env=env, cwd=tmp_path).returncode == 0
+    line = _one_line(_serve(env, tmp_path), 1)
+    assert line.startswith("serve: APP_ENV=production but demo accounts exist (bob): "), line
+    assert _app("users", "disable", "bob", env=env, cwd=tmp_path).returncode == 0
+    server = _live(fresh_database, tmp_path, env).start()
+    try:
+        assert httpx.get(f"{server.base_url}/readyz").status_code == 200
+    finally:
+        server.stop()
+
+
+def test_allow_generated_keys_lets_a_keyless_production_server_start(database_url, tmp_path):
+    env = _production(database_url, tmp_path, APP_ALLOW_GENERATED_KEYS="true", APP_ALLOW_DEMO_ACCOUNTS="true")
+    server = _live(database_url, tmp_path, env).start()
+    try:
+        published = httpx.get(f"{server.base_url}/jwks.json").json()
+    finally:
+        server.stop()
+    generated = json.loads((tmp_path / "var" / "oauth-signing-keys.json").read_text())
+    assert [k["kid"] for k in published["keys"]] == [k["kid"] for k in generated["keys"]]
+    assert (tmp_path / "var" / "secret-key").is_file()
+
+
+def test_a_production_server_seeds_a_fresh_database_without_the_demo_accounts(fresh_database, tmp_path):
+    env = _production(fresh_database, tmp_path, APP_OAUTH_SIGNING_KEYS=_signing_keys(), APP_SECRET_KEY=SECRET_KEY)
+    # LiveServer turns migrating and seeding off by default; a first production start does both.
+    _live(fresh_database, tmp_path, env, APP_MIGRATE_ON_START="true", APP_SEED_ON_START="true").start().stop()
+    assert count_rows(fresh_database, "accounts") == 0
+    assert count_rows(fresh_database, "zoo_animals") > 0  # the seed step did run
+
+
+@pytest.mark.parametrize(("keys", "reason"), [
+    ("not json at all", "not JSON"),
+    (json.dumps({"keys": [ECKey.generate_key("P-256", private=True).as_dict(private=False)]}),
+     "every key must be a private EC or RSA key"),
+    (json.dumps({"keys": []}), "at least one private key"),
+])
+def test_unusable_signing_keys_are_refused_in_one_line_naming_app_oauth_signing_keys(database_url, tmp_path, keys,
+                                                                                      reason):
+    env = _production(database_url, tmp_path, APP_OAUTH_SIGNING_KEYS=keys, APP_SECRET_KEY=SECRET_KEY)
+    line = _one_line(_serve(env, tmp_path), 1)
+    assert line.startswith("serve: APP_OAUTH_SIGNING_KEYS: ") and reason in line, line
+
+
+def test_external_mode_without_an_issuer_is_refused_in_one_line(database_url, tmp_path):
+    env = base_env(APP_DATABASE_URL=database_url, APP_AUTH_MODE="external",
+                   APP_OAUTH_JWKS_URL="https://idp.example/jwks.json")
+    line = _one_line(_serve(env, tmp_path), 2)
+    assert line == "APP_AUTH_MODE=external needs APP_OAUTH_ISSUER and APP_OAUTH_JWKS_URL"
+
+
+def test_users_are_created_listed_and_disabled_from_the_command_line(migrated, tmp_path):
+    env = base_env(APP_DATABASE_URL=migrated)
+    created = _app("users", "create", "carol", "--name", "Carol Danvers", "--email", "carol@example.com",
+                   "--password-stdin", env=env, cwd=tmp_path, stdin=f"{PASSWORD}\n")
+    assert created.returncode == 0 and created.stderr == "", created.stderr
+    [line] = created.stdout.splitlines()
+    assert line.startswith("created carol (acct_") and line.endswith(")"), line
+    account_id = line.removeprefix("created carol (").removesuffix(")")
+
+    listed = _app("users", "list", env=env, cwd=tmp_path)
+    assert listed.returncode == 0 and listed.stdout.splitlines() == [f"carol\t{account_id}\tactive\tcarol@example.com"]
+
+    disabled = _app("users", "disable", "carol", env=env, cwd=tmp_path)
+    assert disabled.returncode == 0, disabled.stderr
+    assert disabled.stdout.strip() == f"disabled carol ({account_id}); its tokens stop working now"
+    listed = _app("users", "list", env=env, cwd=tmp_path)
+    assert listed.stdout.splitlines() == [f"carol\t{account_id}\tdisabled\tcarol@example.com"]
+
+
+def test_a_short_password_is_refused_in_one_line_and_creates_no_account(migrated, tmp_path):
+    env = base_env(APP_DATABASE_URL=migrated)
+    refused = _app("users", "create", "dave", "--password-stdin", env=env, cwd=tmp_path, stdin="short\n")
+    assert _one_line(refused, 1) == "users: password: at least 8 characters"
+    assert refused.stdout == ""
+    assert count_rows(migrated, "accounts") == 0
+
+
+def test_a_client_with_an_http_redirect_uri_off_loopback_is_refused_in_one_line(migrated, tmp_path):
+    env = base_env(APP_DATABASE_URL=migrated)
+    refused = _app("clients", "create", "--name", "Partner", "--redirect-uri", "http://partner.example/callback",
+                   env=env, cwd=tmp_path)
+    line = _one_line(refused, 2)
+    assert line.startswith("clients: redirect_uris: 'http://partner.example/callback' "), line
+    assert refused.stdout == ""
+    assert count_rows(migrated, "oauth_clients") == 0
