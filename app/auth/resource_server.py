@@ -23,15 +23,24 @@ from starlette.routing import Route
 from starlette.types import ASGIApp
 
 from app.auth.schemes import challenge
+from app.db import DatabaseNotMigrated, DatabaseUnavailable
 
 INVALID_TOKEN = "The access token is invalid, expired, or was issued for another resource."
+
+
+class VerifierUnavailable(AuthenticationError):
+    """The token could not be checked (its revocation state lives in an unreachable database):
+    503 and retry, not 401, which would make the client throw a good token away."""
 
 
 class OptionalBearerBackend(BearerAuthBackend):
     """No ``Authorization: Bearer`` header: anonymous. A header the SDK backend rejects: 401."""
 
     async def authenticate(self, conn: HTTPConnection) -> tuple[AuthCredentials, BaseUser] | None:
-        result = await super().authenticate(conn)
+        try:
+            result = await super().authenticate(conn)
+        except (DatabaseUnavailable, DatabaseNotMigrated) as exc:
+            raise VerifierUnavailable(str(exc)) from exc
         if result is None and conn.headers.get("authorization", "").lower().startswith("bearer "):
             raise AuthenticationError(INVALID_TOKEN)
         return result
@@ -41,6 +50,9 @@ def bearer_auth(app: ASGIApp, verifier: TokenVerifier, *, resource: str, resourc
     """Wrap ``app`` so requests carry the verified token (or none) in the SDK's auth context."""
 
     def invalid_token(_: HTTPConnection, exc: AuthenticationError) -> Response:
+        if isinstance(exc, VerifierUnavailable):
+            return JSONResponse({"error": "temporarily_unavailable", "error_description": str(exc)},
+                                status_code=503, headers={"retry-after": "5"})
         description = str(exc) or INVALID_TOKEN
         return JSONResponse(
             {"error": "invalid_token", "error_description": description},

@@ -279,20 +279,22 @@ class AuthorizationServerRoutes:
 
     # --- /authorize: login, then consent -------------------------------------------------------------
     async def authorize(self, request: Request) -> Response:
-        try:
-            if request.method == "GET":
-                return await self.show_login(request, list(request.query_params.multi_items()))
-            form = dict(parse_form(await read_body(request)))
-            return await self.login(request, form)
-        except BodyTooLarge:
-            return self.error_page(request, "The form is too large.", 413)
-        except (DatabaseUnavailable, DatabaseNotMigrated):
-            return self.error_page(request, "The sign-in service is unavailable; please retry shortly.", 503)
+        if request.method == "GET":
+            return await self.browser_step(request, lambda: self.show_login(request, list(
+                request.query_params.multi_items())))
+        return await self.browser_step(request, lambda: self.posted(request, self.login))
 
     async def consent(self, request: Request) -> Response:
+        return await self.browser_step(request, lambda: self.posted(request, self.decide))
+
+    async def posted(self, request: Request, step: Callable[[Request, dict[str, str]], Awaitable[Response]]
+                     ) -> Response:
+        return await step(request, dict(parse_form(await read_body(request))))
+
+    async def browser_step(self, request: Request, step: Callable[[], Awaitable[Response]]) -> Response:
+        """The pages' failures as pages (the JSON endpoints have ``guarded``)."""
         try:
-            form = dict(parse_form(await read_body(request)))
-            return await self.decide(request, form)
+            return await step()
         except BodyTooLarge:
             return self.error_page(request, "The form is too large.", 413)
         except (DatabaseUnavailable, DatabaseNotMigrated):
