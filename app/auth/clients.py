@@ -316,7 +316,7 @@ def _cache_state(row: OAuthClient | None) -> _CacheState | None:
 class ClientKeys:
     """Public keys of private_key_jwt clients: inline ``jwks`` or fetched from ``jwks_uri`` (guarded, cached)."""
 
-    def __init__(self, guard: OutboundGuard, *, ttl: float = 600, min_refresh: float = 30) -> None:
+    def __init__(self, guard: OutboundGuard, *, ttl: float = 600, min_refresh: float = 5) -> None:
         self.guard = guard
         self.ttl = ttl
         self.min_refresh = min_refresh

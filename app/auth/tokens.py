@@ -83,7 +83,7 @@ class RemoteJwks:
     """An IdP's JWKS, fetched through the outbound guard, cached, refetched on an unknown ``kid``
     (at most once per ``min_refresh`` seconds, so a stream of forged kids cannot hammer the IdP)."""
 
-    def __init__(self, url: str, guard: OutboundGuard, *, ttl: float = 600, min_refresh: float = 30) -> None:
+    def __init__(self, url: str, guard: OutboundGuard, *, ttl: float = 600, min_refresh: float = 5) -> None:
         self.url = url
         self.guard = guard
         self.ttl = ttl

@@ -19,6 +19,8 @@ from app.mcp.results import tool_result
 
 def register(registry: ToolRegistry, deps: Deps) -> None:
     db = deps.db
+    # With an external IdP its subjects are not local account ids (one could even look like one).
+    local_accounts = deps.settings.auth_mode == "builtin"
 
     @registry.tool(
         name="get_account_profile",
@@ -37,7 +39,9 @@ def register(registry: ToolRegistry, deps: Deps) -> None:
         token = get_access_token()
         if token is None or not token.subject:
             raise ToolError("No linked account.")  # unreachable: the registry enforces oauth2 first
-        profile = await db.read(lambda uow: _profile(uow.repository(AccountRepository).get(token.subject)))
+        profile = None
+        if local_accounts:
+            profile = await db.read(lambda uow: _profile(uow.repository(AccountRepository).get(token.subject)))
         if profile is None:  # an external IdP's subject: what its token tells
             claims = token.claims or {}
             profile = Profile(id=token.subject, name=_text(claims.get("name")), email=_text(claims.get("email")),
