@@ -10,7 +10,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from app.auth.models import Account
-from app.auth.passwords import DUMMY_HASH, hash_password, verify_password
+from app.auth.passwords import hash_password
 from app.db import UnitOfWork
 
 DEMO_ACCOUNTS = (("alice", "Alice Liddell", "alice@example.com"), ("bob", "Bob Builder", "bob@example.com"))
@@ -65,17 +65,6 @@ def create_account(uow: UnitOfWork, username: str, password: str, *, display_nam
     account = Account(id=new_account_id(), username=name, display_name=display_name or name, email=email,
                       password_hash=hash_password(password), is_demo=demo, created_at=int(time.time()))
     accounts.add(account)
-    return account
-
-
-def authenticate(uow: UnitOfWork, username: str, password: str) -> Account | None:
-    """The enabled account with these credentials, or None; as slow for an unknown username as for a known one."""
-    account = uow.repository(AccountRepository).by_username(username)
-    if account is None:
-        verify_password(password, DUMMY_HASH)
-        return None
-    if not verify_password(password, account.password_hash) or account.disabled_at is not None:
-        return None
     return account
 
 

@@ -27,6 +27,7 @@ import structlog
 from authlib.oauth2.rfc6749 import ClientMixin
 from joserfc.errors import JoseError
 from joserfc.jwk import KeySet
+from sqlalchemy import update
 from sqlalchemy.orm import Session
 
 from app.auth.models import OAuthClient
@@ -129,6 +130,9 @@ class ClientRepository:
         self.session.add(row)
         self.session.flush()
 
+    def expire_at(self, client_id: str, when: int) -> None:
+        self.session.execute(update(OAuthClient).where(OAuthClient.client_id == client_id).values(expires_at=when))
+
     def put(self, values: dict[str, Any]) -> None:
         upsert(self.session, OAuthClient.__table__, [values], key=("client_id",))
 
@@ -146,9 +150,13 @@ def validate_redirect_uris(value: Any) -> list[str]:
     if not isinstance(value, list) or not value or len(value) > MAX_REDIRECT_URIS:
         raise ClientMetadataError(f"redirect_uris: a list of 1 to {MAX_REDIRECT_URIS} URIs", "invalid_redirect_uri")
     for uri in value:
-        parts = urlsplit(uri) if isinstance(uri, str) and len(uri) <= 2048 else None
-        if parts is None or not parts.netloc or parts.fragment or (
-                parts.scheme != "https" and not (parts.scheme == "http" and _loopback(parts.hostname))):
+        try:
+            parts = urlsplit(uri) if isinstance(uri, str) and len(uri) <= 2048 else None
+            host = parts.hostname if parts else None
+        except ValueError:  # e.g. an unclosed IPv6 bracket
+            parts = host = None
+        if parts is None or "\x00" in uri or not parts.netloc or parts.fragment or (
+                parts.scheme != "https" and not (parts.scheme == "http" and _loopback(host))):
             raise ClientMetadataError(f"redirect_uris: {str(uri)[:200]!r} is not an absolute https URI without a "
                                       f"fragment (http only on loopback)", "invalid_redirect_uri")
     return list(dict.fromkeys(value))
@@ -164,9 +172,11 @@ def validate_metadata(data: Any, catalog: ScopeCatalog, *, auth_methods: tuple[s
     if method not in auth_methods:
         raise ClientMetadataError(f"token_endpoint_auth_method: one of {', '.join(auth_methods)}")
     grant_types = data.get("grant_types", ["authorization_code", "refresh_token"])
-    if (not isinstance(grant_types, list) or "authorization_code" not in grant_types
-            or not set(grant_types) <= set(GRANT_TYPES)):
+    if (not isinstance(grant_types, list) or not all(isinstance(g, str) for g in grant_types)
+            or "authorization_code" not in grant_types or not set(grant_types) <= set(GRANT_TYPES)):
         raise ClientMetadataError("grant_types: authorization_code, optionally refresh_token")
+    if "\\u0000" in json.dumps(data):
+        raise ClientMetadataError("the client metadata contains a NUL character")
     if data.get("response_types", ["code"]) != ["code"]:
         raise ClientMetadataError("response_types: only [\"code\"] is supported")
     name = data.get("client_name")
@@ -193,7 +203,8 @@ def validate_metadata(data: Any, catalog: ScopeCatalog, *, auth_methods: tuple[s
         "token_endpoint_auth_method": method,
         "grant_types": list(dict.fromkeys(grant_types)),
         "client_name": name.strip() if isinstance(name, str) else None,
-        "scope": " ".join(catalog.known(scope.split())) if isinstance(scope, str) else None,
+        # Only unknown scopes asked for ("openid profile"): no restriction rather than no scope at all.
+        "scope": " ".join(catalog.known(scope.split())) or None if isinstance(scope, str) else None,
         "jwks_uri": jwks_uri,
         "jwks": jwks,
     }
@@ -281,10 +292,14 @@ class CimdResolver:
             if fetched.status != 200:
                 raise OutboundRefused(f"{parts.hostname} answered HTTP {fetched.status}")
             document = json.loads(fetched.body)
-        except (OutboundRefused, ValueError) as exc:
+        except (OutboundRefused, ValueError, RecursionError) as exc:
             if cached is not None and cached.kind == "cimd":
                 log.warning("oauth.cimd_stale", client_id=client_id, error=str(exc))
-                return  # the document server is down: the last good copy is better than no sign-in
+                # The document server is down: the last good copy is better than no sign-in, and it is
+                # tried again in a minute, not on every request.
+                retry_at = int(now + CIMD_MIN_TTL)
+                await self.db.write(lambda uow: uow.repository(ClientRepository).expire_at(client_id, retry_at))
+                return
             raise ClientMetadataError(f"the client metadata document could not be fetched: {exc}",
                                       "invalid_client") from None
         if not isinstance(document, dict) or document.get("client_id") != client_id:
@@ -339,7 +354,7 @@ class ClientKeys:
             if fetched.status != 200:
                 raise OutboundRefused(f"HTTP {fetched.status}")
             key_set = KeySet.import_key_set(json.loads(fetched.body))
-        except (OutboundRefused, ValueError, JoseError, TypeError, KeyError) as exc:
+        except (OutboundRefused, ValueError, JoseError, TypeError, KeyError, RecursionError) as exc:
             log.warning("oauth.client_jwks_unavailable", client_id=client.client_id, error=str(exc))
             return cached[1] if cached else None
         if len(self._cache) > 1000:

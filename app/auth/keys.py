@@ -83,12 +83,20 @@ def generate_jwks() -> dict[str, Any]:
 def _persisted(path: Path, make: str) -> str:
     """The file's content, creating it with ``make`` (mode 0600) if absent; concurrent starts agree."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    except FileExistsError:
+    if path.exists():
         return path.read_text()
+    # Written whole under a private name, then linked into place: a concurrent starter either wins the
+    # link or reads the winner's complete file, never a half-written one.
+    temporary = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}")
+    fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     with os.fdopen(fd, "w") as handle:
         handle.write(make)
+    try:
+        os.link(temporary, path)
+    except FileExistsError:
+        return path.read_text()
+    finally:
+        temporary.unlink()
     return make
 
 

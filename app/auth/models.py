@@ -74,12 +74,13 @@ class AuthorizationCode(Base):
     code_hash: Mapped[str] = mapped_column(String(64), primary_key=True)
     client_id: Mapped[str] = mapped_column(String(URL))
     account_id: Mapped[str] = mapped_column(ForeignKey("accounts.id", ondelete="CASCADE"), index=True)
-    redirect_uri: Mapped[str] = mapped_column(Text)
+    # None when /authorize named none (the client's only URI was used): /token then need not repeat it.
+    redirect_uri: Mapped[str | None] = mapped_column(Text)
     scope: Mapped[str] = mapped_column(Text)
     resource: Mapped[str] = mapped_column(String(URL))
     code_challenge: Mapped[str] = mapped_column(String(128))
     code_challenge_method: Mapped[str] = mapped_column(String(8))
-    expires_at: Mapped[int] = mapped_column(BigInteger)
+    expires_at: Mapped[int] = mapped_column(BigInteger, index=True)
     # Set on first redemption; a second one revokes the grant it produced (RFC 6749 §4.1.2).
     redeemed_at: Mapped[int | None] = mapped_column(BigInteger)
     grant_id: Mapped[str | None] = mapped_column(String(40))
@@ -90,10 +91,12 @@ class RefreshToken(Base):
 
     token_hash: Mapped[str] = mapped_column(String(64), primary_key=True)
     grant_id: Mapped[str] = mapped_column(ForeignKey("oauth_grants.id", ondelete="CASCADE"), index=True)
-    expires_at: Mapped[int] = mapped_column(BigInteger)
+    expires_at: Mapped[int] = mapped_column(BigInteger, index=True)
     created_at: Mapped[int] = mapped_column(BigInteger)
     # Set when exchanged: the token still works for the grace window, then any use revokes the grant.
     rotated_at: Mapped[int | None] = mapped_column(BigInteger)
+    # The token issued in exchange: a retry within the grace window replaces it, so one chain stays alive.
+    successor_hash: Mapped[str | None] = mapped_column(String(64))
 
 
 class ClientAssertion(Base):

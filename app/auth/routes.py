@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qsl, urlencode
 
+import anyio
 import structlog
 from authlib.oauth2 import OAuth2Error
 from authlib.oauth2.rfc6749.util import extract_basic_authorization
@@ -29,7 +30,7 @@ from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 
 from app.auth import pages
-from app.auth.accounts import authenticate
+from app.auth.accounts import AccountRepository
 from app.auth.clients import (
     AUTH_METHODS,
     CimdResolver,
@@ -42,6 +43,7 @@ from app.auth.clients import (
     registration_response,
     validate_metadata,
 )
+from app.auth.passwords import DUMMY_HASH, verify_password
 from app.auth.server import SECRET_AUTH, FormRequest, OAuthServer, ServerConfig
 from app.db import Database, DatabaseNotMigrated, DatabaseUnavailable
 
@@ -72,8 +74,34 @@ async def read_body(request: Request, limit: int = MAX_FORM_BYTES) -> bytes:
     return b"".join(chunks)
 
 
-def parse_form(body: bytes) -> list[tuple[str, str]]:
-    return parse_qsl(body.decode("utf-8", "replace"), keep_blank_values=True, max_num_fields=100)
+class MalformedRequest(ValueError):
+    pass
+
+
+def parse_form(body: bytes | str) -> list[tuple[str, str]]:
+    text = body.decode("utf-8", "replace") if isinstance(body, bytes) else body
+    try:
+        pairs = parse_qsl(text, keep_blank_values=True, max_num_fields=100)
+    except ValueError:
+        raise MalformedRequest("Too many parameters.") from None
+    return no_nul(pairs)
+
+
+def no_nul(pairs: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    # A NUL is never part of a valid parameter, and PostgreSQL refuses it in text: stop it at the door.
+    if any("\x00" in key or "\x00" in value for key, value in pairs):
+        raise MalformedRequest("A parameter contains a NUL character.")
+    return pairs
+
+
+def parse_json(body: bytes) -> Any:
+    try:
+        data = json.loads(body)
+    except (ValueError, UnicodeError, RecursionError):
+        raise MalformedRequest("The body must be JSON.") from None
+    if "\\u0000" in body.decode("utf-8", "replace"):
+        raise MalformedRequest("The body contains a NUL character.")
+    return data
 
 
 def oauth_error(error: str, description: str, status: int = 400, headers: dict[str, str] | None = None) -> Response:
@@ -96,7 +124,7 @@ class Signer:
 
     def unsign(self, value: str) -> dict[str, Any] | None:
         data, _, mac = value.partition(".")
-        if not mac or not hmac.compare_digest(mac, self._mac(data.encode())):
+        if not mac or not hmac.compare_digest(mac.encode(), self._mac(data.encode()).encode()):
             return None
         try:
             payload = json.loads(base64.urlsafe_b64decode(data + "=" * (-len(data) % 4)))
@@ -121,6 +149,8 @@ class AuthorizationServerRoutes:
         self.signer = signer
         self.registrations = registrations
         self.logins = logins
+        self.address_failures = RateLimiter(4 * logins.limit, logins.window)
+        self.password_checks = anyio.CapacityLimiter(4)
         self.secure_cookies = secure_cookies
         self.jwks = jwks
 
@@ -182,6 +212,9 @@ class AuthorizationServerRoutes:
                 return await endpoint(request)
             except BodyTooLarge:
                 return oauth_error("invalid_request", f"The request body exceeds {MAX_FORM_BYTES} bytes.", 413)
+            except MalformedRequest as exc:
+                error = "invalid_client_metadata" if request.url.path == "/register" else "invalid_request"
+                return oauth_error(error, str(exc))
             except (DatabaseUnavailable, DatabaseNotMigrated):
                 return oauth_error("temporarily_unavailable", "The server cannot reach its database; retry shortly.",
                                    503, {"retry-after": "5"})
@@ -193,8 +226,9 @@ class AuthorizationServerRoutes:
 
     def form_request(self, request: Request, form: list[tuple[str, str]], query: list[tuple[str, str]] | None = None,
                      method: str | None = None) -> FormRequest:
+        query = query if query is not None else no_nul(list(request.query_params.multi_items()))
         return FormRequest(method or request.method, f"{self.config.issuer}{request.url.path}", request.headers,
-                           query if query is not None else list(request.query_params.multi_items()), form)
+                           query, form)
 
     async def run(self, fn: Callable[[OAuthServer], Any], *, write: bool = True, client_keys: KeySet | None = None
                   ) -> Any:
@@ -222,7 +256,7 @@ class AuthorizationServerRoutes:
                 claims = json.loads(extracted.payload)
                 client_id = claims.get("sub") if isinstance(claims, dict) else None
                 kid = extracted.headers().get("kid")
-            except (JoseError, ValueError, UnicodeError):
+            except (JoseError, ValueError, UnicodeError, RecursionError, AttributeError):
                 return None  # authlib reports the malformed assertion
         if not isinstance(client_id, str) or not client_id:
             return None
@@ -231,7 +265,10 @@ class AuthorizationServerRoutes:
         if not assertion:
             return None
         client = await self.db.read(lambda uow: _client(uow.repository(ClientRepository).get(client_id)))
-        return await self.client_keys.keys(client, kid) if client is not None else None
+        keys = await self.client_keys.keys(client, kid) if client is not None else None
+        if keys is not None and kid is None and len(keys.keys) == 1:
+            return _single(keys)
+        return keys
 
     # --- /token, /revoke, /introspect, /register -----------------------------------------------------
     async def token(self, request: Request) -> Response:
@@ -267,10 +304,7 @@ class AuthorizationServerRoutes:
         if not self.registrations.allow(address):
             return oauth_error("slow_down", "Too many client registrations from this address; retry later.", 429,
                                {"retry-after": str(int(self.registrations.window))})
-        try:
-            data = json.loads(await read_body(request))
-        except (ValueError, UnicodeError):
-            return oauth_error("invalid_client_metadata", "The body must be a JSON object.")
+        data = parse_json(await read_body(request))
         metadata = validate_metadata(data, self.config.catalog, auth_methods=AUTH_METHODS,
                                      default_auth="client_secret_basic")
         row, secret = await self.db.write(lambda uow: register_client(uow, metadata, kind="dcr"))
@@ -280,8 +314,8 @@ class AuthorizationServerRoutes:
     # --- /authorize: login, then consent -------------------------------------------------------------
     async def authorize(self, request: Request) -> Response:
         if request.method == "GET":
-            return await self.browser_step(request, lambda: self.show_login(request, list(
-                request.query_params.multi_items())))
+            return await self.browser_step(request, lambda: self.show_login(request, no_nul(list(
+                request.query_params.multi_items()))))
         return await self.browser_step(request, lambda: self.posted(request, self.login))
 
     async def consent(self, request: Request) -> Response:
@@ -297,6 +331,8 @@ class AuthorizationServerRoutes:
             return await step()
         except BodyTooLarge:
             return self.error_page(request, "The form is too large.", 413)
+        except MalformedRequest as exc:
+            return self.error_page(request, str(exc))
         except (DatabaseUnavailable, DatabaseNotMigrated):
             return self.error_page(request, "The sign-in service is unavailable; please retry shortly.", 503)
 
@@ -367,33 +403,41 @@ class AuthorizationServerRoutes:
 
     def csrf_ok(self, request: Request, form: dict[str, str]) -> bool:
         _, cookie = self.csrf(request)
-        return cookie is not None and hmac.compare_digest(form.get("csrf_token", ""), self.signer.csrf_token(cookie))
+        return cookie is not None and hmac.compare_digest(form.get("csrf_token", "").encode(),
+                                                          self.signer.csrf_token(cookie).encode())
 
     async def login(self, request: Request, form: dict[str, str]) -> Response:
-        query = parse_qsl(form.get("oauth_request", ""), keep_blank_values=True, max_num_fields=50)
+        query = parse_form(form.get("oauth_request", ""))
         username = form.get("username", "")[:64]
         if not self.csrf_ok(request, form):
             return await self.show_login(request, query, error="csrf", username=username, status=403)
         address = request.client.host if request.client else "unknown"
         attempt = f"{address}|{username.strip().lower()}"
-        if self.logins.blocked(attempt):  # failed sign-ins only are counted: 5 a minute per address and name
+        # Failed sign-ins only are counted: 5 a minute per address and name, 20 per address (name spraying).
+        if self.logins.blocked(attempt) or self.address_failures.blocked(address):
             return await self.show_login(request, query, error="locked", username=username, status=429)
         validated = await self.validate(request, query)
         if isinstance(validated, Response):
             return validated
         client, scope, redirect_uri = validated
-        password = form.get("password", "")
-        account = await self.db.read(lambda uow: _who(authenticate(uow, username, password)))
+        password = form.get("password", "")[:1024]
+        candidate = await self.db.read(lambda uow: _credentials(uow.repository(AccountRepository).by_username(
+            username)))
+        # scrypt (32 MiB, tens of ms) outside the database session, a few at a time.
+        account = await anyio.to_thread.run_sync(_verified, candidate, password, limiter=self.password_checks)
         if account is None:
             self.logins.hit(attempt)
+            self.address_failures.hit(address)
             log.info("oauth.login_failed", client_id=client.client_id)
             return await self.show_login(request, query, error="bad_credentials", username=username, status=401)
         account_id, account_name = account
         locale = self.locale(request, query)
         request_text = form.get("oauth_request", "")
         expires = int(time.time()) + TICKET_TTL
-        ticket = self.signer.sign({"a": account_id, "r": _fingerprint(request_text), "exp": expires})
         cookie, _ = self.csrf(request)
+        # Purpose-bound, and bound to this request and this browser's CSRF cookie.
+        ticket = self.signer.sign({"p": "consent", "a": account_id, "r": _fingerprint(request_text),
+                                   "c": _fingerprint(cookie), "exp": expires})
         scopes = [(name, s.describe(locale)) for name in scope.split() if (s := self.config.catalog.get(name))]
         body = pages.consent_page(
             locale=locale, client_name=client.display_name, client_host=client.display_host,
@@ -403,9 +447,11 @@ class AuthorizationServerRoutes:
 
     async def decide(self, request: Request, form: dict[str, str]) -> Response:
         request_text = form.get("oauth_request", "")
-        query = parse_qsl(request_text, keep_blank_values=True, max_num_fields=50)
+        query = parse_form(request_text)
         ticket = self.signer.unsign(form.get("login_ticket", ""))
-        if not self.csrf_ok(request, form) or ticket is None or ticket.get("r") != _fingerprint(request_text):
+        _, cookie = self.csrf(request)
+        if (not self.csrf_ok(request, form) or ticket is None or ticket.get("p") != "consent"
+                or ticket.get("r") != _fingerprint(request_text) or ticket.get("c") != _fingerprint(cookie or "")):
             return await self.show_login(request, query, error="csrf", status=403)
         validated = await self.validate(request, query)
         if isinstance(validated, Response):
@@ -426,12 +472,28 @@ class AuthorizationServerRoutes:
         return self.to_response(result)
 
 
+def _single(keys: KeySet) -> Any:
+    """RFC 7523 does not require ``kid``: a client with one key may omit it."""
+    return keys.keys[0]
+
+
 def _client(row: Any) -> Client | None:
     return Client.from_row(row) if row is not None else None
 
 
-def _who(account: Any) -> tuple[str, str] | None:
-    return (account.id, account.display_name) if account is not None else None
+def _credentials(account: Any) -> tuple[str, str, str, bool] | None:
+    if account is None:
+        return None
+    return account.id, account.display_name, account.password_hash, account.disabled_at is None
+
+
+def _verified(candidate: tuple[str, str, str, bool] | None, password: str) -> tuple[str, str] | None:
+    """(id, display name) when the password matches an enabled account; as slow for unknown names."""
+    if candidate is None:
+        verify_password(password, DUMMY_HASH)
+        return None
+    account_id, name, stored, enabled = candidate
+    return (account_id, name) if verify_password(password, stored) and enabled else None
 
 
 def _fingerprint(text: str) -> str:

@@ -22,6 +22,7 @@ from authlib.oauth2.rfc6749 import (
     InvalidClientError,
     InvalidGrantError,
     InvalidRequestError,
+    InvalidScopeError,
     OAuth2Request,
 )
 from authlib.oauth2.rfc6749.grants import AuthorizationCodeGrant as _AuthorizationCodeGrant
@@ -29,9 +30,13 @@ from authlib.oauth2.rfc6749.grants import RefreshTokenGrant as _RefreshTokenGran
 from authlib.oauth2.rfc7009 import RevocationEndpoint as _RevocationEndpoint
 from authlib.oauth2.rfc7523 import JWTBearerClientAssertion
 from authlib.oauth2.rfc7636 import CodeChallenge
+from authlib.oauth2.rfc7636.challenge import compare_s256_code_challenge
 from authlib.oauth2.rfc7662 import IntrospectionEndpoint as _IntrospectionEndpoint
+from joserfc import jwt
+from joserfc.errors import JoseError
 from joserfc.jwk import KeySet
 from sqlalchemy import delete
+from sqlalchemy.dialects import postgresql, sqlite
 
 from app.auth.accounts import AccountRepository
 from app.auth.clients import AUTH_METHODS, Client, ClientRepository
@@ -42,7 +47,11 @@ from app.auth.tokens import decode_claims, sign_access_token
 from app.db import UnitOfWork
 
 log = structlog.get_logger(__name__)
+_INSERTS = {"sqlite": sqlite.insert, "postgresql": postgresql.insert}
 SECRET_AUTH = ["client_secret_basic", "client_secret_post", "private_key_jwt"]
+# Asymmetric only: a client's keys are public (its JWKS), so an HMAC "key" from them would let anyone sign.
+ASSERTION_ALGORITHMS = ["RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA"]
+CODE_RETRY_WINDOW = 10  # seconds in which the same client re-posting its code is a retry, not a theft
 
 
 def digest(secret: str) -> str:
@@ -55,13 +64,16 @@ class InvalidTargetError(OAuth2Error):
 
 def normalise_resource(value: str) -> str | None:
     """RFC 8707 resource indicator, compared after case and default-port normalisation; None if malformed."""
-    parts = urlsplit(value)
+    try:
+        parts = urlsplit(value)
+        port = parts.port  # raises on a port that is not a number in range
+    except ValueError:
+        return None
     if parts.scheme not in ("http", "https") or not parts.hostname or parts.fragment:
         return None
     host = parts.hostname.lower()
     if ":" in host:
         host = f"[{host}]"
-    port = parts.port
     netloc = host if port is None or (parts.scheme, port) in (("http", 80), ("https", 443)) else f"{host}:{port}"
     return urlunsplit((parts.scheme.lower(), netloc, parts.path.rstrip("/") or "", parts.query, ""))
 
@@ -152,6 +164,14 @@ class PrivateKeyJwt(JWTBearerClientAssertion):
     def get_audiences(self) -> list[str]:
         return [self.server.config.token_endpoint, self.server.config.issuer]
 
+    def process_assertion_claims(self, assertion: str, resolve_key: Any) -> Any:
+        try:
+            token = jwt.decode(assertion, resolve_key, algorithms=ASSERTION_ALGORITHMS)
+        except (JoseError, ValueError, TypeError) as exc:
+            raise InvalidClientError(description=f"The client assertion is invalid ({_why(exc)}).") from None
+        self.verify_claims(token.claims)
+        return token.claims
+
     def resolve_client_public_key(self, client: Client) -> KeySet:
         keys = self.server.client_keys
         if keys is None:
@@ -165,6 +185,11 @@ class PrivateKeyJwt(JWTBearerClientAssertion):
 
     def validate_jti(self, claims: dict[str, Any], jti: str) -> bool:
         return self.server.first_use_of_jti(str(claims["sub"]), str(jti), int(claims["exp"]))
+
+
+def _why(exc: Exception) -> str:
+    text = getattr(exc, "description", None) or getattr(exc, "error", None) or type(exc).__name__
+    return str(text).replace('"', "'")[:120]
 
 
 class AuthorizationCodeGrant(_AuthorizationCodeGrant):
@@ -189,9 +214,11 @@ class AuthorizationCodeGrant(_AuthorizationCodeGrant):
 
     def save_authorization_code(self, code: str, request: FormRequest) -> None:
         data = request.payload.data
-        self.server.uow.repository(GrantRepository).add(AuthorizationCode(
+        grants = self.server.uow.repository(GrantRepository)
+        grants.sweep()
+        grants.add(AuthorizationCode(
             code_hash=digest(code), client_id=request.client.client_id, account_id=request.user.id,
-            redirect_uri=data.get("redirect_uri") or request.client.get_default_redirect_uri(),
+            redirect_uri=data.get("redirect_uri") or None,
             scope=request.scope or "", resource=request.resource,
             code_challenge=data["code_challenge"], code_challenge_method=data["code_challenge_method"],
             expires_at=int(time.time()) + self.server.config.code_ttl))
@@ -202,6 +229,13 @@ class AuthorizationCodeGrant(_AuthorizationCodeGrant):
         if row is None or row.client_id != client.client_id:
             return None
         if row.redeemed_at is not None:
+            verifier = self.request.form.get("code_verifier") or ""
+            if time.time() - row.redeemed_at <= CODE_RETRY_WINDOW and compare_s256_code_challenge(
+                    verifier, row.code_challenge):
+                # The same client, proving the same PKCE secret, seconds later: a retried request whose
+                # answer was lost. Refused, but what the first one issued stays valid.
+                log.info("oauth.code_retried", client_id=client.client_id, grant=row.grant_id)
+                return None
             # A replayed code: whoever holds it may have stolen it; end what the first use produced.
             grants.revoke(row.grant_id)
             log.warning("oauth.code_replayed", client_id=client.client_id, grant=row.grant_id)
@@ -240,7 +274,7 @@ class _CodeView:
         self.code_challenge = row.code_challenge
         self.code_challenge_method = row.code_challenge_method
 
-    def get_redirect_uri(self) -> str:
+    def get_redirect_uri(self) -> str | None:
         return self.row.redirect_uri
 
     def get_scope(self) -> str:
@@ -268,7 +302,10 @@ class _TokenView:
         return expires < time.time()
 
     def is_revoked(self) -> bool:
-        return self.grant.revoked_at is not None
+        return self.grant.revoked_at is not None or (
+            self.refresh is not None and self.refresh.rotated_at is not None and self.grace_over)
+
+    grace_over = False  # set by the server for refresh tokens rotated longer ago than the grace window
 
 
 class RefreshTokenGrant(_RefreshTokenGrant):
@@ -292,6 +329,12 @@ class RefreshTokenGrant(_RefreshTokenGrant):
             return None
         return _TokenView(grant, row)
 
+    def _validate_token_scope(self, token: _TokenView) -> None:
+        # A refresh may narrow the grant, to implied scopes too (recipes.write -> recipes.read), never widen it.
+        requested = (self.request.payload.scope or "").split()
+        if requested and not set(self.server.config.catalog.expand(token.grant.scope.split())) >= set(requested):
+            raise InvalidScopeError()
+
     def validate_token_request(self) -> None:
         super().validate_token_request()
         grant = self.request.refresh_token.grant
@@ -308,8 +351,16 @@ class RefreshTokenGrant(_RefreshTokenGrant):
         return self.server.issue(refresh_token.grant, scope, include_refresh_token=True)
 
     def revoke_old_credential(self, refresh_token: _TokenView) -> None:
-        if refresh_token.refresh is not None and refresh_token.refresh.rotated_at is None:
-            refresh_token.refresh.rotated_at = int(time.time())
+        old = refresh_token.refresh
+        if old is None:
+            return
+        if old.rotated_at is None:
+            old.rotated_at = int(time.time())
+        elif old.successor_hash:
+            # A retry within the grace window: the token it replaced before dies, so only one chain lives
+            # (a thief racing the client inside the window cannot keep a parallel one).
+            self.server.uow.repository(GrantRepository).expire_refresh(old.successor_hash)
+        old.successor_hash = self.server.issued_refresh_hash
 
 
 class _TokenLookup:
@@ -327,7 +378,10 @@ class _TokenLookup:
                 row = grants.refresh(digest(token_string))
                 grant = grants.grant(row.grant_id) if row else None
                 if grant is not None:
-                    return _TokenView(grant, row)
+                    view = _TokenView(grant, row)
+                    view.grace_over = bool(row.rotated_at and time.time() - row.rotated_at
+                                           > self.server.config.refresh_grace)
+                    return view
             else:
                 claims = self.server.access_claims(token_string)
                 grant = grants.grant(claims["grant"]) if claims and isinstance(claims.get("grant"), str) else None
@@ -338,6 +392,11 @@ class _TokenLookup:
 
 class RevocationEndpoint(_TokenLookup, _RevocationEndpoint):
     CLIENT_AUTH_METHODS = list(AUTH_METHODS)
+
+    def check_params(self, request: FormRequest, client: Client) -> None:
+        # RFC 7009 §2.1: an unknown hint is no error; every token type is searched.
+        if "token" not in request.form:
+            raise InvalidRequestError("Missing 'token'.")
 
     def revoke_token(self, token: _TokenView, request: FormRequest) -> None:
         # Revoking either token ends the grant: its refresh tokens and every access token issued from it.
@@ -400,11 +459,24 @@ class GrantRepository:
         return account is not None and account.disabled_at is None
 
     def first_use_of_jti(self, jti_hash: str, expires_at: int) -> bool:
-        if self.session.get(ClientAssertion, jti_hash) is not None:
-            return False
+        """Record the assertion id; False if it was already there (atomic on both databases)."""
         self.session.execute(delete(ClientAssertion).where(ClientAssertion.expires_at < time.time() - 60))
-        self.add(ClientAssertion(jti_hash=jti_hash, expires_at=expires_at))
-        return True
+        insert = _INSERTS[self.session.get_bind().dialect.name](ClientAssertion)
+        inserted = self.session.execute(insert.values(jti_hash=jti_hash, expires_at=expires_at)
+                                        .on_conflict_do_nothing().returning(ClientAssertion.jti_hash))
+        return inserted.first() is not None
+
+    def expire_refresh(self, token_hash: str) -> None:
+        row = self.refresh_for_update(token_hash)
+        if row is not None:
+            row.expires_at = 0
+            self.session.flush()
+
+    def sweep(self) -> None:
+        """Forget codes and refresh tokens that can no longer be used (opportunistic, on each new code)."""
+        now = int(time.time())
+        self.session.execute(delete(AuthorizationCode).where(AuthorizationCode.expires_at < now - 3600))
+        self.session.execute(delete(RefreshToken).where(RefreshToken.expires_at < now))
 
 
 class OAuthServer(AuthorizationServer):
@@ -413,6 +485,7 @@ class OAuthServer(AuthorizationServer):
         self.config = config
         self.uow = uow
         self.client_keys = client_keys
+        self.issued_refresh_hash: str | None = None
         self._clients: dict[str, Client | None] = {}
         self.register_grant(AuthorizationCodeGrant, [S256Only(required=True)])
         self.register_grant(RefreshTokenGrant)
@@ -472,7 +545,8 @@ class OAuthServer(AuthorizationServer):
         if include_refresh_token:
             refresh = "rt_" + secrets.token_urlsafe(32)
             now = int(time.time())
-            row = RefreshToken(token_hash=digest(refresh), grant_id=grant.id, created_at=now,
+            self.issued_refresh_hash = digest(refresh)
+            row = RefreshToken(token_hash=self.issued_refresh_hash, grant_id=grant.id, created_at=now,
                                expires_at=now + self.config.refresh_ttl)
             self.uow.repository(GrantRepository).add(row)
             token["refresh_token"] = refresh

@@ -108,7 +108,7 @@ class RemoteJwks:
             if fetched.status != 200:
                 raise OutboundRefused(f"JWKS answered HTTP {fetched.status}")
             self._keys = KeySet.import_key_set(json.loads(fetched.body))
-        except (OutboundRefused, ValueError, JoseError) as exc:
+        except (OutboundRefused, ValueError, JoseError, TypeError, KeyError, AttributeError, RecursionError) as exc:
             log.warning("auth.jwks_unavailable", url=self.url, error=str(exc))  # keep serving the cached keys
         self._fetched_at = time.monotonic()
 

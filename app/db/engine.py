@@ -41,8 +41,9 @@ def make_engine(
         existing = existing if isinstance(existing, str) else " ".join(existing)
         connect_args["options"] = f"{existing} -c statement_timeout={int(statement_timeout * 1000)}".strip()
     if not pooled:
-        return create_engine(url, poolclass=NullPool, connect_args=connect_args)
+        return create_engine(url, poolclass=NullPool, connect_args=connect_args, hide_parameters=True)
     return create_engine(url, pool_size=pool_size, max_overflow=pool_size, pool_pre_ping=True, pool_recycle=1800,
+                         hide_parameters=True,  # errors and logs never carry user input or digests
                          connect_args=connect_args)
 
 

@@ -67,7 +67,7 @@ def upgrade() -> None:
         sa.Column("code_hash", sa.String(64), nullable=False),
         sa.Column("client_id", sa.String(2048), nullable=False),
         sa.Column("account_id", sa.String(40), nullable=False),
-        sa.Column("redirect_uri", sa.Text(), nullable=False),
+        sa.Column("redirect_uri", sa.Text(), nullable=True),
         sa.Column("scope", sa.Text(), nullable=False),
         sa.Column("resource", sa.String(2048), nullable=False),
         sa.Column("code_challenge", sa.String(128), nullable=False),
@@ -80,6 +80,7 @@ def upgrade() -> None:
         sa.PrimaryKeyConstraint("code_hash", name="pk_oauth_authorization_codes"),
     )
     op.create_index("ix_oauth_authorization_codes_account_id", "oauth_authorization_codes", ["account_id"])
+    op.create_index("ix_oauth_authorization_codes_expires_at", "oauth_authorization_codes", ["expires_at"])
     op.create_table(
         "oauth_refresh_tokens",
         sa.Column("token_hash", sa.String(64), nullable=False),
@@ -87,11 +88,13 @@ def upgrade() -> None:
         sa.Column("expires_at", sa.BigInteger(), nullable=False),
         sa.Column("created_at", sa.BigInteger(), nullable=False),
         sa.Column("rotated_at", sa.BigInteger(), nullable=True),
+        sa.Column("successor_hash", sa.String(64), nullable=True),
         sa.ForeignKeyConstraint(["grant_id"], ["oauth_grants.id"], ondelete="CASCADE",
                                 name="fk_oauth_refresh_tokens_grant_id_oauth_grants"),
         sa.PrimaryKeyConstraint("token_hash", name="pk_oauth_refresh_tokens"),
     )
     op.create_index("ix_oauth_refresh_tokens_grant_id", "oauth_refresh_tokens", ["grant_id"])
+    op.create_index("ix_oauth_refresh_tokens_expires_at", "oauth_refresh_tokens", ["expires_at"])
     op.create_table(
         "oauth_client_assertions",
         sa.Column("jti_hash", sa.String(64), nullable=False),

@@ -221,10 +221,33 @@ def test_a_replayed_code_is_refused_and_revokes_what_it_issued(linking: Linking)
     grant = code_grant(_code(linking, client_id, pkce), pkce, linking.resource, client_id=client_id)
     first = token(linking.base_url, grant)
     assert first.status_code == 200
+    # Long after the first use (moved back a minute: the retry window is 10 s), the code comes back.
+    _sql(linking, "UPDATE oauth_authorization_codes SET redeemed_at = redeemed_at - 60 WHERE client_id = :c",
+         c=client_id)
     before = _grants(linking)
     _refused(token(linking.base_url, grant), "invalid_grant")
     assert _grants(linking) == before
     _rejected_on_mcp(linking, first.json()["access_token"])  # the first use's tokens are revoked too
+
+
+def test_a_code_replayed_without_its_pkce_secret_revokes_what_it_issued_at_once(linking: Linking):
+    client_id, pkce = _public_client(linking), Pkce.new()
+    grant = code_grant(_code(linking, client_id, pkce), pkce, linking.resource, client_id=client_id)
+    first = token(linking.base_url, grant)
+    assert first.status_code == 200
+    _refused(token(linking.base_url, {**grant, "code_verifier": Pkce.new().verifier}), "invalid_grant")
+    _rejected_on_mcp(linking, first.json()["access_token"])
+
+
+def test_a_client_retrying_its_code_exchange_at_once_is_refused_but_keeps_its_tokens(linking: Linking):
+    """ChatGPT has posted /token twice: the duplicate, proving the same PKCE secret seconds later, is
+    refused without ending the link the first one made."""
+    client_id, pkce = _public_client(linking), Pkce.new()
+    grant = code_grant(_code(linking, client_id, pkce), pkce, linking.resource, client_id=client_id)
+    first = token(linking.base_url, grant)
+    assert first.status_code == 200
+    _refused(token(linking.base_url, grant), "invalid_grant")
+    assert call_tool(linking.resource, "list_saved_recipes", token=first.json()["access_token"]).status_code == 200
 
 
 def test_an_expired_code_is_refused(linking: Linking):

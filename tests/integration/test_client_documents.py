@@ -220,7 +220,12 @@ async def test_a_failing_server_leaves_the_stale_copy_in_use(documents, resolver
     documents.publish(url, {"error": "boom"}, status=500)
     await resolver.ensure(url)  # no error: the last good copy is kept
     assert documents.hits_for(url) == 2
-    assert stored(db, url) == stale
+    kept = stored(db, url)
+    assert {**kept, "expires_at": None} == {**stale, "expires_at": None}
+    # ... and tried again in a minute, not on every request meanwhile
+    assert time.time() + 50 < kept["expires_at"] <= time.time() + 60
+    await resolver.ensure(url)
+    assert documents.hits_for(url) == 2
 
 
 @pytest.mark.anyio

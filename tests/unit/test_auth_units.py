@@ -141,7 +141,8 @@ def test_metadata_defaults_to_both_grant_types_and_the_given_auth_method():
 
 def test_metadata_drops_unknown_scopes_and_duplicates():
     assert dcr({"redirect_uris": [CALLBACK], "scope": "bogus notes.read openid notes.read"})["scope"] == "notes.read"
-    assert dcr({"redirect_uris": [CALLBACK], "scope": "bogus"})["scope"] == ""
+    # only unknown scopes: no restriction (None), not "no scope at all"
+    assert dcr({"redirect_uris": [CALLBACK], "scope": "bogus"})["scope"] is None
 
 
 def test_metadata_deduplicates_redirect_uris_and_trims_the_name():
