@@ -44,7 +44,7 @@ from app.auth.clients import (
     validate_metadata,
 )
 from app.auth.passwords import DUMMY_HASH, verify_password
-from app.auth.server import SECRET_AUTH, FormRequest, OAuthServer, ServerConfig
+from app.auth.server import ASSERTION_ALGORITHMS, SECRET_AUTH, FormRequest, OAuthServer, ServerConfig
 from app.db import Database, DatabaseNotMigrated, DatabaseUnavailable
 
 log = structlog.get_logger(__name__)
@@ -183,7 +183,7 @@ class AuthorizationServerRoutes:
             "grant_types_supported": ["authorization_code", "refresh_token"],
             "code_challenge_methods_supported": ["S256"],
             "token_endpoint_auth_methods_supported": list(AUTH_METHODS),
-            "token_endpoint_auth_signing_alg_values_supported": ["RS256", "PS256", "ES256", "ES384", "EdDSA"],
+            "token_endpoint_auth_signing_alg_values_supported": ASSERTION_ALGORITHMS,
             "revocation_endpoint_auth_methods_supported": list(AUTH_METHODS),
             "introspection_endpoint_auth_methods_supported": SECRET_AUTH,
             "client_id_metadata_document_supported": True,
