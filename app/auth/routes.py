@@ -265,10 +265,8 @@ class AuthorizationServerRoutes:
         if not assertion:
             return None
         client = await self.db.read(lambda uow: _client(uow.repository(ClientRepository).get(client_id)))
-        keys = await self.client_keys.keys(client, kid) if client is not None else None
-        if keys is not None and kid is None and len(keys.keys) == 1:
-            return _single(keys)
-        return keys
+        # A client with a single key may omit kid (RFC 7523 does not require it): joserfc then uses that key.
+        return await self.client_keys.keys(client, kid) if client is not None else None
 
     # --- /token, /revoke, /introspect, /register -----------------------------------------------------
     async def token(self, request: Request) -> Response:
@@ -470,11 +468,6 @@ class AuthorizationServerRoutes:
             return self.error_page(request, error.get_error_description() or error.error)
         log.info("oauth.consent", approved=approve, subject=ticket["a"] if approve else None)
         return self.to_response(result)
-
-
-def _single(keys: KeySet) -> Any:
-    """RFC 7523 does not require ``kid``: a client with one key may omit it."""
-    return keys.keys[0]
 
 
 def _client(row: Any) -> Client | None:

@@ -322,8 +322,10 @@ class RefreshTokenGrant(_RefreshTokenGrant):
         now = time.time()
         if grant is None or grant.revoked_at is not None or row.expires_at < now:
             return None
-        if row.rotated_at is not None and now - row.rotated_at > self.server.config.refresh_grace:
-            # Used again after its successor was issued and the grace window closed: the token leaked.
+        if row.rotated_at is not None and (now - row.rotated_at > self.server.config.refresh_grace
+                                           or grants.successor_used(row)):
+            # Used again after the grace window closed, or after the token it was exchanged for was itself
+            # exchanged: two parties hold this grant's tokens, so it leaked. End the whole grant.
             grants.revoke(grant.id)
             log.warning("oauth.refresh_reused", client_id=grant.client_id, grant=grant.id)
             return None
@@ -407,6 +409,11 @@ class RevocationEndpoint(_TokenLookup, _RevocationEndpoint):
 class IntrospectionEndpoint(_TokenLookup, _IntrospectionEndpoint):
     CLIENT_AUTH_METHODS = SECRET_AUTH  # RFC 7662 §2.1: the caller must authenticate
 
+    def check_params(self, request: FormRequest, client: Client) -> None:
+        # RFC 7662 §2.1: an unknown hint extends the search to every token type.
+        if "token" not in request.form:
+            raise InvalidRequestError("Missing 'token'.")
+
     def check_permission(self, token: _TokenView, client: Client, request: FormRequest) -> bool:
         return token.check_client(client)
 
@@ -465,6 +472,10 @@ class GrantRepository:
         inserted = self.session.execute(insert.values(jti_hash=jti_hash, expires_at=expires_at)
                                         .on_conflict_do_nothing().returning(ClientAssertion.jti_hash))
         return inserted.first() is not None
+
+    def successor_used(self, row: RefreshToken) -> bool:
+        successor = self.refresh(row.successor_hash) if row.successor_hash else None
+        return successor is not None and successor.rotated_at is not None
 
     def expire_refresh(self, token_hash: str) -> None:
         row = self.refresh_for_update(token_hash)
