@@ -7,7 +7,6 @@ assertion replays stay consistent, and /token need not repeat a redirect URI /au
 from __future__ import annotations
 
 import base64
-import hashlib
 import json
 import secrets
 import subprocess
@@ -21,8 +20,8 @@ import httpx
 import pytest
 from joserfc import jwt
 from joserfc.jwk import ECKey, OctKey, RSAKey
-from sqlalchemy import create_engine, text
 
+from tests.e2e import linking_steps as steps
 from tests.e2e.conftest import Linking
 from tests.e2e.oauth_client import (
     ASSERTION_TYPE,
@@ -39,77 +38,15 @@ from tests.e2e.oauth_client import (
 )
 from tests.e2e.server import ROOT
 
-PASSWORD = "demo-password"
+PASSWORD = steps.PASSWORD
 MALFORMED_RESOURCES = ["https://h:99999/mcp", "http://[::1/mcp", "http://h:abc/mcp"]
 
 
 # --- helpers -----------------------------------------------------------------------------------------
-def _sql(linking: Linking, statement: str, **params: Any) -> list[Any]:
-    engine = create_engine(linking.server.database_url)
-    try:
-        with engine.begin() as conn:
-            result = conn.execute(text(statement), params)
-            return list(result) if result.returns_rows else []
-    finally:
-        engine.dispose()
-
-
-def _digest(secret: str) -> str:
-    return hashlib.sha256(secret.encode()).hexdigest()
-
-
-def _register(linking: Linking, **metadata: Any) -> dict[str, Any]:
-    body = {"redirect_uris": [CHATGPT_REDIRECT], "token_endpoint_auth_method": "none", **metadata}
-    response = httpx.post(f"{linking.base_url}/register", json=body, timeout=15)
-    assert response.status_code == 201, response.text
-    return response.json()
-
-
-def _public_client(linking: Linking, scope: str = "recipes.write") -> str:
-    return _register(linking, scope=scope)["client_id"]
-
-
-def _code(linking: Linking, client_id: str, pkce: Pkce, scope: str = "recipes.write", username: str = "alice",
-          password: str = PASSWORD) -> str:
-    params = authorize_params(client_id, pkce, linking.resource, scope=scope)
-    return query_of(Browser(linking.base_url).sign_in(params, username, password))["code"]
-
-
-def _linked(linking: Linking, scope: str = "recipes.write", username: str = "alice",
-            password: str = PASSWORD) -> tuple[str, dict[str, Any]]:
-    client_id, pkce = _public_client(linking, scope), Pkce.new()
-    code = _code(linking, client_id, pkce, scope, username, password)
-    response = token(linking.base_url, code_grant(code, pkce, linking.resource, client_id=client_id))
-    assert response.status_code == 200, response.text
-    return client_id, response.json()
-
-
-def _refresh(linking: Linking, client_id: str, refresh_token: str, **extra: str) -> httpx.Response:
-    return token(linking.base_url, {"grant_type": "refresh_token", "refresh_token": refresh_token,
-                                    "client_id": client_id, **extra})
-
-
-def _refused(response: httpx.Response, error: str, status: int = 400) -> None:
-    assert response.status_code == status, response.text
-    body = response.json()
-    assert body["error"] == error, body
-    assert "access_token" not in body and "refresh_token" not in body
-
-
 def _error_page(response: httpx.Response, status: int) -> None:
     assert response.status_code == status, response.text
     assert response.headers["content-type"].startswith("text/html")
     assert "location" not in response.headers
-
-
-def _redirected_error(response: httpx.Response, linking: Linking, error: str, state: str) -> None:
-    assert response.status_code == 302, response.text
-    location = response.headers["location"]
-    callback = query_of(location)
-    assert location.startswith(CHATGPT_REDIRECT)
-    assert callback["error"] == error and "code" not in callback
-    assert callback["iss"] == linking.base_url
-    assert callback["state"] == state
 
 
 def _mcp_status(linking: Linking, access_token: str) -> int:
@@ -157,12 +94,6 @@ def _revoke_with(linking: Linking, assertion: str, token_value: str = "not-a-tok
                                                           "client_assertion": assertion}, timeout=15)
 
 
-def _cimd_code(linking: Linking) -> tuple[str, Pkce]:
-    pkce = Pkce.new()
-    params = authorize_params(linking.site.client_id, pkce, linking.resource)
-    return query_of(Browser(linking.base_url).sign_in(params, "alice", PASSWORD))["code"], pkce
-
-
 def _token_url(linking: Linking) -> str:
     return f"{linking.base_url}/token"
 
@@ -170,45 +101,46 @@ def _token_url(linking: Linking) -> str:
 # --- A. malformed input answers 4xx, never 500 -------------------------------------------------------
 @pytest.mark.parametrize("resource", MALFORMED_RESOURCES)
 def test_a_malformed_resource_at_authorize_redirects_with_invalid_target(linking: Linking, resource: str):
-    client_id, pkce = _public_client(linking), Pkce.new()
+    client_id, pkce = steps.public_client(linking), Pkce.new()
     params = authorize_params(client_id, pkce, linking.resource, state="s-bad-resource")
     params["resource"] = resource
-    _redirected_error(Browser(linking.base_url).open_authorize(params), linking, "invalid_target", "s-bad-resource")
+    steps.redirected_error(Browser(linking.base_url).open_authorize(params), linking, "invalid_target",
+                           "s-bad-resource")
 
 
 def test_a_malformed_resource_at_token_is_invalid_target(linking: Linking):
-    client_id, pkce = _public_client(linking), Pkce.new()
-    code = _code(linking, client_id, pkce)
+    client_id, pkce = steps.public_client(linking), Pkce.new()
+    code = steps.signed_in_code(linking, client_id, pkce)
     for resource in MALFORMED_RESOURCES:
-        _refused(token(linking.base_url, code_grant(code, pkce, resource, client_id=client_id)), "invalid_target")
+        steps.refused(token(linking.base_url, code_grant(code, pkce, resource, client_id=client_id)), "invalid_target")
 
 
 def test_registration_with_an_unclosed_ipv6_redirect_uri_is_invalid_redirect_uri(linking: Linking):
     response = httpx.post(f"{linking.base_url}/register", json={"redirect_uris": ["https://[::1/cb"]})
-    _refused(response, "invalid_redirect_uri")
+    steps.refused(response, "invalid_redirect_uri")
 
 
 def test_registration_with_a_grant_type_that_is_not_a_string_is_invalid_client_metadata(linking: Linking):
     response = httpx.post(f"{linking.base_url}/register", json={
         "redirect_uris": [CHATGPT_REDIRECT], "grant_types": ["authorization_code", {}]})
-    _refused(response, "invalid_client_metadata")
+    steps.refused(response, "invalid_client_metadata")
 
 
 def test_registration_with_deeply_nested_json_is_invalid_client_metadata(linking: Linking):
     body = "[" * 2000 + "]" * 2000
     response = httpx.post(f"{linking.base_url}/register", content=body,
                           headers={"content-type": "application/json"})
-    _refused(response, "invalid_client_metadata")
+    steps.refused(response, "invalid_client_metadata")
 
 
 def test_registration_with_a_nul_in_the_client_name_is_refused(linking: Linking):
     response = httpx.post(f"{linking.base_url}/register", json={
         "redirect_uris": [CHATGPT_REDIRECT], "token_endpoint_auth_method": "none", "client_name": "Chat\u0000GPT"})
-    _refused(response, "invalid_client_metadata")
+    steps.refused(response, "invalid_client_metadata")
 
 
 def test_authorize_with_a_nul_in_the_client_id_is_an_error_page(linking: Linking):
-    client_id = _public_client(linking)
+    client_id = steps.public_client(linking)
     params = authorize_params(client_id, Pkce.new(), linking.resource)
     query = urlencode(params).replace(f"client_id={client_id}", f"client_id={client_id}%00")
     assert "%00" in query
@@ -217,7 +149,7 @@ def test_authorize_with_a_nul_in_the_client_id_is_an_error_page(linking: Linking
 
 
 def test_a_login_post_with_a_non_ascii_csrf_token_is_refused(linking: Linking):
-    client_id = _public_client(linking)
+    client_id = steps.public_client(linking)
     browser = Browser(linking.base_url)
     form = only_form(browser.open_authorize(authorize_params(client_id, Pkce.new(), linking.resource)).text)
     response = browser.http.post("/authorize", data={**form["fields"], "csrf_token": "é", "username": "alice",
@@ -228,42 +160,42 @@ def test_a_login_post_with_a_non_ascii_csrf_token_is_refused(linking: Linking):
 
 def test_a_consent_post_with_a_non_ascii_csrf_token_is_refused(linking: Linking):
     browser = Browser(linking.base_url)
-    form = _consent_form(browser, authorize_params(_public_client(linking), Pkce.new(), linking.resource))
+    form = _consent_form(browser, authorize_params(steps.public_client(linking), Pkce.new(), linking.resource))
     response = browser.http.post(form["action"], data={**form["fields"], "csrf_token": "ü", "decision": "approve"})
     _error_page(response, 403)
 
 
 def test_a_consent_post_with_a_non_ascii_login_ticket_is_refused(linking: Linking):
     browser = Browser(linking.base_url)
-    form = _consent_form(browser, authorize_params(_public_client(linking), Pkce.new(), linking.resource))
+    form = _consent_form(browser, authorize_params(steps.public_client(linking), Pkce.new(), linking.resource))
     response = browser.http.post(form["action"], data={**form["fields"], "login_ticket": "abc.é",
                                                        "decision": "approve"})
     _error_page(response, 403)
 
 
 def test_token_with_a_nul_in_the_client_id_is_invalid_request(linking: Linking):
-    client_id, pkce = _public_client(linking), Pkce.new()
-    code = _code(linking, client_id, pkce)
+    client_id, pkce = steps.public_client(linking), Pkce.new()
+    code = steps.signed_in_code(linking, client_id, pkce)
     body = urlencode(code_grant(code, pkce, linking.resource, client_id=client_id)).replace(
         f"client_id={client_id}", f"client_id={client_id}%00")
     assert "%00" in body
     response = httpx.post(f"{linking.base_url}/token", content=body,
                           headers={"content-type": "application/x-www-form-urlencoded"})
-    _refused(response, "invalid_request")
+    steps.refused(response, "invalid_request")
 
 
 def test_revoke_with_an_unknown_token_type_hint_still_revokes_the_token(linking: Linking):
-    client_id, tokens = _linked(linking)
+    client_id, tokens = steps.linked(linking)
     response = httpx.post(f"{linking.base_url}/revoke", data={
         "token": tokens["refresh_token"], "token_type_hint": "unknown_type", "client_id": client_id})
     assert response.status_code == 200, response.text
-    _refused(_refresh(linking, client_id, tokens["refresh_token"]), "invalid_grant")
+    steps.refused(steps.refresh(linking, client_id, tokens["refresh_token"]), "invalid_grant")
     assert _mcp_status(linking, tokens["access_token"]) == 401
 
 
 # --- B. consent tampering ------------------------------------------------------------------------------
 def test_a_consent_whose_authorization_request_was_changed_is_refused(linking: Linking):
-    client_id = _public_client(linking, scope="recipes.write search.read")
+    client_id = steps.public_client(linking, scope="recipes.write search.read")
     browser = Browser(linking.base_url)
     form = _consent_form(browser, authorize_params(client_id, Pkce.new(), linking.resource, scope="recipes.read"))
     original = dict(parse_qsl(form["fields"]["oauth_request"]))
@@ -280,7 +212,7 @@ def test_a_consent_whose_authorization_request_was_changed_is_refused(linking: L
 
 
 def test_a_login_ticket_posted_from_another_browser_is_refused(linking: Linking):
-    params = authorize_params(_public_client(linking), Pkce.new(), linking.resource)
+    params = authorize_params(steps.public_client(linking), Pkce.new(), linking.resource)
     victim = Browser(linking.base_url)
     form = _consent_form(victim, params)
     # Another browser with its own valid CSRF cookie and token pair for the very same request.
@@ -297,7 +229,7 @@ def test_a_login_ticket_posted_from_another_browser_is_refused(linking: Linking)
 
 def test_a_login_ticket_whose_payload_was_edited_is_refused(linking: Linking):
     browser = Browser(linking.base_url)
-    form = _consent_form(browser, authorize_params(_public_client(linking), Pkce.new(), linking.resource))
+    form = _consent_form(browser, authorize_params(steps.public_client(linking), Pkce.new(), linking.resource))
     ticket = form["fields"]["login_ticket"]
     payload, dot, mac = ticket.partition(".")
     assert dot and mac
@@ -310,7 +242,7 @@ def test_a_login_ticket_whose_payload_was_edited_is_refused(linking: Linking):
 
 # --- C. private_key_jwt: asymmetric algorithms only ------------------------------------------------------
 def test_an_es256_assertion_without_kid_from_a_single_key_client_is_accepted(linking: Linking):
-    code, pkce = _cimd_code(linking)
+    code, pkce = steps.cimd_code(linking)
     assertion = _signed(linking.site.client_id, _token_url(linking), linking.site.key, "ES256")
     assert "kid" not in json.loads(base64.urlsafe_b64decode(assertion.split(".")[0] + "=="))
     response = token(linking.base_url, with_assertion(code_grant(code, pkce, linking.resource), assertion))
@@ -319,18 +251,18 @@ def test_an_es256_assertion_without_kid_from_a_single_key_client_is_accepted(lin
 
 
 def test_an_hs256_assertion_keyed_on_a_random_secret_is_invalid_client(linking: Linking):
-    code, pkce = _cimd_code(linking)
+    code, pkce = steps.cimd_code(linking)
     secret = OctKey.import_key(secrets.token_bytes(32))
     assertion = _signed(linking.site.client_id, _token_url(linking), secret, "HS256", kid=linking.site.kid)
-    _refused(token(linking.base_url, with_assertion(code_grant(code, pkce, linking.resource), assertion)),
+    steps.refused(token(linking.base_url, with_assertion(code_grant(code, pkce, linking.resource), assertion)),
              "invalid_client")
 
 
 def test_an_unsigned_assertion_is_invalid_client(linking: Linking):
-    code, pkce = _cimd_code(linking)
+    code, pkce = steps.cimd_code(linking)
     for kid in (linking.site.kid, None):
         assertion = _unsigned(linking.site.client_id, _token_url(linking), kid=kid)
-        _refused(token(linking.base_url, with_assertion(code_grant(code, pkce, linking.resource), assertion)),
+        steps.refused(token(linking.base_url, with_assertion(code_grant(code, pkce, linking.resource), assertion)),
                  "invalid_client")
 
 
@@ -338,7 +270,7 @@ def test_an_rs256_assertion_from_an_unpublished_rsa_key_is_invalid_client(linkin
     rogue = RSAKey.generate_key(2048, private=True)
     for kid in (linking.site.kid, None):
         assertion = _signed(linking.site.client_id, _token_url(linking), rogue, "RS256", kid=kid)
-        _refused(_revoke_with(linking, assertion), "invalid_client")
+        steps.refused(_revoke_with(linking, assertion), "invalid_client")
 
 
 def test_a_client_publishing_a_symmetric_key_still_cannot_authenticate_with_hmac(linking: Linking):
@@ -349,22 +281,22 @@ def test_a_client_publishing_a_symmetric_key_still_cannot_authenticate_with_hmac
     jwks = {"keys": [{**oct_key.as_dict(private=True), "kid": "oct-1"},
                      {**ec_key.as_dict(private=False), "kid": "ec-1"},
                      {**rsa_key.as_dict(private=False), "kid": "rsa-1"}]}
-    client_id = _register(linking, token_endpoint_auth_method="private_key_jwt", jwks=jwks)["client_id"]
+    client_id = steps.register(linking, token_endpoint_auth_method="private_key_jwt", jwks=jwks)["client_id"]
     audience = _token_url(linking)
-    _refused(_revoke_with(linking, _signed(client_id, audience, oct_key, "HS256", kid="oct-1")), "invalid_client")
-    _refused(_revoke_with(linking, _signed(client_id, audience, oct_key, "HS512", kid="oct-1")), "invalid_client")
+    steps.refused(_revoke_with(linking, _signed(client_id, audience, oct_key, "HS256", kid="oct-1")), "invalid_client")
+    steps.refused(_revoke_with(linking, _signed(client_id, audience, oct_key, "HS512", kid="oct-1")), "invalid_client")
     # An RSA key the client did not publish, under the kid of one it did.
     rogue = RSAKey.generate_key(2048, private=True)
-    _refused(_revoke_with(linking, _signed(client_id, audience, rogue, "RS256", kid="rsa-1")), "invalid_client")
+    steps.refused(_revoke_with(linking, _signed(client_id, audience, rogue, "RS256", kid="rsa-1")), "invalid_client")
     for alg in ("RS256", "PS256"):
         accepted = _revoke_with(linking, _signed(client_id, audience, rsa_key, alg, kid="rsa-1"))
         assert accepted.status_code == 200, (alg, accepted.text)
     # End to end with the EC key: code exchange authenticated by ES256.
     pkce = Pkce.new()
-    code = _code(linking, client_id, pkce)
+    code = steps.signed_in_code(linking, client_id, pkce)
     hmac_try = with_assertion(code_grant(code, pkce, linking.resource),
                               _signed(client_id, audience, oct_key, "HS256", kid="oct-1"))
-    _refused(token(linking.base_url, hmac_try), "invalid_client")
+    steps.refused(token(linking.base_url, hmac_try), "invalid_client")
     response = token(linking.base_url, with_assertion(code_grant(code, pkce, linking.resource),
                                                       _signed(client_id, audience, ec_key, "ES256", kid="ec-1")))
     assert response.status_code == 200, response.text
@@ -372,17 +304,17 @@ def test_a_client_publishing_a_symmetric_key_still_cannot_authenticate_with_hmac
 
 # --- D. refresh ----------------------------------------------------------------------------------------
 def test_a_refresh_token_used_three_times_in_the_grace_window_leaves_one_live_chain(linking: Linking):
-    client_id, tokens = _linked(linking)
+    client_id, tokens = steps.linked(linking)
     successors = []
     for _ in range(3):
-        response = _refresh(linking, client_id, tokens["refresh_token"])
+        response = steps.refresh(linking, client_id, tokens["refresh_token"])
         assert response.status_code == 200, response.text
         successors.append(response.json()["refresh_token"])
     assert len(set(successors)) == 3
     first, second, third = successors
-    _refused(_refresh(linking, client_id, first), "invalid_grant")
-    _refused(_refresh(linking, client_id, second), "invalid_grant")
-    last = _refresh(linking, client_id, third)
+    steps.refused(steps.refresh(linking, client_id, first), "invalid_grant")
+    steps.refused(steps.refresh(linking, client_id, second), "invalid_grant")
+    last = steps.refresh(linking, client_id, third)
     assert last.status_code == 200, last.text
     assert _mcp_status(linking, last.json()["access_token"]) == 200
 
@@ -390,27 +322,27 @@ def test_a_refresh_token_used_three_times_in_the_grace_window_leaves_one_live_ch
 def test_a_refresh_token_retried_after_its_successor_was_itself_used_revokes_the_grant(linking: Linking):
     """Someone used R0 and already rotated what it got: a second use of R0, even inside the grace window,
     means two parties hold the grant's tokens. No parallel chain survives: the whole grant ends."""
-    client_id, tokens = _linked(linking)
+    client_id, tokens = steps.linked(linking)
     r0 = tokens["refresh_token"]
-    first = _refresh(linking, client_id, r0).json()
-    second = _refresh(linking, client_id, first["refresh_token"]).json()
-    _refused(_refresh(linking, client_id, r0), "invalid_grant")
-    _refused(_refresh(linking, client_id, second["refresh_token"]), "invalid_grant")
+    first = steps.refresh(linking, client_id, r0).json()
+    second = steps.refresh(linking, client_id, first["refresh_token"]).json()
+    steps.refused(steps.refresh(linking, client_id, r0), "invalid_grant")
+    steps.refused(steps.refresh(linking, client_id, second["refresh_token"]), "invalid_grant")
     assert _mcp_status(linking, second["access_token"]) == 401
 
 
 @pytest.mark.parametrize("resource", ["https://elsewhere.example/mcp", "http://h:abc/mcp"])
 def test_a_refresh_for_another_resource_is_invalid_target(linking: Linking, resource: str):
-    client_id, tokens = _linked(linking)
-    _refused(_refresh(linking, client_id, tokens["refresh_token"], resource=resource), "invalid_target")
+    client_id, tokens = steps.linked(linking)
+    steps.refused(steps.refresh(linking, client_id, tokens["refresh_token"], resource=resource), "invalid_target")
     # Nothing was rotated or revoked by the refused request.
-    assert _refresh(linking, client_id, tokens["refresh_token"], resource=linking.resource).status_code == 200
+    assert steps.refresh(linking, client_id, tokens["refresh_token"], resource=linking.resource).status_code == 200
 
 
 def test_a_refresh_may_narrow_to_an_implied_scope(linking: Linking):
-    client_id, tokens = _linked(linking, scope="recipes.write")
+    client_id, tokens = steps.linked(linking, scope="recipes.write")
     assert tokens["scope"] == "recipes.write"
-    response = _refresh(linking, client_id, tokens["refresh_token"], scope="recipes.read")
+    response = steps.refresh(linking, client_id, tokens["refresh_token"], scope="recipes.read")
     assert response.status_code == 200, response.text
     narrowed = response.json()
     assert narrowed["scope"] == "recipes.read"
@@ -418,12 +350,12 @@ def test_a_refresh_may_narrow_to_an_implied_scope(linking: Linking):
 
 
 def _confidential_link(linking: Linking) -> tuple[str, str, dict[str, Any]]:
-    registered = _register(linking, token_endpoint_auth_method="client_secret_post", scope="recipes.write")
+    registered = steps.register(linking, token_endpoint_auth_method="client_secret_post", scope="recipes.write")
     client_id, client_secret = registered["client_id"], registered["client_secret"]
     pkce = Pkce.new()
-    code = _code(linking, client_id, pkce)
+    code = steps.signed_in_code(linking, client_id, pkce)
     data = code_grant(code, pkce, linking.resource, client_id=client_id)
-    _refused(token(linking.base_url, data), "invalid_client", 401)  # the secret is required
+    steps.refused(token(linking.base_url, data), "invalid_client", 401)  # the secret is required
     response = token(linking.base_url, {**data, "client_secret": client_secret})
     assert response.status_code == 200, response.text
     return client_id, client_secret, response.json()
@@ -445,8 +377,8 @@ def test_introspection_reports_a_refresh_token_rotated_before_the_grace_window_i
     new = rotated.json()["refresh_token"]
     assert _introspect(linking, client_id, client_secret, old)["active"] is True  # still in its grace window
     # The grace window as the clock would close it, for this token only.
-    _sql(linking, "UPDATE oauth_refresh_tokens SET rotated_at = rotated_at - 3600 WHERE token_hash = :h",
-         h=_digest(old))
+    steps.sql(linking, "UPDATE oauth_refresh_tokens SET rotated_at = rotated_at - 3600 WHERE token_hash = :h",
+              h=steps.digest(old))
     assert _introspect(linking, client_id, client_secret, old) == {"active": False}
     current = _introspect(linking, client_id, client_secret, new)
     assert current["active"] is True and current["token_type"] == "refresh_token"
@@ -481,13 +413,13 @@ def _users(linking: Linking, *args: str, stdin: str | None = None) -> str:
 def test_disabling_an_account_stops_its_tokens_and_its_sign_in_at_once(linking: Linking):
     username, password = f"carol-{secrets.token_hex(4)}", secrets.token_urlsafe(16)
     _users(linking, "create", username, "--password-stdin", stdin=password + "\n")
-    client_id, tokens = _linked(linking, username=username, password=password)
+    client_id, tokens = steps.linked(linking, username=username, password=password)
     assert _mcp_status(linking, tokens["access_token"]) == 200
     _users(linking, "disable", username)
     response = call_tool(linking.resource, "list_saved_recipes", token=tokens["access_token"])
     assert response.status_code == 401, response.text
     assert 'error="invalid_token"' in response.headers["www-authenticate"]
-    _refused(_refresh(linking, client_id, tokens["refresh_token"]), "invalid_grant")
+    steps.refused(steps.refresh(linking, client_id, tokens["refresh_token"]), "invalid_grant")
     browser = Browser(linking.base_url)
     form = only_form(browser.open_authorize(authorize_params(client_id, Pkce.new(), linking.resource)).text)
     refused = browser.http.post("/authorize", data={**form["fields"], "username": username, "password": password})
@@ -508,8 +440,8 @@ def _in_parallel(count: int, send: Any) -> list[httpx.Response]:
 
 
 def test_parallel_redemptions_of_one_code_issue_exactly_once(linking: Linking):
-    client_id, pkce = _public_client(linking), Pkce.new()
-    data = code_grant(_code(linking, client_id, pkce), pkce, linking.resource, client_id=client_id)
+    client_id, pkce = steps.public_client(linking), Pkce.new()
+    data = code_grant(steps.signed_in_code(linking, client_id, pkce), pkce, linking.resource, client_id=client_id)
     responses = _in_parallel(6, lambda: token(linking.base_url, data))
     statuses = sorted(r.status_code for r in responses)
     assert statuses == [200] + [400] * 5, [(r.status_code, r.text) for r in responses]
@@ -517,7 +449,7 @@ def test_parallel_redemptions_of_one_code_issue_exactly_once(linking: Linking):
     assert all(r.json()["error"] == "invalid_grant" for r in losers)
     winner = next(r for r in responses if r.status_code == 200).json()
     assert _mcp_status(linking, winner["access_token"]) == 200
-    assert _refresh(linking, client_id, winner["refresh_token"]).status_code == 200
+    assert steps.refresh(linking, client_id, winner["refresh_token"]).status_code == 200
 
 
 def test_parallel_assertions_with_one_jti_authenticate_exactly_once(linking: Linking):
@@ -530,7 +462,7 @@ def test_parallel_assertions_with_one_jti_authenticate_exactly_once(linking: Lin
 
 # --- G. redirect URI omitted at /authorize -----------------------------------------------------------------
 def test_a_redirect_uri_omitted_at_authorize_need_not_be_sent_to_token(linking: Linking):
-    client_id, pkce = _public_client(linking), Pkce.new()
+    client_id, pkce = steps.public_client(linking), Pkce.new()
     params = authorize_params(client_id, pkce, linking.resource)
     params.pop("redirect_uri")
     location = Browser(linking.base_url).sign_in(params, "alice", PASSWORD)
