@@ -53,7 +53,10 @@ class KeyRing:
             if not isinstance(key, ECKey | RSAKey) or not key.is_private:
                 raise KeyMaterialError("APP_OAUTH_SIGNING_KEYS: every key must be a private EC or RSA key")
             alg = _ALGORITHMS[key.key_type]
-            alg = alg[key.curve_name] if isinstance(alg, dict) else alg
+            alg = alg.get(key.curve_name) if isinstance(alg, dict) else alg
+            if alg is None:
+                raise KeyMaterialError(f"APP_OAUTH_SIGNING_KEYS: EC curve {key.curve_name} is not supported "
+                                       "(use P-256, P-384 or P-521)")
             signing.append(SigningKey(kid=data.get("kid") or key.thumbprint(), alg=alg, key=key))
         if len({k.kid for k in signing}) != len(signing):
             raise KeyMaterialError("APP_OAUTH_SIGNING_KEYS: key ids (kid) must be unique")

@@ -8,7 +8,6 @@ client keys) is done by the caller before, on the event loop; this module never 
 
 from __future__ import annotations
 
-import hashlib
 import secrets
 import time
 from dataclasses import dataclass
@@ -36,26 +35,21 @@ from joserfc import jwt
 from joserfc.errors import JoseError
 from joserfc.jwk import KeySet
 from sqlalchemy import delete
-from sqlalchemy.dialects import postgresql, sqlite
 
 from app.auth.accounts import AccountRepository
-from app.auth.clients import AUTH_METHODS, Client, ClientRepository
+from app.auth.clients import AUTH_METHODS, Client, ClientRepository, digest
 from app.auth.keys import KeyRing
 from app.auth.models import Account, AuthorizationCode, ClientAssertion, OAuthGrant, RefreshToken
 from app.auth.scopes import ScopeCatalog
 from app.auth.tokens import decode_claims, sign_access_token
 from app.db import UnitOfWork
+from app.db.upsert import insert_if_absent
 
 log = structlog.get_logger(__name__)
-_INSERTS = {"sqlite": sqlite.insert, "postgresql": postgresql.insert}
 SECRET_AUTH = ["client_secret_basic", "client_secret_post", "private_key_jwt"]
 # Asymmetric only: a client's keys are public (its JWKS), so an HMAC "key" from them would let anyone sign.
 ASSERTION_ALGORITHMS = ["RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA"]
 CODE_RETRY_WINDOW = 10  # seconds in which the same client re-posting its code is a retry, not a theft
-
-
-def digest(secret: str) -> str:
-    return hashlib.sha256(secret.encode()).hexdigest()
 
 
 class InvalidTargetError(OAuth2Error):
@@ -468,10 +462,8 @@ class GrantRepository:
     def first_use_of_jti(self, jti_hash: str, expires_at: int) -> bool:
         """Record the assertion id; False if it was already there (atomic on both databases)."""
         self.session.execute(delete(ClientAssertion).where(ClientAssertion.expires_at < time.time() - 60))
-        insert = _INSERTS[self.session.get_bind().dialect.name](ClientAssertion)
-        inserted = self.session.execute(insert.values(jti_hash=jti_hash, expires_at=expires_at)
-                                        .on_conflict_do_nothing().returning(ClientAssertion.jti_hash))
-        return inserted.first() is not None
+        return insert_if_absent(self.session, ClientAssertion.__table__,
+                                {"jti_hash": jti_hash, "expires_at": expires_at}, key=("jti_hash",))
 
     def successor_used(self, row: RefreshToken) -> bool:
         successor = self.refresh(row.successor_hash) if row.successor_hash else None
@@ -549,9 +541,9 @@ class OAuthServer(AuthorizationServer):
         return account if account is not None and account.disabled_at is None else None
 
     def issue(self, grant: OAuthGrant, scope: str, include_refresh_token: bool) -> dict[str, Any]:
-        access, _ = sign_access_token(self.config.keys, issuer=self.config.issuer, audience=grant.resource,
-                                      subject=grant.account_id, client_id=grant.client_id, scope=scope,
-                                      grant_id=grant.id, ttl=self.config.access_ttl)
+        access = sign_access_token(self.config.keys, issuer=self.config.issuer, audience=grant.resource,
+                                   subject=grant.account_id, client_id=grant.client_id, scope=scope,
+                                   grant_id=grant.id, ttl=self.config.access_ttl)
         token = {"access_token": access, "token_type": "Bearer", "expires_in": self.config.access_ttl, "scope": scope}
         if include_refresh_token:
             refresh = "rt_" + secrets.token_urlsafe(32)

@@ -26,12 +26,12 @@ AT_JWT = "at+jwt"
 
 
 def sign_access_token(keys: KeyRing, *, issuer: str, audience: str, subject: str, client_id: str, scope: str,
-                      grant_id: str, ttl: int) -> tuple[str, int]:
+                      grant_id: str, ttl: int) -> str:
     now = int(time.time())
     claims = {"iss": issuer, "sub": subject, "aud": audience, "client_id": client_id, "scope": scope,
               "iat": now, "nbf": now, "exp": now + ttl, "jti": secrets.token_urlsafe(16), "grant": grant_id}
     key = keys.current
-    return jwt.encode({"alg": key.alg, "kid": key.kid, "typ": AT_JWT}, claims, key.key), now + ttl
+    return jwt.encode({"alg": key.alg, "kid": key.kid, "typ": AT_JWT}, claims, key.key)
 
 
 def decode_claims(token: str, key_set: KeySet, algorithms: list[str], *, issuer: str, audience: str,

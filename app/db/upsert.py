@@ -1,4 +1,5 @@
-"""Idempotent bulk writes for seed data: insert new rows, update only the rows that changed."""
+"""Idempotent writes: bulk upserts for seed data (update only the rows that changed), and a single
+insert that is atomic under concurrency (``ON CONFLICT DO NOTHING``) on SQLite and PostgreSQL."""
 
 from __future__ import annotations
 
@@ -12,13 +13,26 @@ from sqlalchemy.orm import Session
 _INSERTS = {"sqlite": sqlite.insert, "postgresql": postgresql.insert}
 
 
+def _insert(session: Session, table: Table) -> Any:
+    dialect = session.get_bind().dialect.name
+    if dialect not in _INSERTS:
+        raise NotImplementedError(f"idempotent writes are written for SQLite and PostgreSQL, not {dialect}")
+    return _INSERTS[dialect](table)
+
+
+def insert_if_absent(session: Session, table: Table, values: Mapping[str, Any], key: Sequence[str]) -> bool:
+    """Insert the row unless its ``key`` exists; True if this call inserted it. A concurrent insert of the
+    same key is never an IntegrityError."""
+    stmt = (_insert(session, table).values(**values).on_conflict_do_nothing(index_elements=list(key))
+            # RETURNING, not rowcount: psycopg reports -1 for this INSERT.
+            .returning(*(table.c[k] for k in key)))
+    return session.execute(stmt).first() is not None
+
+
 def upsert(session: Session, table: Table, rows: Sequence[Mapping[str, Any]], key: Sequence[str] = ("id",)) -> None:
     if not rows:
         return
-    dialect = session.get_bind().dialect.name
-    if dialect not in _INSERTS:
-        raise NotImplementedError(f"upsert is written for SQLite and PostgreSQL, not {dialect}")
-    stmt = _INSERTS[dialect](table)
+    stmt = _insert(session, table)
     values = [c for c in rows[0] if c not in key]
     if values:
         # The WHERE keeps unchanged rows untouched: no rewrite, no trigger, no index churn.

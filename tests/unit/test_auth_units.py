@@ -424,6 +424,12 @@ def test_keyring_refuses_public_only_keys():
         KeyRing({"keys": [private_ec("a"), public]})
 
 
+def test_keyring_refuses_an_ec_curve_it_cannot_sign_with_in_one_line():
+    key = {**ECKey.generate_key("secp256k1", private=True).as_dict(private=True), "kid": "k1"}
+    with pytest.raises(KeyMaterialError, match="APP_OAUTH_SIGNING_KEYS: EC curve secp256k1 is not supported"):
+        KeyRing({"keys": [key]})
+
+
 def test_keyring_refuses_duplicate_key_ids():
     with pytest.raises(KeyMaterialError, match="unique"):
         KeyRing({"keys": [private_ec("same"), private_rsa("same")]})

@@ -4,12 +4,11 @@ import hashlib
 from datetime import datetime
 
 from sqlalchemy import delete, func, select, text, update
-from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
+from app.db.upsert import insert_if_absent
 from app.features.recipes.models import SavedRecipe
 
-_INSERTS = {"sqlite": sqlite.insert, "postgresql": postgresql.insert}
 # First key of the two-int advisory locks this feature takes ("rcp" in ASCII); the second is the account's hash.
 _ACCOUNT_LOCK_CLASS = 0x726370
 
@@ -44,17 +43,10 @@ class SavedRecipeRepository:
 
     def insert_if_absent(self, account: str, recipe_id: str, title: str, source_url: str | None,
                          saved_at: datetime) -> bool:
-        """Insert the row unless (account, id) exists; True if inserted. Atomic on SQLite and PostgreSQL
-        (``ON CONFLICT DO NOTHING``): a concurrent insert of the same key is never an IntegrityError."""
-        dialect = self.session.get_bind().dialect.name
-        if dialect not in _INSERTS:
-            raise NotImplementedError(f"insert_if_absent is written for SQLite and PostgreSQL, not {dialect}")
-        stmt = (_INSERTS[dialect](SavedRecipe)
-                .values(account=account, id=recipe_id, title=title, source_url=source_url, saved_at=saved_at)
-                .on_conflict_do_nothing(index_elements=["account", "id"])
-                # RETURNING, not rowcount: psycopg reports -1 for this INSERT.
-                .returning(SavedRecipe.id))
-        return self.session.execute(stmt).first() is not None
+        """Insert the row unless (account, id) exists; True if inserted (atomic on both databases)."""
+        return insert_if_absent(self.session, SavedRecipe.__table__, {
+            "account": account, "id": recipe_id, "title": title, "source_url": source_url, "saved_at": saved_at},
+            key=("account", "id"))
 
     def set_source_url(self, account: str, recipe_id: str, source_url: str) -> None:
         self.session.execute(update(SavedRecipe)
