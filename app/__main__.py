@@ -1,4 +1,4 @@
-"""Command line: ``python -m app serve | migrate | revision | seed | check | users | clients``."""
+"""Command line: ``python -m app serve | migrate | revision | seed | check | users | clients | files sweep``."""
 
 from __future__ import annotations
 
@@ -163,6 +163,15 @@ def _clients(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
+def _files(args: argparse.Namespace, settings: Settings) -> int:
+    import anyio
+
+    from app.main import run_command
+
+    print(f"files {args.action}: {anyio.run(run_command, settings, 'files', args.action)}")
+    return 0
+
+
 def _where(url: str) -> str:
     return url.split("@")[-1]  # never print credentials
 
@@ -198,6 +207,8 @@ def main(argv: list[str] | None = None) -> int:
                          choices=["client_secret_basic", "client_secret_post", "private_key_jwt", "none"])
     clients.add_argument("--scope", help="space-separated scopes the client may ask for (default: any)")
     clients.add_argument("--jwks-uri", help="where its public keys are (private_key_jwt)")
+    files = sub.add_parser("files", help="uploaded files: sweep (delete expired uploads and orphan objects)")
+    files.add_argument("action", choices=["sweep"])
     args = parser.parse_args(argv)
     if args.command == "users" and args.action != "list" and not args.username:
         parser.error(f"users {args.action} needs a USERNAME")
@@ -212,17 +223,18 @@ def main(argv: list[str] | None = None) -> int:
     from app.logging import configure_logging
     from app.main import FeatureError, StartupRefused, settings_or_exit
     from app.mcp.registry import RegistryError
+    from app.storage import StorageError
 
     settings = settings_or_exit()
     if args.command != "serve":
         # One-shot commands report their own outcome in one line; only errors add log lines.
         configure_logging(settings.log_format, "error")
     handler = {"serve": _serve, "migrate": _migrate, "revision": _revision, "seed": _seed, "check": _check,
-               "users": _users, "clients": _clients}
+               "users": _users, "clients": _clients, "files": _files}
     try:
         return handler[args.command](args, settings)
     except (FeatureError, RegistryError, MigrationError, CommandError, DatabaseUnavailable, DatabaseNotMigrated,
-            StartupRefused, KeyMaterialError, AccountError) as exc:
+            StartupRefused, KeyMaterialError, AccountError, StorageError) as exc:
         # Operator-facing problems: one line, no traceback.
         print(f"{args.command}: {exc}", file=sys.stderr)
         return 1

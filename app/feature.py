@@ -3,20 +3,38 @@
 Each ``app/features/<name>/__init__.py`` defines ``FEATURE = Feature(...)``. The
 composition root (``app.main``) discovers them and wires each contribution in:
 tools into the registry, HTTP routes into the app, a line into the server
-instructions, and demo/reference data into ``python -m app seed``.
+instructions, demo/reference data into ``python -m app seed``, and maintenance
+commands into ``python -m app <feature> <command>``.
+
+Features never import each other. What one offers another goes through a small
+protocol here (``PrivateDocuments``), wired by the composition root, so deleting
+the feature that offers it leaves the other working without it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Protocol
 
 from starlette.routing import BaseRoute
 
 from app.auth.scopes import Scope
 from app.db import Database, UnitOfWork
 from app.mcp.registry import ToolRegistry
+from app.net.guard import OutboundGuard
 from app.settings import Settings
+from app.storage import Storage
+
+
+class PrivateDocuments(Protocol):
+    """Full-text indexing of one account's own documents, in the caller's transaction."""
+
+    def put(self, uow: UnitOfWork, *, id: str, owner: str, title: str, url: str, body: str, source: str) -> None:
+        """Add or replace the document ``id``; only ``owner`` will find it."""
+        ...
+
+    def remove(self, uow: UnitOfWork, ids: Sequence[str]) -> None: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -25,6 +43,11 @@ class Deps:
 
     settings: Settings
     db: Database
+    # Every fetch of a URL a caller gave goes through the guard; every byte at rest through storage.
+    guard: OutboundGuard | None = None
+    storage: Storage | None = None
+    # Offered by a feature (search) when present; None when no feature indexes documents.
+    documents: PrivateDocuments | None = None
 
 
 @dataclass(frozen=True)
@@ -41,3 +64,8 @@ class Feature:
     seed: Callable[[UnitOfWork], str] | None = None
     # OAuth scopes its tools ask for: published in the metadata, described on the consent page.
     scopes: Sequence[Scope] = ()
+    # This feature indexes other features' private documents (search does).
+    documents: PrivateDocuments | None = None
+    # Maintenance commands run as ``python -m app <feature name> <command>`` (e.g. ``files sweep``): each
+    # receives the shared services and returns a one-line summary.
+    commands: Mapping[str, Callable[[Deps], Awaitable[str]]] = field(default_factory=dict)

@@ -1,4 +1,4 @@
-"""Composition root: settings -> database -> auth -> features -> MCP server -> one Starlette app.
+"""Composition root: settings -> database -> storage -> auth -> features -> MCP server -> one Starlette app.
 
 This is the only module that knows every piece. Features are discovered here (one
 folder each under ``app/features``) and wired in; nothing below knows which
@@ -8,6 +8,7 @@ features exist.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import importlib
 import sys
 from collections.abc import AsyncIterator, Sequence
@@ -32,13 +33,14 @@ from app.auth.server import GrantRepository, ServerConfig, normalise_resource
 from app.auth.tokens import BuiltinTokenVerifier, ExternalTokenVerifier, RemoteJwks
 from app.db import Database
 from app.db.locks import SEED_LOCK, advisory_lock
-from app.feature import Deps, Feature
+from app.feature import Deps, Feature, PrivateDocuments
 from app.http.health import health_routes
 from app.http.middleware import AccessLogMiddleware, McpRequestNormalizer
 from app.mcp.registry import ToolRegistry
 from app.mcp.server import build_mcp_server
 from app.net.guard import OutboundGuard
 from app.settings import Settings, SettingsError, load_settings
+from app.storage import LocalStorage, Storage
 
 FEATURES_PACKAGE = "app.features"
 WIDGET_HINT = "Results render in widgets; do not repeat what a widget already shows."
@@ -90,6 +92,58 @@ def discover_features(package: str = FEATURES_PACKAGE) -> list[Feature]:
 def open_database(settings: Settings) -> Database:
     return Database(settings.database_url, pool_size=settings.db_pool_size,
                     connect_timeout=settings.db_connect_timeout, statement_timeout=settings.db_statement_timeout)
+
+
+def open_storage(settings: Settings) -> Storage:
+    """The backend of every byte at rest (uploads, reports): S3 (any S3-compatible service) or a local folder."""
+    if settings.storage_backend == "s3":
+        from app.storage.s3 import S3Storage  # boto3 is slow to import: only deployments on S3 pay for it
+
+        return S3Storage(bucket=settings.s3_bucket or "", prefix=settings.s3_prefix, region=settings.s3_region,
+                         endpoint_url=settings.s3_endpoint_url,
+                         sse=None if settings.s3_sse == "none" else settings.s3_sse,
+                         kms_key_id=settings.s3_kms_key_id)
+    secret, generated = load_secret(settings)
+    if settings.production and generated and not settings.allow_generated_keys:
+        raise StartupRefused("APP_ENV=production needs APP_SECRET_KEY (it signs the download links of "
+                             "APP_STORAGE_BACKEND=local; a generated one would differ per replica and be lost with "
+                             "the disk); set it, or APP_ALLOW_GENERATED_KEYS=true")
+    # Its own key, derived: a download link can never double as a form ticket or the other way round.
+    link_key = hashlib.sha256(b"file download links\0" + secret).digest()
+    return LocalStorage(Path(settings.files_dir), base_url=settings.base_url, secret=link_key)
+
+
+def documents_of(features: Sequence[Feature]) -> PrivateDocuments | None:
+    offered = [f for f in features if f.documents is not None]
+    if len(offered) > 1:
+        raise FeatureError(f"only one feature may index private documents ({', '.join(f.name for f in offered)})")
+    return offered[0].documents if offered else None
+
+
+def build_deps(settings: Settings, db: Database, features: Sequence[Feature], *, guard: OutboundGuard | None = None,
+               storage: Storage | None = None) -> Deps:
+    return Deps(settings=settings, db=db, guard=guard or OutboundGuard(allowlist=settings.outbound_allowlist),
+                storage=storage or open_storage(settings), documents=documents_of(features))
+
+
+async def run_command(settings: Settings, feature_name: str, command: str) -> str:
+    """``python -m app <feature> <command>``: a feature's maintenance command, with the shared services."""
+    features = discover_features()
+    feature = next((f for f in features if f.name == feature_name), None)
+    if feature is None:
+        raise FeatureError(f"no feature named {feature_name!r} is installed")
+    run = feature.commands.get(command)
+    if run is None:
+        known = ", ".join(sorted(feature.commands)) or "none"
+        raise FeatureError(f"feature {feature_name!r} has no command {command!r} (it has: {known})")
+    db = open_database(settings)
+    deps = build_deps(settings, db, features)
+    try:
+        return await run(deps)
+    finally:
+        if deps.storage is not None:
+            await deps.storage.aclose()
+        db.dispose()
 
 
 def server_instructions(features: Sequence[Feature]) -> str:
@@ -161,16 +215,20 @@ def create_app(
     token_verifier: TokenVerifier | None = None,
     features: Sequence[Feature] | None = None,
     guard: OutboundGuard | None = None,
+    storage: Storage | None = None,
 ) -> ASGIApp:
     features = discover_features() if features is None else list(features)
     db = db or open_database(settings)
-    deps = Deps(settings=settings, db=db)
+    guard = guard or OutboundGuard(allowlist=settings.outbound_allowlist)
+    storage = storage or open_storage(settings)
+    deps = build_deps(settings, db, features, guard=guard, storage=storage)
     try:
         catalog = ScopeCatalog(scope for feature in features for scope in feature.scopes)
     except ValueError as exc:
         raise FeatureError(str(exc)) from None
-    guard = guard or OutboundGuard(allowlist=settings.outbound_allowlist)
     token_verifier, auth_routes = build_auth(settings, db, catalog, guard, token_verifier)
+    # Local files are downloaded from this app through signed links; S3 serves its own presigned URLs.
+    storage_routes = storage.routes() if isinstance(storage, LocalStorage) else []
 
     registry = ToolRegistry(widget_domain=settings.widget_domain,
                             resource_metadata_url=settings.resource_metadata_url)
@@ -203,9 +261,12 @@ def create_app(
 
     @contextlib.asynccontextmanager
     async def lifespan(_: Starlette) -> AsyncIterator[None]:
-        async with mcp.session_manager.run():
-            yield
-        db.dispose()
+        try:
+            async with mcp.session_manager.run():
+                yield
+        finally:
+            await storage.aclose()
+            db.dispose()
 
     async def index(_: Request) -> JSONResponse:
         return JSONResponse({"name": mcp.name, "mcp": settings.mcp_url})
@@ -220,6 +281,7 @@ def create_app(
             Route("/", index, methods=["GET"]),
             *health_routes(db),
             *auth_routes,
+            *storage_routes,
             *feature_routes,
             Route("/mcp", no_standalone_stream, methods=["GET"]),
             # Only /mcp passes the bearer check: feature routes (OAuth endpoints take client

@@ -19,6 +19,8 @@ LOG_LEVELS = ("debug", "info", "warning", "error")
 LOG_FORMATS = ("json", "console")
 ENVIRONMENTS = ("development", "production")
 AUTH_MODES = ("builtin", "external")
+STORAGE_BACKENDS = ("local", "s3")
+S3_ENCRYPTIONS = ("none", "AES256", "aws:kms")
 ENV_PREFIX = "APP_"
 
 
@@ -75,6 +77,19 @@ class Settings(BaseSettings):
     oauth_audience: str | None = None
     # host[:port] entries the outbound guard lets through to private addresses and over http (tests, local dev).
     outbound_allowlist: Annotated[list[str], NoDecode] = Field(default_factory=list)
+    # Files: where their bytes live, how big a fetched file may be, how long anonymous uploads are kept.
+    storage_backend: str = "local"
+    files_dir: str = "./var/files"
+    s3_bucket: str | None = None
+    s3_prefix: str = ""
+    s3_region: str | None = None
+    s3_endpoint_url: str | None = None
+    s3_sse: str = "none"
+    s3_kms_key_id: str | None = None
+    files_max_bytes: int = Field(default=50 * 1024 * 1024, ge=1024)
+    files_fetch_timeout: float = Field(default=60.0, gt=0, le=600)
+    files_anon_ttl: int = Field(default=3600, ge=60)
+    files_url_ttl: int = Field(default=300, ge=30, le=3600)
 
     @field_validator("allowed_hosts", "allowed_origins", "oauth_cimd_hosts", "outbound_allowlist", mode="before")
     @classmethod
@@ -105,12 +120,37 @@ class Settings(BaseSettings):
     def _env(cls, value: object) -> str:
         return _choice(value, ENVIRONMENTS)
 
+    @field_validator("storage_backend", mode="before")
+    @classmethod
+    def _storage_backend(cls, value: object) -> str:
+        return _choice(value, STORAGE_BACKENDS)
+
+    @field_validator("s3_sse", mode="before")
+    @classmethod
+    def _s3_sse(cls, value: object) -> str:
+        text = str(value).strip()
+        if text not in S3_ENCRYPTIONS:
+            raise ValueError(f"must be one of {', '.join(S3_ENCRYPTIONS)}")
+        return text
+
+    @field_validator("s3_prefix")
+    @classmethod
+    def _s3_prefix(cls, value: str) -> str:
+        value = value.strip("/")
+        return f"{value}/" if value else ""
+
+    @model_validator(mode="after")
+    def _s3_needs_bucket(self) -> Settings:
+        if self.storage_backend == "s3" and not self.s3_bucket:
+            raise ValueError("APP_STORAGE_BACKEND=s3 needs APP_S3_BUCKET")
+        return self
+
     @field_validator("auth_mode", mode="before")
     @classmethod
     def _auth_mode(cls, value: object) -> str:
         return _choice(value, AUTH_MODES)
 
-    @field_validator("oauth_issuer", "oauth_jwks_url")
+    @field_validator("oauth_issuer", "oauth_jwks_url", "s3_endpoint_url")
     @classmethod
     def _absolute_url(cls, value: str | None) -> str | None:
         if value is None:

@@ -32,6 +32,7 @@ from app.db import DatabaseNotMigrated, DatabaseUnavailable
 from app.mcp.check import MAX_STATUS
 from app.mcp.results import WWW_AUTHENTICATE
 from app.mcp.widgets import Widget
+from app.storage import StorageError
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -206,7 +207,7 @@ def _enforced(fn: F, title: str, security: list[schemes.Scheme], resource_metada
             if is_async:
                 return await fn(*args, **kwargs)
             return await anyio.to_thread.run_sync(functools.partial(fn, *args, **kwargs))
-        except (DatabaseUnavailable, DatabaseNotMigrated) as exc:
+        except (DatabaseUnavailable, DatabaseNotMigrated, StorageError) as exc:
             raise ToolError(str(exc)) from exc
 
     return wrapper  # type: ignore[return-value]

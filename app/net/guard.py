@@ -19,8 +19,8 @@ import re
 import socket
 import string
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote, urljoin, urlsplit
@@ -218,12 +218,15 @@ class _Body:
         if declared.isdigit() and int(declared) > cap:
             raise _refused(host, f"response declared larger than {cap} bytes")
 
-    def add(self, chunk: bytes) -> None:
+    def count(self, chunk: bytes) -> None:
         self.size += len(chunk)
         if self.size > self.cap:
             raise _refused(self.host, f"response larger than {self.cap} bytes")
         if time.monotonic() > self.deadline:
             raise _refused(self.host, "total timeout exceeded")
+
+    def add(self, chunk: bytes) -> None:
+        self.count(chunk)
         self.chunks.append(chunk)
 
 
@@ -358,28 +361,55 @@ class OutboundGuard:
 
     async def fetch(self, url: str, *, headers: Mapping[str, str] | None = None,
                     max_bytes: int | None = None) -> Fetched:
-        deadline = time.monotonic() + self._total_timeout
+        async with self.stream(url, headers=headers, max_bytes=max_bytes) as resp:
+            body = [chunk async for chunk in resp.chunks()]
+            return Fetched(resp.url, resp.status, resp.headers, b"".join(body))
+
+    @asynccontextmanager
+    async def stream(self, url: str, *, headers: Mapping[str, str] | None = None, max_bytes: int | None = None,
+                     total_timeout: float | None = None) -> AsyncIterator[Streamed]:
+        """The final response (redirects followed and re-checked) with its body not yet read: iterate
+        ``chunks()`` to read it under the size cap. The total deadline covers everything from DNS to the body's
+        last byte, including time the caller spends between chunks; past it, ``OutboundRefused``."""
+        total = self._total_timeout if total_timeout is None else total_timeout
+        deadline = time.monotonic() + total
         cap = self._max_bytes if max_bytes is None else max_bytes
         t, extra = self._check(url), dict(headers or {})
         first = t.host
         async with httpcore.AsyncConnectionPool(network_backend=_PinnedAsyncBackend(self)) as pool:
             try:
                 # The deadline also covers DNS and a stalled single read, which the chunk check cannot see.
-                with anyio.fail_after(self._total_timeout):
+                with anyio.fail_after(total):
                     for hops in range(self._max_redirects + 1):
                         with _transport_errors(t.host):
                             async with pool.stream(**self._request(t, extra, deadline)) as resp:
                                 got = _lower_headers(resp.headers)
                                 nxt = self._next_hop(t, resp.status, got, hops)
                                 if nxt is None:
-                                    body = _Body(t.host, cap, deadline, got)
-                                    async for chunk in resp.aiter_stream():
-                                        body.add(chunk)
-                                    return Fetched(t.url, resp.status, got, b"".join(body.chunks))
+                                    yield Streamed(t.url, resp.status, got,
+                                                   _Body(t.host, cap, deadline, got), resp.aiter_stream())
+                                    return
                         extra, t = self._carry(extra, t, nxt), nxt
             except TimeoutError:
                 raise _refused(first, "total timeout exceeded") from None
         raise AssertionError("unreachable: _next_hop refuses past max_redirects")
+
+
+@dataclass
+class Streamed:
+    """A response whose body is read by iterating ``chunks()``: at most the cap, before the deadline."""
+
+    url: str  # final URL after redirects
+    status: int
+    headers: dict[str, str]  # lower-cased names (last value wins)
+    _body: _Body
+    _raw: AsyncIterator[bytes]
+
+    async def chunks(self) -> AsyncIterator[bytes]:
+        with _transport_errors(self._body.host):
+            async for chunk in self._raw:
+                self._body.count(chunk)
+                yield chunk
 
 
 class _PinnedSyncBackend(httpcore.SyncBackend):

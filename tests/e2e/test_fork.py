@@ -34,14 +34,23 @@ class Removal:
 
 
 ACCOUNT_TOOLS = ("get_account_profile", "list_saved_recipes", "save_recipe", "delete_saved_recipe")
+FILE_TOOLS = ("analyze_file", "compare_files", "list_files", "delete_file")
+ZOO_TOOLS = ("get_zoo_animal_details", "get_zoo_animals", "like_zoo_animal")
+BOTH_FILES_AND_SEARCH = "tests/integration/test_search_private_files.py"
 REMOVALS = [
     Removal("zoo", ("tests/unit/test_zoo_service.py", "tests/integration/test_zoo.py",
                     "tests/integration/test_unit_of_work.py"),
-            frozenset({"zoo_animals"}), ("search_documents", 5120), ("recommend_cafe", "search", *ACCOUNT_TOOLS)),
+            frozenset({"zoo_animals"}), ("search_documents", 5120),
+            ("recommend_cafe", "search", *ACCOUNT_TOOLS, *FILE_TOOLS)),
     # The full-text index rides along: the SQLite FTS5 table by name, the PostgreSQL column with its table.
-    Removal("search", ("tests/unit/test_search_results.py", "tests/integration/test_search.py"),
+    # Files keep working without search: their text is simply not indexed.
+    Removal("search", ("tests/unit/test_search_results.py", "tests/integration/test_search.py", BOTH_FILES_AND_SEARCH),
             frozenset({"search_documents"}), ("zoo_animals", 30),
-            ("get_zoo_animal_details", "get_zoo_animals", "like_zoo_animal", "recommend_cafe", *ACCOUNT_TOOLS)),
+            (*ZOO_TOOLS, "recommend_cafe", *ACCOUNT_TOOLS, *FILE_TOOLS)),
+    Removal("files", ("tests/unit/test_file_analysis.py", "tests/unit/test_files_units.py",
+                      "tests/integration/test_files.py", "tests/integration/test_files_faults.py",
+                      BOTH_FILES_AND_SEARCH),
+            frozenset({"files"}), ("zoo_animals", 30), (*ZOO_TOOLS, "recommend_cafe", "search", *ACCOUNT_TOOLS)),
 ]
 
 

@@ -35,7 +35,7 @@ PASSWORD = "demo-password"
 # Arguments for the tools that need some; the rest are called with none.
 ARGUMENTS = {"search": {"q": "pathlib"}, "get_zoo_animal_details": {"animal_id": "king-penguin-admiral"},
              "like_zoo_animal": {"animal_id": "king-penguin-admiral"}, "save_recipe": {"title": "Tea"},
-             "delete_saved_recipe": {"recipe_id": "rcp_0000"}}
+             "delete_saved_recipe": {"recipe_id": "rcp_0000"}, "delete_file": {"file_id": "file_0000"}}
 
 
 class MemoryStorage(TokenStorage):
@@ -100,7 +100,7 @@ def test_every_oauth_tool_challenges_an_anonymous_caller_and_every_noauth_tool_a
     anonymous_ok = [t for t in tools if any(s["type"] == "noauth" for s in t["_meta"]["securitySchemes"])]
     assert {t["name"] for t in oauth_only} >= {"list_saved_recipes", "save_recipe", "delete_saved_recipe",
                                                "get_account_profile"}
-    assert {t["name"] for t in anonymous_ok} >= {"search", "get_zoo_animals", "recommend_cafe"}
+    assert {t["name"] for t in anonymous_ok} >= {"search", "get_zoo_animals", "recommend_cafe", "analyze_file"}
     for tool in oauth_only:
         result = call_tool(linking.resource, tool["name"], ARGUMENTS.get(tool["name"], {})).json()["result"]
         assert result["isError"] is True, tool["name"]
@@ -111,8 +111,12 @@ def test_every_oauth_tool_challenges_an_anonymous_caller_and_every_noauth_tool_a
         wanted = tool["_meta"]["securitySchemes"][0]["scopes"]
         assert params.get("scope", "").split() == wanted, tool["name"]
         assert "structuredContent" not in result  # never a placeholder answer
+    # The files the file tools analyse anonymously: the client document the test's "chatgpt.com" serves.
+    document = {"download_url": linking.site.client_id, "file_id": "file_e2e", "file_name": "client.json"}
+    files = {"analyze_file": {"file": document}, "compare_files": {"files": [document, document]}}
     for tool in anonymous_ok:
-        result = call_tool(linking.resource, tool["name"], ARGUMENTS.get(tool["name"], {})).json()["result"]
+        result = call_tool(linking.resource, tool["name"], files.get(tool["name"]) or ARGUMENTS.get(tool["name"], {}))
+        result = result.json()["result"]
         assert result["isError"] is False, (tool["name"], result)
 
 

@@ -75,6 +75,20 @@ def test_production_with_signing_keys_but_no_secret_key_refuses_naming_app_secre
     assert line.startswith("serve: APP_ENV=production needs APP_SECRET_KEY "), line
 
 
+def test_production_with_local_files_but_no_secret_key_refuses_even_with_an_external_idp(database_url, tmp_path):
+    # No form to sign in external mode, but local download links are signed with the same secret.
+    env = _production(database_url, tmp_path, APP_AUTH_MODE="external", APP_OAUTH_ISSUER="https://idp.example/",
+                      APP_OAUTH_JWKS_URL="https://idp.example/jwks.json")
+    line = _one_line(_serve(env, tmp_path), 1)
+    assert line.startswith("serve: APP_ENV=production needs APP_SECRET_KEY (it signs the download links of "
+                           "APP_STORAGE_BACKEND=local"), line
+
+
+def test_s3_storage_without_a_bucket_is_one_line_naming_the_variable(database_url, tmp_path):
+    env = _production(database_url, tmp_path, APP_STORAGE_BACKEND="s3")
+    assert _one_line(_serve(env, tmp_path), 2) == "APP_STORAGE_BACKEND=s3 needs APP_S3_BUCKET"
+
+
 def test_production_refuses_a_database_that_holds_the_demo_accounts(database_url, tmp_path):
     env = _production(database_url, tmp_path, APP_OAUTH_SIGNING_KEYS=_signing_keys(), APP_SECRET_KEY=SECRET_KEY,
                       APP_MIGRATE_ON_START="false", APP_SEED_ON_START="false")

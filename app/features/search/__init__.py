@@ -2,6 +2,7 @@
 
 from app.auth.scopes import Scope
 from app.feature import Feature
+from app.features.search.documents import SearchDocuments
 from app.features.search.seed import seed
 from app.features.search.tool import READ_SCOPE, register
 
@@ -10,6 +11,7 @@ FEATURE = Feature(
     instructions="Use `search` to look up the Python standard library documentation.",
     tools=register,
     seed=seed,
+    documents=SearchDocuments(),
     scopes=(Scope(READ_SCOPE, {
         "en": "Search your private documents too",
         "es": "Buscar también en tus documentos privados",

@@ -1,0 +1,38 @@
+"""Files ChatGPT hands over (``openai/fileParams``): ``analyze_file``, ``compare_files``, and a per-account library
+(``list_files``, ``delete_file``). Bytes live in app.storage; ``python -m app files sweep`` expires anonymous
+uploads and removes orphan objects."""
+
+from app.auth.scopes import Scope
+from app.feature import Deps, Feature
+from app.features.files.tool import READ_SCOPE, WRITE_SCOPE, register
+
+
+async def sweep(deps: Deps) -> str:
+    from app.features.files.ingest import Files
+
+    return await Files.of(deps).sweep()
+
+
+FEATURE = Feature(
+    name="files",
+    instructions="Use `analyze_file` when the user shares a file and wants to know what is in it, "
+    "`compare_files` for several tables at once, and `list_files` / `delete_file` for the files they kept.",
+    tools=register,
+    commands={"sweep": sweep},
+    scopes=(
+        Scope(READ_SCOPE, {
+            "en": "See the files in your library",
+            "es": "Ver los archivos de tu biblioteca",
+            "fr": "Voir les fichiers de votre bibliothèque",
+            "pt": "Ver os arquivos da sua biblioteca",
+            "zh": "查看你资料库中的文件",
+        }),
+        Scope(WRITE_SCOPE, {
+            "en": "Keep the files you share in your library, and delete them",
+            "es": "Guardar en tu biblioteca los archivos que compartes, y eliminarlos",
+            "fr": "Conserver dans votre bibliothèque les fichiers que vous partagez, et les supprimer",
+            "pt": "Guardar na sua biblioteca os arquivos que você compartilha, e excluí-los",
+            "zh": "将你分享的文件保存到资料库，并可删除",
+        }, implies=(READ_SCOPE,)),
+    ),
+)

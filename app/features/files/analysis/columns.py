@@ -1,0 +1,184 @@
+"""Per-column statistics of a table, fed a block of cells at a time.
+
+A block is one column's cells from a few thousand rows; most work is done on the whole block by C-level
+builtins (join, isdigit, map(int), min, max, sum, Counter.update), and the per-value regexes only run on the
+distinct values of blocks the fast paths cannot type.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from functools import reduce
+
+DISTINCT_CAP = 1000
+COUNTER_CAP = 10_000
+TOP_VALUES = 5
+VALUE_CHARS = 100
+NUMERIC = ("integer", "float")
+
+_INT = re.compile(r"[+-]?\d{1,300}", re.ASCII)
+_FLOAT = re.compile(r"[+-]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][+-]?\d{1,4})?", re.ASCII)
+_FLOAT_CHARS = re.compile(r"[0-9.eE+-]*")
+_DATE = re.compile(
+    r"\d{4}-(?:0[1-9]|1[0-2])-(?:0[1-9]|[12]\d|3[01])"
+    r"(?:[T ](?:[01]\d|2[0-3]):[0-5]\d(?::[0-5]\d(?:[.,]\d{1,9})?)?(?:Z|[+-](?:[01]\d|2[0-3]):?[0-5]\d)?)?",
+    re.ASCII,
+)
+_BOOLEANS = frozenset({"true", "false", "yes", "no"})
+
+
+def value_type(value: str) -> str:
+    """The type of one cell: integer, float, boolean, date, string, or empty."""
+    s = value.strip()
+    if not s:
+        return "empty" if not value else "string"
+    if _INT.fullmatch(s):
+        return "integer"
+    if _FLOAT.fullmatch(s):
+        return "float"
+    if s.lower() in _BOOLEANS:
+        return "boolean"
+    if _DATE.fullmatch(s):
+        return "date"
+    return "string"
+
+
+def merge_types(a: str | None, b: str | None) -> str | None:
+    if a is None or a == "empty":
+        return b
+    if b is None or b == "empty" or a == b:
+        return a
+    if a in NUMERIC and b in NUMERIC:
+        return "float"
+    return "string"
+
+
+def _classify(values: list[str], current: str | None) -> tuple[str | None, list[int] | list[float] | None]:
+    """The type of a block of non-empty cells given the column's type so far, and its numbers if numeric."""
+    joined = "".join(values)
+    if current in (None, "integer") and joined.isdigit() and joined.isascii():
+        return "integer", list(map(int, values))
+    if current in (None, "integer", "float") and _FLOAT_CHARS.fullmatch(joined):
+        try:
+            if "." in joined or "e" in joined or "E" in joined:
+                return "float", list(map(float, values))
+            return "integer", list(map(int, values))
+        except ValueError:
+            pass  # "1-2", "1.2.3", a lone "-": decided value by value below
+    kind = reduce(merge_types, {value_type(v) for v in set(values)}, None)
+    if kind == "integer":
+        return kind, [int(v) for v in values]
+    if kind == "float":
+        return kind, [float(v) for v in values]
+    return kind, None
+
+
+class Column:
+    __slots__ = ("name", "type", "non_empty", "empty", "counts", "counting", "distinct_capped",
+                 "top_partial", "top_approximate", "count", "total", "low", "high", "min_len", "max_len")
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.type: str | None = None
+        self.non_empty = 0
+        self.empty = 0
+        self.counts: Counter[str] = Counter()
+        self.counting = True
+        self.distinct_capped = False
+        self.top_partial = False
+        self.top_approximate = False
+        self.count = 0
+        self.total: int | float = 0
+        self.low: int | float | str | None = None
+        self.high: int | float | str | None = None
+        self.min_len: int | None = None
+        self.max_len: int | None = None
+
+    def add(self, values: tuple[str, ...] | list[str]) -> None:
+        empties = values.count("")
+        if empties:
+            self.empty += empties
+            if empties == len(values):
+                return
+            values = [v for v in values if v]
+        elif not isinstance(values, list):
+            values = list(values)
+        self.non_empty += len(values)
+        if self.type != "string":
+            before = self.type
+            kind, numbers = _classify(values, before)
+            self.type = merge_types(before, kind)
+            if self.type in NUMERIC and numbers:
+                self._numbers(numbers)
+            elif self.type == "date":
+                self._bounds(min(values).strip(), max(values).strip())
+            elif self.type == "string" and not self.counting:
+                # Values went uncounted while the column looked numeric: top values now cover only the rest.
+                self.counting = True
+                self.top_partial = True
+        if self.type == "string":
+            # Only text columns report lengths; one that turned to text late has them for its later blocks.
+            shortest, longest = min(map(len, values)), max(map(len, values))
+            if self.min_len is None or shortest < self.min_len:
+                self.min_len = shortest
+            if self.max_len is None or longest > self.max_len:
+                self.max_len = longest
+        if self.counting:
+            self._count(values)
+
+    def _numbers(self, numbers: list[int] | list[float]) -> None:
+        self.count += len(numbers)
+        self.total += sum(numbers)
+        self._bounds(min(numbers), max(numbers))
+
+    def _bounds(self, low: int | float | str, high: int | float | str) -> None:
+        # A column's bounds are all numbers or all date strings: a change of family makes it a string column.
+        if self.low is None:
+            self.low, self.high = low, high
+            return
+        if low < self.low:  # type: ignore[operator]
+            self.low = low
+        if high > self.high:  # type: ignore[operator]
+            self.high = high
+
+    def _count(self, values: list[str]) -> None:
+        counts = self.counts
+        counts.update(values)
+        if len(counts) <= DISTINCT_CAP:
+            return
+        self.distinct_capped = True
+        if self.type not in ("string", "boolean"):
+            # Past the cap only top values still need counts, and they are reported for text-like columns only.
+            self.counting = False
+            counts.clear()
+        elif len(counts) > COUNTER_CAP:
+            # Misra-Gries in spirit: values seen once go first; if that is not enough, keep the commonest half.
+            kept = {v: n for v, n in counts.items() if n > 1}
+            if len(kept) > COUNTER_CAP // 2:
+                kept = dict(counts.most_common(COUNTER_CAP // 2))
+            self.counts = Counter(kept)
+            self.top_approximate = True
+
+    def describe(self) -> dict:
+        kind = self.type or "empty"
+        out: dict = {"name": self.name, "type": kind, "non_empty": self.non_empty, "empty": self.empty,
+                     "distinct": DISTINCT_CAP if self.distinct_capped else len(self.counts),
+                     "distinct_capped": self.distinct_capped}
+        if kind in NUMERIC and self.count:
+            out["min"], out["max"] = self.low, self.high
+            out["mean"] = float(f"{self.total / self.count:.6g}")
+            if kind == "float":
+                out["min"], out["max"] = float(self.low), float(self.high)  # type: ignore[arg-type]
+        elif kind == "date":
+            out["min"], out["max"] = self.low, self.high
+        if kind == "string":
+            out["min_length"], out["max_length"] = self.min_len, self.max_len
+        if kind in ("string", "boolean"):
+            approximate = self.top_partial or self.top_approximate
+            # Once pruned, values seen once are noise (the last few read), not the column's commonest.
+            out["top_values"] = [{"value": v if len(v) <= VALUE_CHARS else v[: VALUE_CHARS - 1] + "…", "count": n}
+                                 for v, n in self.counts.most_common(TOP_VALUES) if n > 1 or not approximate]
+            if approximate:
+                out["top_values_approximate"] = True
+        return out

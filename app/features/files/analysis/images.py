@@ -1,0 +1,98 @@
+"""Images, with Pillow: the header always, the pixels only within a pixel budget.
+
+``Image.open`` applies Pillow's process-wide ``MAX_IMAGE_PIXELS`` (raising past twice it, warning past it). The
+format's plugin is called directly instead, so the declared size can be read and reported whatever it is, and
+this module's own limit decides, before anything is decoded, without touching the global.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import IO
+
+from PIL import Image, ImageFile
+
+from app.features.files.analysis.model import Notes, Result
+from app.features.files.analysis.sniffing import Sniffed
+
+_FORMATS = {"image/png": "PNG", "image/jpeg": "JPEG", "image/gif": "GIF", "image/webp": "WEBP",
+            "image/bmp": "BMP", "image/tiff": "TIFF"}
+_ALPHA_MODES = frozenset({"RGBA", "RGBa", "LA", "La", "PA", "I;16A"})
+
+
+def _open_header(fp: IO[bytes], fmt: str) -> ImageFile.ImageFile:
+    Image.init()
+    factory, accept = Image.OPEN[fmt]
+    fp.seek(0)
+    prefix = fp.read(16)
+    if accept and not accept(prefix):
+        raise SyntaxError(f"not a {fmt} file")
+    fp.seek(0)
+    return factory(fp, "")
+
+
+def analyze_image(path: Path, sniffed: Sniffed, notes: Notes, *, max_pixels: int) -> Result:
+    fmt = _FORMATS.get(sniffed.mime_type, "")
+    details: dict = {"format": fmt, "decoded": False}
+    summary = f"{fmt or 'Image'} image"
+    with open(path, "rb") as fp:
+        try:
+            im = _open_header(fp, fmt)
+        except Exception as exc:  # any plugin failure on a bad header: report, do not decode
+            notes.add(f"the image header could not be read: {type(exc).__name__}: {exc}")
+            return Result(details, f"{summary}; its header could not be read.")
+        try:
+            width, height = im.size
+            details.update(format=im.format or fmt, width=width, height=height, mode=im.mode,
+                           has_alpha=im.mode in _ALPHA_MODES or "transparency" in im.info)
+            summary = f"{details['format']} image, {width:,}×{height:,} pixels, mode {im.mode}"
+            if dpi := _dpi(im.info.get("dpi")):
+                details["dpi"] = dpi
+            if width * height > max_pixels:
+                notes.add(f"image declares {width:,}×{height:,} pixels, more than the limit of {max_pixels:,}: "
+                          "not decoded")
+                return Result(details, summary + "; too large to decode.")
+            details["frames"] = frames = _frames(im)
+            if frames > 1:
+                summary += f", {frames:,} frames"
+            try:
+                _decode(im, fp, fmt)
+                details["decoded"] = True
+            except Exception:  # truncated data surfaces as OSError, SyntaxError, ValueError, zlib errors...
+                notes.add("image data is truncated or corrupt")
+                summary += "; its data is truncated or corrupt"
+        except Exception as exc:
+            notes.add(f"the image could not be read: {type(exc).__name__}: {exc}")
+        finally:
+            im.close()
+    return Result(details, summary + ".")
+
+
+def _frames(im: ImageFile.ImageFile) -> int:
+    try:
+        return int(getattr(im, "n_frames", 1))
+    except Exception:  # counting frames walks the file; a broken one may stop it
+        return 1
+
+
+def _decode(im: ImageFile.ImageFile, fp: IO[bytes], fmt: str) -> None:
+    """Decode the pixels (the first frame), raising on truncated or corrupt data."""
+    if im.format == "PNG":
+        # Chunk CRCs are only checked by verify(), which leaves the image unusable: decode from a fresh header.
+        im.verify()
+        with _open_header(fp, fmt) as again:
+            again.load()
+        return
+    if im.format == "JPEG":
+        # Decode at 1/8 scale: every byte is still read, for a 64th of the memory.
+        im.draft(im.mode, (max(1, im.size[0] // 8), max(1, im.size[1] // 8)))
+    im.load()
+
+
+def _dpi(value: object) -> list[float] | None:
+    if not isinstance(value, tuple) or len(value) != 2:
+        return None
+    try:
+        return [round(float(value[0]), 2), round(float(value[1]), 2)]
+    except (TypeError, ValueError):
+        return None

@@ -1,0 +1,126 @@
+"""PDF, with pypdf (lenient mode): page count, encryption, metadata, and the text of the first pages.
+
+Each step is guarded on its own, so what could be read before a failure is kept.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from pypdf import PdfReader
+
+from app.features.files.analysis.model import MAX_INDEX_CHARS, Notes, Result, clip
+
+PAGE_TEXT_CHARS = 2000
+META_CHARS = 200
+_READ = 1 << 20
+# Page objects and a title, looked for in the raw bytes of a PDF pypdf cannot open (a truncated download).
+_PAGE_OBJECT = re.compile(rb"/Type\s{0,8}/Page(?![A-Za-z])")
+_RAW_TITLE = re.compile(rb"/Title\s{0,8}\(([^()\\]{1,200})\)")
+_METADATA = {"/Title": "title", "/Author": "author", "/Subject": "subject", "/Creator": "creator",
+             "/Producer": "producer", "/CreationDate": "creation_date"}
+
+
+def _why(exc: BaseException) -> str:
+    return clip(f"{type(exc).__name__}: {exc}", 120)
+
+
+def analyze_pdf(path: Path, notes: Notes, *, text_pages: int) -> Result:
+    details: dict = {"pages": None, "encrypted": False, "metadata": {}, "first_pages_text": []}
+    with open(path, "rb") as fh:
+        try:
+            # A file object, not the path: given a path, pypdf reads the whole file into memory.
+            reader = PdfReader(fh, strict=False)
+        except Exception as exc:  # pypdf raises anything on a damaged file
+            notes.add(f"the PDF could not be read: {_why(exc)}")
+            return _damaged(path, details)
+        texts: list[str] = []
+        # pypdf reads nothing more of a file it could not decrypt, not even the page count.
+        if _decrypt(reader, details, notes):
+            details["metadata"] = _metadata(reader, notes)
+            try:
+                details["pages"] = len(reader.pages)
+            except Exception as exc:
+                notes.add(f"the page tree could not be read: {_why(exc)}")
+            texts = _page_texts(reader, details["pages"] or 0, text_pages, notes)
+    details["first_pages_text"] = [clip(t, PAGE_TEXT_CHARS) for t in texts]
+    pages = details["pages"]
+    summary = "PDF document" + (f", {pages:,} page{'s' if pages != 1 else ''}" if pages is not None else "")
+    if title := details["metadata"].get("title"):
+        summary += f", titled “{clip(title, 120)}”"
+    if details["encrypted"]:
+        summary += ", encrypted"
+    summary += "."
+    if texts and not any(t.strip() for t in texts):
+        summary += " Its first pages have no extractable text (scanned images?)."
+    return Result(details, summary, "\n\n".join(texts)[:MAX_INDEX_CHARS])
+
+
+def _damaged(path: Path, details: dict) -> Result:
+    """What a scan of the raw bytes still tells about a PDF that cannot be opened."""
+    pages, title, tail = 0, None, b""
+    with open(path, "rb") as f:
+        while block := f.read(_READ):
+            window = tail + block
+            # A match ending inside the carried tail was counted with the previous block.
+            pages += sum(1 for m in _PAGE_OBJECT.finditer(window) if m.end() > len(tail))
+            if title is None and (m := _RAW_TITLE.search(window)):
+                title = m.group(1).decode("latin-1").strip()
+            tail = window[-256:]
+    details["encrypted"] = None  # unknown: the trailer was not read
+    details["page_objects_found"] = pages
+    summary = f"A damaged PDF document that could not be opened; {pages:,} page object{'s' if pages != 1 else ''} found"
+    if title:
+        details["metadata"] = {"title": clip(title, META_CHARS)}
+        summary += f", titled “{clip(title, 120)}”"
+    return Result(details, summary + ".")
+
+
+def _decrypt(reader: PdfReader, details: dict, notes: Notes) -> bool:
+    try:
+        encrypted = bool(reader.is_encrypted)
+    except Exception as exc:
+        notes.add(f"the encryption dictionary could not be read: {_why(exc)}")
+        return False
+    details["encrypted"] = encrypted
+    if not encrypted:
+        return True
+    try:
+        if reader.decrypt(""):
+            return True
+    except Exception as exc:
+        notes.add(f"the PDF could not be decrypted: {_why(exc)}")
+        return False
+    notes.add("the PDF is encrypted with a password: its text and metadata were not read")
+    return False
+
+
+def _metadata(reader: PdfReader, notes: Notes) -> dict[str, str]:
+    try:
+        info = reader.metadata
+        if not info:
+            return {}
+        out = {}
+        for key, name in _METADATA.items():
+            value = info.get(key)
+            if value is not None and str(value).strip():
+                out[name] = clip(str(value).strip(), META_CHARS)
+        return out
+    except Exception as exc:
+        notes.add(f"the document information could not be read: {_why(exc)}")
+        return {}
+
+
+def _page_texts(reader: PdfReader, pages: int, limit: int, notes: Notes) -> list[str]:
+    texts: list[str] = []
+    budget = MAX_INDEX_CHARS
+    for number in range(min(pages, max(0, limit))):
+        try:
+            text = reader.pages[number].extract_text() or ""
+        except Exception as exc:
+            notes.add(f"the text of page {number + 1} could not be extracted: {_why(exc)}")
+            text = ""
+        texts.append(text[:budget])
+        budget = max(0, budget - len(text))
+    return texts

@@ -1,0 +1,278 @@
+"""From a URL ChatGPT gave to a recorded, analysed file: fetch (guarded, streamed to disk) -> analyse (in a
+worker process) -> store (content-addressed) -> record (one transaction) -> answer with references.
+
+Nothing here holds a whole file in memory, and a failure at any step leaves no row without its object and no
+object this call created without a row: a failed fetch or upload records nothing; a failed transaction deletes
+the objects this call created (the sweeper, ``python -m app files sweep``, is the backstop for a crash).
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import os
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+from urllib.parse import unquote, urlsplit
+
+import anyio
+import anyio.to_process
+import anyio.to_thread
+import structlog
+
+from app.db import Database
+from app.feature import Deps, PrivateDocuments
+from app.features.files import service
+from app.features.files.analysis import Analysis, analyze
+from app.net.guard import OutboundGuard, OutboundRefused
+from app.storage import Storage
+
+log = structlog.get_logger(__name__)
+WRITE_BATCH = 1 << 20
+ANALYSIS_TIMEOUT = 180.0
+# Orphan objects younger than this may belong to an upload still in flight: the sweeper leaves them alone.
+ORPHAN_GRACE = 3600
+SWEEP_BATCH = 500
+
+
+class FileRejected(Exception):
+    """The file could not be taken in; ``str(exc)`` tells the model what happened and what the user can do."""
+
+
+@dataclass(frozen=True)
+class Spooled:
+    path: Path
+    size: int
+    sha256: str
+
+
+@dataclass(frozen=True)
+class Ingested:
+    recorded: service.Recorded
+    analysis: Analysis
+
+
+def _megabytes(n: int) -> str:
+    return f"{n / 1_000_000:g} MB" if n >= 1_000_000 else f"{n:,} bytes"
+
+
+def refusal_message(exc: OutboundRefused, cap: int) -> str:
+    reason, host = exc.reason, exc.host or "the file's host"
+    if "larger than" in reason:
+        return f"The file is larger than the {_megabytes(cap)} limit, so it was not analysed."
+    if "timed out" in reason or "timeout" in reason:
+        return (f"Fetching the file from {host} timed out ({reason}); ask the user to try again, or to send a "
+                "smaller file.")
+    if "address" in reason:
+        return (f"The file's URL leads to {host}, a private or internal address ({reason}); only files on public "
+                "https hosts are fetched.")
+    if "scheme" in reason or "https" in reason or "URL" in reason or "host" in reason:
+        return f"The file's URL cannot be fetched: {reason}. Only public https URLs are accepted."
+    return f"Could not fetch the file from {host}: {reason}."
+
+
+def file_name_of(name: str | None, url: str) -> str:
+    """The name to show and download under: the one ChatGPT gave, else the URL's last path segment."""
+    candidate = (name or "").strip() or unquote(PurePosixPath(urlsplit(url).path).name)
+    cleaned = "".join(ch for ch in candidate if ch.isprintable() and ch not in '/\\"').strip()
+    return cleaned[: service.MAX_NAME] or "file"
+
+
+def _spool_batch(fd: int, digest: hashlib._Hash, data: bytes) -> None:
+    digest.update(data)
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
+
+
+async def fetch_to_disk(guard: OutboundGuard, url: str, *, max_bytes: int, deadline_s: float) -> Spooled:
+    """Stream the body into a private temporary file, hashing it on the way; the caller removes the file."""
+    fd, name = await anyio.to_thread.run_sync(lambda: tempfile.mkstemp(prefix="upload-", suffix=".part"))
+    path, digest, size = Path(name), hashlib.sha256(), 0
+    try:
+        async with guard.stream(url, max_bytes=max_bytes, total_timeout=deadline_s) as resp:
+            if resp.status != 200:
+                raise FileRejected(f"The file's server answered HTTP {resp.status}; the download link may have "
+                                   "expired. Ask the user to attach the file again.")
+            pending = bytearray()
+            async for chunk in resp.chunks():
+                pending += chunk
+                size += len(chunk)
+                if len(pending) >= WRITE_BATCH:
+                    await anyio.to_thread.run_sync(_spool_batch, fd, digest, bytes(pending))
+                    pending.clear()
+            if pending:
+                await anyio.to_thread.run_sync(_spool_batch, fd, digest, bytes(pending))
+        await anyio.to_thread.run_sync(os.close, fd)
+        fd = -1
+        return Spooled(path, size, digest.hexdigest())
+    except OutboundRefused as exc:
+        await _discard(fd, path)
+        raise FileRejected(refusal_message(exc, max_bytes)) from None
+    except BaseException:
+        with anyio.CancelScope(shield=True):
+            await _discard(fd, path)
+        raise
+
+
+async def _discard(fd: int, path: Path) -> None:
+    def discard() -> None:
+        if fd >= 0:
+            os.close(fd)
+        path.unlink(missing_ok=True)
+
+    await anyio.to_thread.run_sync(discard)
+
+
+def report_document(upload: service.FileRow, analysis: Analysis) -> bytes:
+    return json.dumps({
+        "file": {"id": upload.id, "name": upload.file_name, "size": upload.size, "sha256": upload.sha256,
+                 "mime_type": upload.mime_type, "claimed_mime_type": upload.claimed_mime_type},
+        "analysis": {"kind": analysis.kind, "mime_type": analysis.mime_type, "summary": analysis.summary,
+                     "warnings": analysis.warnings, "details": analysis.details},
+    }, ensure_ascii=False, indent=2).encode()
+
+
+@dataclass
+class Files:
+    """The files feature's use cases over the shared services; one per app."""
+
+    db: Database
+    storage: Storage
+    guard: OutboundGuard
+    documents: PrivateDocuments | None
+    max_bytes: int
+    fetch_timeout: float
+    anon_ttl: int
+    url_ttl: int
+    clock: Callable[[], float] = field(default=time.time)
+
+    @classmethod
+    def of(cls, deps: Deps) -> Files:
+        if deps.storage is None or deps.guard is None:
+            raise ValueError("the files feature needs storage and the outbound guard (Deps.storage, Deps.guard)")
+        s = deps.settings
+        return cls(db=deps.db, storage=deps.storage, guard=deps.guard, documents=deps.documents,
+                   max_bytes=s.files_max_bytes, fetch_timeout=s.files_fetch_timeout, anon_ttl=s.files_anon_ttl,
+                   url_ttl=s.files_url_ttl)
+
+    async def ingest(self, *, download_url: str, openai_file_id: str, file_name: str | None,
+                     claimed_mime_type: str | None, owner: str | None) -> Ingested:
+        name = file_name_of(file_name, download_url)
+        spooled = await fetch_to_disk(self.guard, download_url, max_bytes=self.max_bytes,
+                                     deadline_s=self.fetch_timeout)
+        try:
+            analysis = await self._analyse(spooled.path, name)
+            stored = await self.storage.put_file(spooled.path, spooled.sha256)
+        finally:
+            with anyio.CancelScope(shield=True):
+                await anyio.to_thread.run_sync(functools.partial(spooled.path.unlink, missing_ok=True))
+        created = [stored.key] if stored.created else []
+        try:
+            upload = service.Upload(
+                owner=owner, openai_file_id=openai_file_id, file_name=name, claimed_mime_type=claimed_mime_type,
+                mime_type=analysis.mime_type, analysis_kind=analysis.kind, size=spooled.size,
+                sha256=spooled.sha256, storage_key=stored.key, summary=analysis.summary, text=analysis.text)
+            recorded = await self._record(upload, analysis, created)
+        except BaseException:
+            with anyio.CancelScope(shield=True):
+                await self._forget(created)
+            raise
+        if recorded.reused:  # nothing new was recorded: what this call stored is not needed
+            await self._collect(created)
+        return Ingested(recorded, analysis)
+
+    async def _analyse(self, path: Path, name: str) -> Analysis:
+        # A worker process: parsing a large file would otherwise hold the GIL against the event loop.
+        try:
+            with anyio.fail_after(ANALYSIS_TIMEOUT):
+                return await anyio.to_process.run_sync(functools.partial(analyze, path, file_name=name),
+                                                       cancellable=True)
+        except TimeoutError:
+            raise FileRejected(f"Analysing the file took longer than {ANALYSIS_TIMEOUT:g} s and was stopped.") from None
+        except Exception as exc:  # analyze() turns bad content into warnings; this is the worker itself failing
+            log.error("files.analysis_failed", error=type(exc).__name__, exc_info=exc)
+            raise FileRejected("The file could not be analysed (the analysis worker failed); nothing was kept.") \
+                from None
+
+    async def _record(self, upload: service.Upload, analysis: Analysis, created: list[str]) -> service.Recorded:
+        # The ids are chosen here, not in the transaction: the report names its upload and is stored before the
+        # one transaction that records both rows.
+        now = int(self.clock())
+        upload_id, report_id = service.new_id(), service.new_id()
+        draft = service.FileRow(upload_id, upload.owner, "upload", None, upload.file_name, upload.claimed_mime_type,
+                                upload.mime_type, upload.analysis_kind, upload.size, upload.sha256,
+                                upload.storage_key, upload.summary, now, None)
+        body = report_document(draft, analysis)
+        stored = await self.storage.put_bytes(body)
+        if stored.created:
+            created.append(stored.key)
+        report = service.Report(file_name=f"{PurePosixPath(upload.file_name).stem or 'file'}-analysis.json",
+                                size=len(body), sha256=hashlib.sha256(body).hexdigest(), storage_key=stored.key)
+        return await self.db.write(lambda uow: service.record(
+            uow, upload, report, now=now, anon_ttl=self.anon_ttl, documents=self.documents,
+            ids=(upload_id, report_id)))
+
+    async def _forget(self, keys: list[str]) -> None:
+        """Remove objects this call created and no committed row references (the transaction failed)."""
+        for key in keys:
+            try:
+                await self.storage.delete(key)
+            except Exception as exc:  # the sweeper removes it later; the caller's error is what matters
+                log.warning("files.cleanup_failed", key=key, error=type(exc).__name__)
+
+    async def _collect(self, keys: list[str]) -> None:
+        """Delete the objects among ``keys`` that no row references."""
+        if not keys:
+            return
+        orphans = await self.db.read(lambda uow: service.unreferenced(uow, keys))
+        await self._forget(orphans)
+
+    async def reference(self, row: service.FileRow) -> tuple[str, str]:
+        """A short-lived download URL for a row, and its MIME type for the response."""
+        url = await self.storage.download_url(row.storage_key, file_name=row.file_name, content_type=row.mime_type,
+                                              ttl=self.url_ttl)
+        return url, row.mime_type
+
+    async def library(self, owner: str, limit: int) -> tuple[list[service.FileRow], int]:
+        now = int(self.clock())
+        return await self.db.read(lambda uow: service.library(uow, owner, now=now, limit=limit))
+
+    async def delete(self, owner: str, file_id: str) -> bool:
+        now = int(self.clock())
+        keys = await self.db.write(lambda uow: service.remove(uow, owner, file_id, now=now,
+                                                              documents=self.documents))
+        if keys is None:
+            return False
+        await self._collect(keys)
+        return True
+
+    async def sweep(self) -> str:
+        """Delete expired rows and their unreferenced objects, then objects no row references (older than an
+        hour, so uploads in flight are left alone), then what interrupted writes left behind."""
+        now = int(self.clock())
+        rows = objects = 0
+        while True:
+            count, keys = await self.db.write(lambda uow: service.expire(uow, now=now, limit=SWEEP_BATCH,
+                                                                         documents=self.documents))
+            if not count:
+                break
+            rows += count
+            orphans = await self.db.read(lambda uow, k=keys: service.unreferenced(uow, k))
+            for key in orphans:
+                await self.storage.delete(key)
+            objects += len(orphans)
+        listed = [o for o in await self.storage.list_objects() if o.modified.timestamp() < now - ORPHAN_GRACE]
+        stray = 0
+        for start in range(0, len(listed), SWEEP_BATCH):
+            batch = [o.key for o in listed[start:start + SWEEP_BATCH]]
+            for key in await self.db.read(lambda uow, b=batch: service.unreferenced(uow, b)):
+                await self.storage.delete(key)
+                stray += 1
+        partial = await self.storage.sweep_partial(ORPHAN_GRACE)
+        return (f"{rows} expired rows removed, {objects} of their objects deleted, {stray} orphan objects deleted, "
+                f"{partial} interrupted writes cleaned up")

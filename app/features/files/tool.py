@@ -1,0 +1,207 @@
+"""MCP tools of the files feature. Anonymous callers may analyse files (kept for APP_FILES_ANON_TTL only); a
+linked account with ``files.write`` keeps them in its library, where ``search`` finds their text."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from mcp.server.auth.middleware.auth_context import get_access_token
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.types import CallToolResult
+from pydantic import Field
+
+from app.auth.resource_server import current_subject
+from app.auth.schemes import NOAUTH, oauth2
+from app.feature import Deps
+from app.features.files import service
+from app.features.files.analysis import compare
+from app.features.files.ingest import FileRejected, Files, Ingested
+from app.features.files.schemas import (
+    Comparison,
+    FileAnalysis,
+    FileDeleted,
+    FileInfo,
+    FileLibrary,
+    FileReference,
+    FilesComparison,
+    LibraryEntry,
+    OpenAIFile,
+    TypeConflict,
+)
+from app.mcp.registry import ToolRegistry
+from app.mcp.results import tool_result
+
+READ_SCOPE = "files.read"
+WRITE_SCOPE = "files.write"
+MAX_COMPARED = 5
+
+FileList = Annotated[list[OpenAIFile], Field(min_length=2, max_length=MAX_COMPARED,
+                                             description="The files to compare (2 to 5)")]
+FileId = Annotated[str, Field(min_length=1, max_length=40, description="A file id from list_files")]
+Limit = Annotated[int, Field(ge=1, le=100, description="How many files to return, newest first")]
+
+
+def _account() -> str:
+    token = get_access_token()
+    if token is None or not token.subject:
+        raise ToolError("The file library needs a linked account: ask the user to connect this app.")
+    return token.subject
+
+
+def file_info(row: service.FileRow) -> FileInfo:
+    return FileInfo(id=row.id, name=row.file_name, kind=row.analysis_kind, mime_type=row.mime_type,
+                    claimed_mime_type=row.claimed_mime_type, size=row.size, sha256=row.sha256, saved=row.saved,
+                    created_at=service.iso(row.created_at) or "", expires_at=service.iso(row.expires_at))
+
+
+async def reference(files: Files, row: service.FileRow) -> FileReference:
+    url, mime = await files.reference(row)
+    return FileReference(download_url=url, file_id=row.id, mime_type=mime, file_name=row.file_name)
+
+
+async def analysis_of(files: Files, ingested: Ingested) -> FileAnalysis:
+    rec = ingested.recorded
+    return FileAnalysis(file=file_info(rec.upload), summary=rec.upload.summary, warnings=ingested.analysis.warnings,
+                        report=await reference(files, rec.report))
+
+
+def widget_analysis(ingested: Ingested) -> dict[str, Any]:
+    a = ingested.analysis
+    return {"file_id": ingested.recorded.upload.id, "kind": a.kind, "mime_type": a.mime_type, "details": a.details,
+            "warnings": a.warnings}
+
+
+def analysis_text(result: FileAnalysis, reused: bool) -> str:
+    f = result.file
+    kept = ("It was already in the user's library." if reused else "It is saved in the user's library.") \
+        if f.saved else f"It is not kept: anonymous uploads are deleted at {f.expires_at}."
+    warnings = f" Warnings: {'; '.join(result.warnings)}." if result.warnings else ""
+    return f"{f.name} ({f.mime_type}, {f.size:,} bytes): {result.summary}{warnings} {kept}"
+
+
+def _labels(names: list[str]) -> list[str]:
+    seen: dict[str, int] = {}
+    labels = []
+    for name in names:
+        seen[name] = seen.get(name, 0) + 1
+        labels.append(name if seen[name] == 1 else f"{name} ({seen[name]})")
+    return labels
+
+
+def comparison_of(labels: list[str], ingested: list[Ingested]) -> Comparison:
+    raw = compare([(label, i.analysis) for label, i in zip(labels, ingested, strict=True)])
+    tabular = raw.get("tabular") or {}
+    return Comparison(
+        summary=str(raw.get("summary", "")),
+        shared_columns=list(tabular.get("shared_columns", [])),
+        only_in={k: list(v) for k, v in (tabular.get("only_in") or {}).items()},
+        type_conflicts=[TypeConflict(column=c["column"], types=dict(c["types"]))
+                        for c in tabular.get("type_conflicts", [])],
+        rows={k: int(v) for k, v in (tabular.get("rows") or {}).items()},
+    )
+
+
+def register(registry: ToolRegistry, deps: Deps) -> None:
+    lib = Files.of(deps)
+
+    async def ingest(file: OpenAIFile, owner: str | None) -> Ingested:
+        try:
+            return await lib.ingest(download_url=file.download_url, openai_file_id=file.file_id,
+                                      file_name=file.file_name, claimed_mime_type=file.mime_type, owner=owner)
+        except FileRejected as exc:
+            raise ToolError(str(exc)) from None
+        except service.LibraryFull as exc:
+            raise ToolError(f"The library already holds {exc.limit} files, the most it keeps. Ask the user which "
+                            "file to delete (delete_file) first.") from None
+
+    @registry.tool(
+        name="analyze_file",
+        title="Analyze file",
+        description="Analyzes a user-provided file without modifying it: detects its real type from its content "
+        "and summarises it (text statistics, CSV columns and types, JSON structure, image size, PDF pages and "
+        "text). Returns the full analysis as a JSON file by reference. With a linked account the file is kept "
+        "in the user's library and its text becomes searchable with `search`.",
+        read_only=True,
+        destructive=False,
+        open_world=False,
+        security=[NOAUTH, oauth2(WRITE_SCOPE)],
+        file_params=["file"],
+        invoking="Reading the file…",
+        invoked="File analysed",
+    )
+    async def analyze_file(file: OpenAIFile) -> Annotated[CallToolResult, FileAnalysis]:
+        ingested = await ingest(file, current_subject(WRITE_SCOPE))
+        result = await analysis_of(lib, ingested)
+        return tool_result(result, analysis_text(result, ingested.recorded.reused),
+                           {"analysis": widget_analysis(ingested)})
+
+    @registry.tool(
+        name="compare_files",
+        title="Compare files",
+        description="Analyzes 2 to 5 user-provided files and compares them: for CSV files, the columns they "
+        "share, the columns only some have, columns whose types disagree, and row counts. Use it before "
+        "merging or joining tables.",
+        read_only=True,
+        destructive=False,
+        open_world=False,
+        security=[NOAUTH, oauth2(WRITE_SCOPE)],
+        file_params=["files"],
+        invoking="Comparing the files…",
+        invoked="Files compared",
+    )
+    async def compare_files(files: FileList) -> Annotated[CallToolResult, FilesComparison]:
+        owner = current_subject(WRITE_SCOPE)
+        # One at a time: each file is streamed to disk and analysed in a worker process; in parallel they would
+        # multiply the disk and process footprint of a single call.
+        ingested = [await ingest(f, owner) for f in files]
+        labels = _labels([i.recorded.upload.file_name for i in ingested])
+        results = [await analysis_of(lib, i) for i in ingested]
+        comparison = comparison_of(labels, ingested)
+        output = FilesComparison(files=results, comparison=comparison)
+        lines = [analysis_text(r, i.recorded.reused) for r, i in zip(results, ingested, strict=True)]
+        return tool_result(output, comparison.summary + "\n" + "\n".join(lines),
+                           {"analyses": [widget_analysis(i) for i in ingested]})
+
+    @registry.tool(
+        name="list_files",
+        title="List my files",
+        description="Lists the files in the user's library (files analysed while signed in), newest first, with "
+        "a summary and a short-lived download link for each.",
+        read_only=True,
+        destructive=False,
+        open_world=False,
+        idempotent=True,
+        security=[oauth2(READ_SCOPE)],
+        invoking="Opening your files…",
+        invoked="Files ready",
+    )
+    async def list_files(limit: Limit = 20) -> Annotated[CallToolResult, FileLibrary]:
+        rows, total = await lib.library(_account(), limit)
+        entries = [LibraryEntry(file=file_info(r), summary=r.summary, download=await reference(lib, r))
+                   for r in rows]
+        output = FileLibrary(files=entries, total=total)
+        if not entries:
+            return tool_result(output, "The library is empty: files analysed while signed in are kept here.")
+        names = ", ".join(f"{e.file.name} ({e.file.id})" for e in entries)
+        more = f" (showing {len(entries)} of {total})" if total > len(entries) else ""
+        return tool_result(output, f"{total} file{'s' if total != 1 else ''} in the library{more}: {names}.")
+
+    @registry.tool(
+        name="delete_file",
+        title="Delete a file",
+        description="Deletes one file from the user's library by its id from list_files: its bytes, its analysis "
+        "report and its search entry. Deleting a file that is not in the library changes nothing.",
+        read_only=False,
+        destructive=True,
+        open_world=False,
+        idempotent=True,
+        security=[oauth2(WRITE_SCOPE)],
+        invoking="Deleting the file…",
+        invoked="File deleted",
+    )
+    async def delete_file(file_id: FileId) -> Annotated[CallToolResult, FileDeleted]:
+        deleted = await lib.delete(_account(), file_id)
+        output = FileDeleted(deleted=deleted, file_id=file_id)
+        text = (f"Deleted file {file_id} from the library." if deleted
+                else f"File {file_id} is not in the library; nothing was deleted.")
+        return tool_result(output, text)

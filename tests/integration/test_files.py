@@ -1,0 +1,256 @@
+"""The files feature over real HTTP on both storage backends: ChatGPT hands over a URL, the server fetches it
+through the guard from a loopback file server (allow-listed), analyses it, stores it (a local folder, or S3 on
+a moto server on loopback), and answers with references that really download."""
+
+from __future__ import annotations
+
+import glob
+import hashlib
+import os
+import tempfile
+import time
+import uuid
+from pathlib import Path
+
+import anyio
+import pytest
+
+from app.db import Database
+from app.features.files.ingest import Files
+from app.net.guard import OutboundGuard
+from app.settings import load_settings
+from tests import filesamples as samples
+from tests.filehost import CAP, FETCH_TIMEOUT, Deployed, FileServer, call, download, file_arg, objects, ok, rows_for
+
+# --- every kind, both backends, anonymous -------------------------------------------------------------------
+
+KINDS = {
+    "csv": (samples.csv_bytes(), "report.csv", "text/csv", "text/csv"),
+    "pdf": (samples.pdf_bytes(["Revenue grew in March", "Costs fell in April"]), "q1.pdf", None, "application/pdf"),
+    "png": (samples.png_bytes(64, 48), "chart.png", "image/png", "image/png"),
+    "jsonl": (samples.jsonl_bytes(3), "events.jsonl", "application/jsonl", "application/x-ndjson"),
+    "blob": (samples.blob_bytes(4096), "data.bin", None, "application/octet-stream"),
+}
+
+
+@pytest.mark.parametrize("kind", list(KINDS))
+def test_analyze_file_reads_each_kind_and_the_report_downloads_by_reference(deployed: Deployed,
+                                                                            file_server: FileServer, kind: str):
+    body, name, claimed, sniffed = KINDS[kind]
+    arg = file_arg(file_server.offer(body), name=name, mime=claimed)
+    out = ok(anyio.run(call, deployed, "analyze_file", {"file": arg}))
+
+    f = out["file"]
+    assert (f["name"], f["mime_type"], f["size"]) == (name, sniffed, len(body))
+    assert f["sha256"] == hashlib.sha256(body).hexdigest()
+    assert f["saved"] is False and f["expires_at"]  # anonymous: kept for the TTL only
+    assert f["claimed_mime_type"] == claimed
+    report = out["report"]
+    assert set(report) == {"download_url", "file_id", "mime_type", "file_name"}
+    assert report["mime_type"] == "application/json" and report["file_name"].endswith("-analysis.json")
+    got = download(report["download_url"])
+    assert got.status_code == 200, got.text
+    assert got.headers["content-type"].startswith("application/json")
+    assert "attachment" in got.headers["content-disposition"]
+    analysis = got.json()["analysis"]
+    assert analysis["mime_type"] == sniffed
+    details = analysis["details"]
+    expected = {
+        "csv": lambda: (details["rows"], [c["name"] for c in details["columns"]], details["columns"][0]["type"])
+        == (4, ["id", "name", "price", "in_stock", "added"], "integer"),
+        "pdf": lambda: details["pages"] == 2 and "Revenue grew in March" in " ".join(details["first_pages_text"]),
+        "png": lambda: (details["format"], details["width"], details["height"], details["mode"])
+        == ("PNG", 64, 48, "RGBA"),
+        "jsonl": lambda: details["records"] == 3 and details["invalid_lines"] == 0,
+        "blob": lambda: details["sha256"] == hashlib.sha256(body).hexdigest(),
+    }[kind]
+    assert expected(), details
+    assert rows_for(deployed, arg["file_id"]) == 1
+
+
+def test_the_type_comes_from_the_bytes_not_the_name_or_the_claim(deployed: Deployed, file_server: FileServer):
+    arg = file_arg(file_server.offer(samples.png_bytes(8, 8), claimed="text/csv"), name="totally.csv",
+                   mime="text/csv")
+    f = ok(anyio.run(call, deployed, "analyze_file", {"file": arg}))["file"]
+    assert (f["kind"], f["mime_type"], f["claimed_mime_type"]) == ("image", "image/png", "text/csv")
+
+
+def test_a_malformed_file_gives_a_partial_analysis_with_a_warning(deployed: Deployed, file_server: FileServer):
+    pdf = samples.pdf_bytes(["first page text", "second page text"])
+    arg = file_arg(file_server.offer(pdf[: len(pdf) // 2]), name="cut.pdf")
+    out = ok(anyio.run(call, deployed, "analyze_file", {"file": arg}))
+    assert out["file"]["kind"] == "pdf"
+    assert out["warnings"], out
+
+
+# --- accounts: library, search, delete ------------------------------------------------------------------
+
+def test_a_signed_in_upload_joins_its_owners_library_only_and_deletes_with_its_bytes(
+        deployed: Deployed, file_server: FileServer):
+    body = f"A field note about migrations {uuid.uuid4().hex}.\nSecond line.\n".encode()
+    arg = file_arg(file_server.offer(body, "text/plain"), name="notes.txt")
+    out = ok(anyio.run(call, deployed, "analyze_file", {"file": arg}, "alice"))
+    file_id = out["file"]["id"]
+    assert out["file"]["saved"] is True and out["file"].get("expires_at") is None
+
+    listed = ok(anyio.run(call, deployed, "list_files", {}, "alice"))
+    [entry] = [e for e in listed["files"] if e["file"]["id"] == file_id]
+    assert download(entry["download"]["download_url"]).content == body
+    assert all(e["file"]["id"] != file_id for e in ok(anyio.run(call, deployed, "list_files", {}, "bob"))["files"])
+
+    # bob cannot delete it; alice can, and then its row, its report and its bytes are gone.
+    assert ok(anyio.run(call, deployed, "delete_file", {"file_id": file_id}, "bob"))["deleted"] is False
+    key = deployed.inspect().key_for(hashlib.sha256(body).hexdigest())
+    assert key in objects(deployed)
+    assert ok(anyio.run(call, deployed, "delete_file", {"file_id": file_id}, "alice"))["deleted"] is True
+    assert key not in objects(deployed)
+    # S3 answers a presigned GET of a missing key 403 (AccessDenied: the link grants no ListBucket).
+    assert download(entry["download"]["download_url"]).status_code == {"local": 404, "s3": 403}[deployed.backend]
+    assert rows_for(deployed, arg["file_id"]) == 0
+    assert all(e["file"]["id"] != file_id for e in ok(anyio.run(call, deployed, "list_files", {}, "alice"))["files"])
+
+
+def test_the_same_content_twice_is_one_library_entry(deployed: Deployed, file_server: FileServer):
+    body = f"same content {uuid.uuid4().hex}\n".encode()
+    first = ok(anyio.run(call, deployed, "analyze_file", {"file": file_arg(file_server.offer(body))}, "alice"))
+    again = ok(anyio.run(call, deployed, "analyze_file", {"file": file_arg(file_server.offer(body))}, "alice"))
+    assert again["file"]["id"] == first["file"]["id"]
+    assert again["report"]["file_id"] == first["report"]["file_id"]
+    listed = ok(anyio.run(call, deployed, "list_files", {"limit": 100}, "alice"))["files"]
+    assert [e["file"]["id"] for e in listed].count(first["file"]["id"]) == 1
+
+
+def test_the_library_needs_its_scopes(deployed: Deployed, file_server: FileServer):
+    anonymous = anyio.run(call, deployed, "list_files", {})
+    assert anonymous.is_error is True and "mcp/www_authenticate" in (anonymous.meta or {})
+    reader_delete = anyio.run(call, deployed, "delete_file", {"file_id": "file_x"}, "reader")
+    assert reader_delete.is_error is True and "files.write" in reader_delete.meta["mcp/www_authenticate"][0]
+    # Without files.write an upload is analysed but kept anonymously, never in the reader's library.
+    out = ok(anyio.run(call, deployed, "analyze_file", {"file": file_arg(file_server.offer(b"hello there\n"))},
+                       "reader"))
+    assert out["file"]["saved"] is False
+
+
+def test_compare_files_lines_up_the_columns_of_several_csvs(deployed: Deployed, file_server: FileServer):
+    a = file_arg(file_server.offer(b"id,name,price\n1,a,2.5\n2,b,3\n"), name="a.csv")
+    b = file_arg(file_server.offer(b"id,name,qty\nx1,a,2\nx2,b,3\nx3,c,4\n"), name="b.csv")
+    out = ok(anyio.run(call, deployed, "compare_files", {"files": [a, b]}))
+    cmp = out["comparison"]
+    assert cmp["shared_columns"] == ["id", "name"]
+    assert cmp["only_in"] == {"a.csv": ["price"], "b.csv": ["qty"]}
+    assert cmp["rows"] == {"a.csv": 2, "b.csv": 3}
+    assert [c["column"] for c in cmp["type_conflicts"]] == ["id"]
+    assert [f["file"]["name"] for f in out["files"]] == ["a.csv", "b.csv"]
+
+
+def test_the_sweeper_deletes_expired_anonymous_uploads_and_their_objects(deployed: Deployed,
+                                                                         file_server: FileServer):
+    body = f"short-lived {uuid.uuid4().hex}\n".encode()
+    arg = file_arg(file_server.offer(body))
+    ok(anyio.run(call, deployed, "analyze_file", {"file": arg}))
+    key = deployed.inspect().key_for(hashlib.sha256(body).hexdigest())
+    assert rows_for(deployed, arg["file_id"]) == 1 and key in objects(deployed)
+
+    ttl = load_settings(_env_file=None).files_anon_ttl
+    db = Database(deployed.db.url)
+    try:
+        files = Files(db=db, storage=deployed.inspect(), guard=OutboundGuard(), documents=None, max_bytes=CAP,
+                      fetch_timeout=1, anon_ttl=ttl, url_ttl=60, clock=lambda: time.time() + ttl + 1)
+        summary = anyio.run(files.sweep)
+    finally:
+        db.dispose()
+    assert "expired rows removed" in summary
+    assert rows_for(deployed, arg["file_id"]) == 0
+    assert key not in objects(deployed)
+
+
+# --- hostile URLs: each refused with a clear error, nothing recorded, nothing left on disk -------------------
+
+def _hostile(o: str) -> dict[str, tuple[str, str]]:
+    """Row -> (URL, what the error must say); ``o`` is the allow-listed loopback file server."""
+    return {
+        "http on a host not allow-listed": ("http://example.com/a.csv", "only https"),
+        "loopback literal": ("https://127.0.0.1/a.csv", "private or internal address"),
+        "IPv6 loopback": ("https://[::1]/a.csv", "private or internal address"),
+        "10/8": ("https://10.1.2.3/a.csv", "private or internal address"),
+        "172.16/12": ("https://172.16.5.4/a.csv", "private or internal address"),
+        "192.168/16": ("https://192.168.1.1/a.csv", "private or internal address"),
+        "cloud metadata": ("https://169.254.169.254/latest/meta-data/", "cloud metadata address"),
+        "0.0.0.0": ("https://0.0.0.0/a.csv", "private or internal address"),
+        "IPv4-mapped IPv6": ("https://[::ffff:127.0.0.1]/a.csv", "private or internal address"),
+        "a name resolving to loopback": ("https://loopback.test/a.csv", "resolves to a non-public address"),
+        "a name resolving to 10.0.0.1": ("https://private.test/a.csv", "resolves to a non-public address"),
+        "a name resolving to the metadata service": ("https://metadata.test/", "resolves to a cloud metadata"),
+        "one bad address among good ones": ("https://mixed.test/a.csv", "resolves to a non-public address"),
+        "redirect to a private address": (f"{o}/redirect?to=https://10.0.0.1/x", "redirect from 127.0.0.1"),
+        "redirect to loopback off the allow-list": (f"{o}/redirect?to=http://127.0.0.1:9/x", "redirect from"),
+        "file://": ("file:///etc/passwd", "scheme 'file' not allowed"),
+        "gopher://": ("gopher://127.0.0.1:70/_x", "scheme 'gopher' not allowed"),
+        "declared larger than the cap": (f"{o}/declared-too-big", "larger than the 1 MB limit"),
+        "chunked body larger than the cap": (f"{o}/chunked-too-big", "larger than the 1 MB limit"),
+        "body past the cap with no length (read until close)": (f"{o}/lying-length", "larger than the 1 MB limit"),
+        "trickle past the total timeout": (f"{o}/trickle", "timed out"),
+        "HTTP error": (f"{o}/gone", "answered HTTP 404"),
+    }
+
+
+HOSTILE_ROWS = list(_hostile("http://origin.invalid"))
+
+
+@pytest.fixture
+def private_tmp(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
+    """The server's temporary files land here, so a test can see that none is left behind."""
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    return tmp_path
+
+
+@pytest.mark.parametrize("row", HOSTILE_ROWS)
+def test_a_hostile_url_is_refused_with_a_clear_error(deployed: Deployed, file_server: FileServer, row: str,
+                                                     private_tmp: Path):
+    url, message = _hostile(file_server.origin)[row]
+    before = objects(deployed)
+    arg = file_arg(url)
+    started = time.monotonic()
+    result = anyio.run(call, deployed, "analyze_file", {"file": arg})
+    assert result.is_error is True, result.structured_content
+    assert message in result.content[0].text, result.content[0].text
+    assert time.monotonic() - started < FETCH_TIMEOUT + 5
+    assert rows_for(deployed, arg["file_id"]) == 0
+    assert objects(deployed) == before
+    assert glob.glob(os.path.join(private_tmp, "upload-*")) == []
+
+
+
+# --- descriptors -----------------------------------------------------------------------------------------------
+
+async def _tools(d: Deployed) -> dict[str, dict]:
+    from mcp.client import Client
+    from mcp.client.streamable_http import streamable_http_client
+
+    async with Client(streamable_http_client(d.mcp_url), mode="legacy") as client:
+        listed = await client.list_tools()
+    return {t.name: t.model_dump(by_alias=True, exclude_none=True) for t in listed.tools}
+
+
+def test_the_file_tools_are_described_exactly_as_chatgpt_expects(deployed: Deployed):
+    tools = anyio.run(_tools, deployed)
+    analyze, compare = tools["analyze_file"], tools["compare_files"]
+    file_object = analyze["inputSchema"]["$defs"]["OpenAIFile"]
+    assert {name: {k: v for k, v in prop.items() if k not in ("title", "description", "maxLength")}
+            for name, prop in file_object["properties"].items()} == {
+        "download_url": {"type": "string"}, "file_id": {"type": "string"}, "mime_type": {"type": "string"},
+        "file_name": {"type": "string"}}
+    assert file_object["required"] == ["download_url", "file_id"]
+    assert file_object["additionalProperties"] is False
+    assert analyze["inputSchema"]["properties"] == {"file": {"$ref": "#/$defs/OpenAIFile"}}
+    assert analyze["inputSchema"]["required"] == ["file"]
+    assert analyze["_meta"]["openai/fileParams"] == ["file"]
+    assert analyze["annotations"] | {"title": None} == {"title": None, "readOnlyHint": True, "destructiveHint": False,
+                                                         "openWorldHint": False}
+    assert analyze["outputSchema"]["required"] == ["file", "summary", "warnings", "report"]
+    files = compare["inputSchema"]["properties"]["files"]
+    assert (files["type"], files["items"], files["minItems"], files["maxItems"]) == (
+        "array", {"$ref": "#/$defs/OpenAIFile"}, 2, 5)
+    assert compare["inputSchema"]["$defs"]["OpenAIFile"] == file_object
+    assert compare["_meta"]["openai/fileParams"] == ["files"]
+    assert tools["delete_file"]["annotations"]["destructiveHint"] is True
