@@ -143,6 +143,8 @@ class Settings(BaseSettings):
     def _s3_needs_bucket(self) -> Settings:
         if self.storage_backend == "s3" and not self.s3_bucket:
             raise ValueError("APP_STORAGE_BACKEND=s3 needs APP_S3_BUCKET")
+        if self.s3_kms_key_id and self.s3_sse != "aws:kms":
+            raise ValueError("APP_S3_KMS_KEY_ID needs APP_S3_SSE=aws:kms")
         return self
 
     @field_validator("auth_mode", mode="before")

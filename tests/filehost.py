@@ -76,9 +76,17 @@ class FileHandler(BaseHTTPRequestHandler):
                 for _ in range(40):  # 40 x 64 KiB, no length announced
                     self.wfile.write(b"10000\r\n" + b"z" * 65536 + b"\r\n")
                 self.wfile.write(b"0\r\n\r\n")
+            elif path == "/small-length-chunked-body":
+                # Claims 1 KB, then sends a chunked body past the cap (the request-smuggling shape).
+                self.send_response(200)
+                self.send_header("Content-Length", "1000")
+                self.send_header("Transfer-Encoding", "chunked")
+                self.end_headers()
+                for _ in range(40):
+                    self.wfile.write(b"10000\r\n" + b"z" * 65536 + b"\r\n")
+                self.wfile.write(b"0\r\n\r\n")
             elif path == "/lying-length":
-                # Announces 1 KB, then keeps sending: the client must not read past what it announced into the cap
-                # check's blind spot, nor be fooled into accepting a big file (HTTP/1.0 read-until-close).
+                # No length at all (HTTP/1.0, read until close): only the bytes counted while streaming can stop it.
                 self.protocol_version = "HTTP/1.0"
                 self.send_response(200)
                 self.send_header("Connection", "close")

@@ -14,6 +14,7 @@ from __future__ import annotations
 from mcp.server.auth.middleware.auth_context import AuthContextMiddleware, get_access_token
 from mcp.server.auth.middleware.bearer_auth import BearerAuthBackend
 from mcp.server.auth.provider import TokenVerifier
+from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import AnyHttpUrl
 from starlette.authentication import AuthCredentials, AuthenticationError, BaseUser
 from starlette.middleware.authentication import AuthenticationMiddleware
@@ -69,6 +70,15 @@ def current_subject(scope: str) -> str | None:
     token = get_access_token()
     if token is None or scope not in token.scopes:
         return None
+    return token.subject
+
+
+def linked_account(what: str) -> str:
+    """The caller's account, for a tool whose schemes the registry has already enforced; ``what`` names what
+    needs it in the error a token without a subject gets."""
+    token = get_access_token()
+    if token is None or not token.subject:
+        raise ToolError(f"{what} needs a linked account: ask the user to connect this app, then try again.")
     return token.subject
 
 

@@ -20,7 +20,7 @@ import socket
 import string
 import time
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping, Sequence
-from contextlib import asynccontextmanager, contextmanager
+from contextlib import aclosing, asynccontextmanager, contextmanager
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote, urljoin, urlsplit
@@ -48,20 +48,27 @@ _HOST_RE = re.compile(r"[a-z0-9_-]+(\.[a-z0-9_-]+)*")
 _BAD_URL_CHARS = re.compile(r"[\x00-\x20\x7f\\]")
 _PRINTABLE = string.punctuation  # keep every printable ASCII char (and existing %XX); percent-encode the rest
 _MAX_URL = 8192
+_HTTPS_ONLY = "only https is allowed"
+
+
+# What went wrong, for callers that word it for their users: the URL itself (scheme, syntax, redirects), where it
+# leads (a non-public address), the size cap, a deadline, or the network (DNS, connection, HTTP framing).
+REFUSAL_KINDS = ("url", "address", "size", "timeout", "network")
 
 
 class OutboundRefused(Exception):
     """The URL or where it leads is not allowed / failed; str(exc) is one safe line naming the host and the reason
-    (never the full URL query string)."""
+    (never the full URL query string); ``kind`` is one of REFUSAL_KINDS."""
 
-    def __init__(self, message: str, *, host: str = "", reason: str = "") -> None:
+    def __init__(self, message: str, *, host: str = "", reason: str = "", kind: str = "url") -> None:
         super().__init__(message)
         self.host = host
         self.reason = reason or message
+        self.kind = kind
 
 
-def _refused(host: str, reason: str) -> OutboundRefused:
-    return OutboundRefused(f"outbound fetch to {host or '?'} refused: {reason}", host=host, reason=reason)
+def _refused(host: str, reason: str, kind: str = "url") -> OutboundRefused:
+    return OutboundRefused(f"outbound fetch to {host or '?'} refused: {reason}", host=host, reason=reason, kind=kind)
 
 
 @dataclass(frozen=True)
@@ -200,11 +207,11 @@ def _transport_errors(host: str) -> Iterator[None]:
         yield
     except httpcore.TimeoutException as exc:
         kind = {httpcore.ConnectTimeout: "connect", httpcore.ReadTimeout: "read", httpcore.WriteTimeout: "write"}
-        raise _refused(host, f"{kind.get(type(exc), 'pool')} timed out") from exc
+        raise _refused(host, f"{kind.get(type(exc), 'pool')} timed out", "timeout") from exc
     except httpcore.NetworkError as exc:  # OS / TLS error text: no URL in it
-        raise _refused(host, f"connection failed ({_short(exc)})") from exc
+        raise _refused(host, f"connection failed ({_short(exc)})", "network") from exc
     except (httpcore.ProtocolError, httpcore.UnsupportedProtocol) as exc:  # message may quote the request: omit it
-        raise _refused(host, f"bad HTTP exchange ({type(exc).__name__})") from exc
+        raise _refused(host, f"bad HTTP exchange ({type(exc).__name__})", "network") from exc
 
 
 class _Body:
@@ -216,14 +223,14 @@ class _Body:
         self.size = 0
         declared = headers.get("content-length", "")
         if declared.isdigit() and int(declared) > cap:
-            raise _refused(host, f"response declared larger than {cap} bytes")
+            raise _refused(host, f"response declared larger than {cap} bytes", "size")
 
     def count(self, chunk: bytes) -> None:
         self.size += len(chunk)
         if self.size > self.cap:
-            raise _refused(self.host, f"response larger than {self.cap} bytes")
+            raise _refused(self.host, f"response larger than {self.cap} bytes", "size")
         if time.monotonic() > self.deadline:
-            raise _refused(self.host, "total timeout exceeded")
+            raise _refused(self.host, "total timeout exceeded", "timeout")
 
     def add(self, chunk: bytes) -> None:
         self.count(chunk)
@@ -255,7 +262,7 @@ class OutboundGuard:
         if self._allowlisted(t.host, t.port):
             return None
         if t.scheme != "https":
-            return "only https is allowed"
+            return _HTTPS_ONLY
         addr = _ip(t.host)
         return _non_public(addr) if addr is not None else None
 
@@ -270,7 +277,7 @@ class OutboundGuard:
             raise _refused(*parsed)
         reason = self._policy(parsed)
         if reason:
-            raise _refused(parsed.host, reason)
+            raise _refused(parsed.host, reason, "url" if reason == _HTTPS_ONLY else "address")
         return parsed
 
     def address_allowed(self, ip: str, host: str, port: int) -> bool:
@@ -288,16 +295,16 @@ class OutboundGuard:
             try:
                 ips = list(self._resolver(host, port))
             except (OSError, UnicodeError, ValueError) as exc:
-                raise _refused(host, "host name does not resolve") from exc
+                raise _refused(host, "host name does not resolve", "network") from exc
             if not ips:
-                raise _refused(host, "host name does not resolve")
+                raise _refused(host, "host name does not resolve", "network")
         if not self._allowlisted(host, port):
             # Any bad address refuses the lot: which one the connection would use is not ours to decide.
             for ip in ips:
                 addr = _ip(ip)
                 why = _non_public(addr) if addr is not None else "unparseable address"
                 if why:
-                    raise _refused(host, why if ips == [host] else f"resolves to a {why}")
+                    raise _refused(host, why if ips == [host] else f"resolves to a {why}", "address")
         return ips
 
     # -- fetching ---------------------------------------------------------------------------------------------
@@ -305,7 +312,7 @@ class OutboundGuard:
     def _request(self, t: _Target, extra: Mapping[str, str], deadline: float) -> dict[str, Any]:
         remaining = deadline - time.monotonic()
         if remaining <= 0:
-            raise _refused(t.host, "total timeout exceeded")
+            raise _refused(t.host, "total timeout exceeded", "timeout")
         connect, read = min(self._connect_timeout, remaining), min(self._read_timeout, remaining)
         # No decoding here, so the size cap counts the bytes callers get (no compression bombs).
         fixed = {"Host": t.authority, "User-Agent": self._user_agent, "Accept": "*/*", "Accept-Encoding": "identity"}
@@ -327,7 +334,7 @@ class OutboundGuard:
         try:
             return self._check(urljoin(t.url, location))
         except OutboundRefused as exc:
-            raise _refused(exc.host or t.host, f"redirect from {t.host}: {exc.reason}") from None
+            raise _refused(exc.host or t.host, f"redirect from {t.host}: {exc.reason}", exc.kind) from None
 
     @staticmethod
     def _carry(extra: dict[str, str], old: _Target, new: _Target) -> dict[str, str]:
@@ -361,8 +368,8 @@ class OutboundGuard:
 
     async def fetch(self, url: str, *, headers: Mapping[str, str] | None = None,
                     max_bytes: int | None = None) -> Fetched:
-        async with self.stream(url, headers=headers, max_bytes=max_bytes) as resp:
-            body = [chunk async for chunk in resp.chunks()]
+        async with self.stream(url, headers=headers, max_bytes=max_bytes) as resp, aclosing(resp.chunks()) as chunks:
+            body = [chunk async for chunk in chunks]
             return Fetched(resp.url, resp.status, resp.headers, b"".join(body))
 
     @asynccontextmanager
@@ -376,10 +383,11 @@ class OutboundGuard:
         cap = self._max_bytes if max_bytes is None else max_bytes
         t, extra = self._check(url), dict(headers or {})
         first = t.host
+        deadline_scope: anyio.CancelScope | None = None
         async with httpcore.AsyncConnectionPool(network_backend=_PinnedAsyncBackend(self)) as pool:
             try:
                 # The deadline also covers DNS and a stalled single read, which the chunk check cannot see.
-                with anyio.fail_after(total):
+                with anyio.fail_after(total) as deadline_scope:
                     for hops in range(self._max_redirects + 1):
                         with _transport_errors(t.host):
                             async with pool.stream(**self._request(t, extra, deadline)) as resp:
@@ -391,7 +399,9 @@ class OutboundGuard:
                                     return
                         extra, t = self._carry(extra, t, nxt), nxt
             except TimeoutError:
-                raise _refused(first, "total timeout exceeded") from None
+                if deadline_scope is None or not deadline_scope.cancelled_caught:
+                    raise  # the caller's own timeout, raised through the body: not ours to relabel
+                raise _refused(first, "total timeout exceeded", "timeout") from None
         raise AssertionError("unreachable: _next_hop refuses past max_redirects")
 
 

@@ -18,7 +18,7 @@ import shutil
 import stat
 import tempfile
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, BinaryIO, TypeVar
@@ -27,7 +27,7 @@ from urllib.parse import quote, urlencode
 import anyio
 import structlog
 from starlette.requests import Request
-from starlette.responses import FileResponse, JSONResponse, Response
+from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 from app.storage.base import (
@@ -49,6 +49,7 @@ from app.storage.base import (
 _log = structlog.get_logger(__name__)
 T = TypeVar("T")
 _COPY_CHUNK = 1 << 20
+_CHUNK = 64 * 1024  # download chunk
 _LINK_HEADERS = {
     "X-Content-Type-Options": "nosniff",
     "Cache-Control": "private, no-store",
@@ -129,6 +130,16 @@ class LocalStorage:
                 return _stat_file(path) is not None
 
         return await self._run(exists)
+
+    async def info(self, key: str) -> ObjectInfo | None:
+        path = self._path(sha_of_key("", key))
+
+        def info() -> ObjectInfo | None:
+            with self._guard("info"):
+                st = _stat_file(path)
+            return None if st is None else ObjectInfo(key, st.st_size, datetime.fromtimestamp(st.st_mtime, UTC))
+
+        return await self._run(info)
 
     async def delete(self, key: str) -> None:
         path = self._path(sha_of_key("", key))
@@ -212,16 +223,37 @@ class LocalStorage:
             return _refusal(403, "invalid_signature")
         if int(exp) < self._clock():
             return _refusal(403, "expired")
-        path = self._path(sha)
+        # Opened before the first byte is sent: a delete_file or sweep removing the object meanwhile cannot cut
+        # the response short (the open file outlives the unlink), and a missing object is still a clean 404.
         try:
-            st = await self._run(self._guarded_stat, path)
-        except StorageUnavailable:
-            return _refusal(503, "unavailable")
-        if st is None:
+            handle, size = await self._run(self._open_blob, self._path(sha))
+        except FileNotFoundError:
             return _refusal(404, "not_found")
+        except OSError:
+            return _refusal(503, "unavailable")
         headers = {**_LINK_HEADERS, "Content-Type": served_content_type(content_type),
-                   "Content-Disposition": content_disposition(name)}
-        return FileResponse(path, headers=headers, stat_result=st)
+                   "Content-Disposition": content_disposition(name), "Content-Length": str(size)}
+        if request.method == "HEAD":
+            await self._run(handle.close)
+            return Response(headers=headers)
+        return StreamingResponse(self._chunks(handle), headers=headers)
+
+    @staticmethod
+    def _open_blob(path: Path) -> tuple[BinaryIO, int]:
+        handle = path.open("rb")
+        try:
+            return handle, os.fstat(handle.fileno()).st_size
+        except OSError:
+            handle.close()
+            raise
+
+    async def _chunks(self, handle: BinaryIO) -> AsyncIterator[bytes]:
+        try:
+            while chunk := await self._run(handle.read, _CHUNK):
+                yield chunk
+        finally:
+            with anyio.CancelScope(shield=True):
+                await self._run(handle.close)
 
     def _path(self, sha: str) -> Path:
         return self._objects / sha[:2] / sha
@@ -238,10 +270,6 @@ class LocalStorage:
             _log.warning("storage.unavailable", backend=self.backend, op=op,
                          error=f"{type(exc).__name__} {code}".strip())
             raise StorageUnavailable() from exc
-
-    def _guarded_stat(self, path: Path) -> os.stat_result | None:
-        with self._guard("serve"):
-            return _stat_file(path)
 
     def _store(self, sha: str, write: Callable[[BinaryIO], object]) -> PutResult:
         final, key = self._path(sha), object_key("", sha)

@@ -114,6 +114,13 @@ class S3Storage:
         sha_of_key(self.prefix, key)
         return await self._run("exists", lambda: self._head(key) is not None)
 
+    async def info(self, key: str) -> ObjectInfo | None:
+        sha_of_key(self.prefix, key)
+        head = await self._run("info", lambda: self._head(key))
+        if head is None:
+            return None
+        return ObjectInfo(key, head["ContentLength"], head["LastModified"].astimezone(UTC))
+
     async def delete(self, key: str) -> None:
         sha_of_key(self.prefix, key)
         # DeleteObject answers 204 for a missing key too.
@@ -183,11 +190,16 @@ class S3Storage:
 
     def _put(self, key: str, upload: Callable[[], None]) -> PutResult:
         head = self._head(key)
-        if head is None:
-            upload()
-            return PutResult(key, created=True)
-        self._refresh(key, head["ContentLength"])
-        return PutResult(key, created=False)
+        if head is not None:
+            try:
+                self._refresh(key, head["ContentLength"])
+                return PutResult(key, created=False)
+            except ClientError as exc:
+                if not _is_not_found(exc):
+                    raise
+                # Deleted between the HEAD and the copy: store it afresh.
+        upload()
+        return PutResult(key, created=True)
 
     def _refresh(self, key: str, size: int) -> None:
         # S3 has no "touch": copying the object onto itself (a metadata REPLACE is what makes

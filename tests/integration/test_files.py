@@ -7,6 +7,9 @@ from __future__ import annotations
 import glob
 import hashlib
 import os
+import socket
+import subprocess
+import sys
 import tempfile
 import time
 import uuid
@@ -16,11 +19,23 @@ import anyio
 import pytest
 
 from app.db import Database
-from app.features.files.ingest import Files
+from app.features.files.ingest import ORPHAN_GRACE, Files
 from app.net.guard import OutboundGuard
 from app.settings import load_settings
 from tests import filesamples as samples
-from tests.filehost import CAP, FETCH_TIMEOUT, Deployed, FileServer, call, download, file_arg, objects, ok, rows_for
+from tests.filehost import (
+    ALICE,
+    CAP,
+    FETCH_TIMEOUT,
+    Deployed,
+    FileServer,
+    call,
+    download,
+    file_arg,
+    objects,
+    ok,
+    rows_for,
+)
 
 # --- every kind, both backends, anonymous -------------------------------------------------------------------
 
@@ -143,25 +158,52 @@ def test_compare_files_lines_up_the_columns_of_several_csvs(deployed: Deployed, 
     assert [f["file"]["name"] for f in out["files"]] == ["a.csv", "b.csv"]
 
 
-def test_the_sweeper_deletes_expired_anonymous_uploads_and_their_objects(deployed: Deployed,
-                                                                         file_server: FileServer):
-    body = f"short-lived {uuid.uuid4().hex}\n".encode()
-    arg = file_arg(file_server.offer(body))
-    ok(anyio.run(call, deployed, "analyze_file", {"file": arg}))
-    key = deployed.inspect().key_for(hashlib.sha256(body).hexdigest())
-    assert rows_for(deployed, arg["file_id"]) == 1 and key in objects(deployed)
-
+def _sweeper(d: Deployed, db: Database, *, later: float) -> Files:
     ttl = load_settings(_env_file=None).files_anon_ttl
+    return Files(db=db, storage=d.inspect(), guard=OutboundGuard(), documents=None, max_bytes=CAP, fetch_timeout=1,
+                 anon_ttl=ttl, url_ttl=60, clock=lambda: time.time() + later)
+
+
+def test_the_sweeper_deletes_expired_uploads_keeps_shared_bytes_and_removes_old_orphans(
+        deployed: Deployed, file_server: FileServer):
+    ttl = load_settings(_env_file=None).files_anon_ttl
+    short = f"short-lived {uuid.uuid4().hex}\n".encode()
+    shared = f"kept by alice {uuid.uuid4().hex}\n".encode()
+    anonymous = file_arg(file_server.offer(short))
+    ok(anyio.run(call, deployed, "analyze_file", {"file": anonymous}))
+    ok(anyio.run(call, deployed, "analyze_file", {"file": file_arg(file_server.offer(shared))}))  # anonymous too
+    ok(anyio.run(call, deployed, "analyze_file", {"file": file_arg(file_server.offer(shared))}, "alice"))  # kept
+    storage = deployed.inspect()
+    short_key, shared_key = (storage.key_for(hashlib.sha256(b).hexdigest()) for b in (short, shared))
+    orphan_key = anyio.run(storage.put_bytes, f"orphan {uuid.uuid4().hex}".encode()).key  # no row: a crash
     db = Database(deployed.db.url)
     try:
-        files = Files(db=db, storage=deployed.inspect(), guard=OutboundGuard(), documents=None, max_bytes=CAP,
-                      fetch_timeout=1, anon_ttl=ttl, url_ttl=60, clock=lambda: time.time() + ttl + 1)
-        summary = anyio.run(files.sweep)
+        # Now: nothing has expired, and an orphan this young may still be an upload in flight.
+        assert anyio.run(_sweeper(deployed, db, later=0).sweep).startswith("0 expired rows removed, ")
+        assert {short_key, shared_key, orphan_key} <= objects(deployed)
+        # Past the TTL and the hour: the anonymous rows and their bytes go, except the bytes alice keeps.
+        summary = anyio.run(_sweeper(deployed, db, later=ttl + ORPHAN_GRACE + 60).sweep)
     finally:
         db.dispose()
-    assert "expired rows removed" in summary
-    assert rows_for(deployed, arg["file_id"]) == 0
-    assert key not in objects(deployed)
+    assert rows_for(deployed, anonymous["file_id"]) == 0
+    remaining = objects(deployed)
+    assert short_key not in remaining and orphan_key not in remaining and shared_key in remaining
+    expired, deleted, orphans = (int(part.split()[0]) for part in summary.split(", ")[:3])
+    assert expired >= 4 and deleted >= 3 and orphans >= 1, summary  # this test's rows; others' may add to them
+
+
+def test_compare_files_is_all_or_nothing_and_names_the_file_that_failed(deployed: Deployed,
+                                                                         file_server: FileServer):
+    first = file_arg(file_server.offer(f"a,b\n1,{uuid.uuid4().hex}\n".encode()), name="first.csv")
+    broken = file_arg(f"{file_server.origin}/gone", name="second.csv")
+    third = file_arg(file_server.offer(b"a,b\n2,3\n"), name="third.csv")
+    result = anyio.run(call, deployed, "compare_files", {"files": [first, broken, third]}, "alice")
+    assert result.is_error is True
+    assert "File 2 (second.csv): The file's server answered HTTP 404" in result.content[0].text
+    assert rows_for(deployed, first["file_id"]) == 0  # the first file, already recorded, was removed again
+    assert rows_for(deployed, third["file_id"]) == 0  # the third was never fetched
+    listed = ok(anyio.run(call, deployed, "list_files", {"limit": 100}, "alice"))["files"]
+    assert "first.csv" not in [e["file"]["name"] for e in listed]
 
 
 # --- hostile URLs: each refused with a clear error, nothing recorded, nothing left on disk -------------------
@@ -183,12 +225,15 @@ def _hostile(o: str) -> dict[str, tuple[str, str]]:
         "a name resolving to the metadata service": ("https://metadata.test/", "resolves to a cloud metadata"),
         "one bad address among good ones": ("https://mixed.test/a.csv", "resolves to a non-public address"),
         "redirect to a private address": (f"{o}/redirect?to=https://10.0.0.1/x", "redirect from 127.0.0.1"),
-        "redirect to loopback off the allow-list": (f"{o}/redirect?to=http://127.0.0.1:9/x", "redirect from"),
+        "redirect to loopback off the allow-list": (f"{o}/redirect?to=http://127.0.0.1:9/x",
+                                                    "redirect from 127.0.0.1: only https is allowed"),
         "file://": ("file:///etc/passwd", "scheme 'file' not allowed"),
         "gopher://": ("gopher://127.0.0.1:70/_x", "scheme 'gopher' not allowed"),
         "declared larger than the cap": (f"{o}/declared-too-big", "larger than the 1 MB limit"),
         "chunked body larger than the cap": (f"{o}/chunked-too-big", "larger than the 1 MB limit"),
         "body past the cap with no length (read until close)": (f"{o}/lying-length", "larger than the 1 MB limit"),
+        "a small Content-Length over a chunked body past the cap": (f"{o}/small-length-chunked-body",
+                                                                     "larger than the 1 MB limit"),
         "trickle past the total timeout": (f"{o}/trickle", "timed out"),
         "HTTP error": (f"{o}/gone", "answered HTTP 404"),
     }
@@ -254,3 +299,51 @@ def test_the_file_tools_are_described_exactly_as_chatgpt_expects(deployed: Deplo
     assert compare["inputSchema"]["$defs"]["OpenAIFile"] == file_object
     assert compare["_meta"]["openai/fileParams"] == ["files"]
     assert tools["delete_file"]["annotations"]["destructiveHint"] is True
+
+
+# --- the sweep command ---------------------------------------------------------------------------------------
+
+def _sweep_command(database_url: str, tmp_path: Path, **env: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "app", "files", "sweep"], cwd=tmp_path, capture_output=True,
+                          text=True, timeout=120, env={**os.environ, "APP_DATABASE_URL": database_url,
+                                                       "APP_FILES_DIR": str(tmp_path / "files"),
+                                                       "APP_VAR_DIR": str(tmp_path / "var"), **env})
+
+
+def test_files_sweep_prints_what_it_did(database_url: str, tmp_path: Path):
+    proc = _sweep_command(database_url, tmp_path)
+    assert (proc.returncode, proc.stderr) == (0, ""), proc.stderr
+    assert proc.stdout.startswith("files sweep: ") and proc.stdout.endswith(" interrupted writes cleaned up\n")
+
+
+def test_files_sweep_with_storage_down_is_one_line(database_url: str, tmp_path: Path):
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    proc = _sweep_command(database_url, tmp_path, APP_STORAGE_BACKEND="s3", APP_S3_BUCKET="bucket",
+                          APP_S3_ENDPOINT_URL=f"http://127.0.0.1:{port}", AWS_ACCESS_KEY_ID="test",
+                          AWS_SECRET_ACCESS_KEY="test", AWS_DEFAULT_REGION="us-east-1",
+                          AWS_EC2_METADATA_DISABLED="true")
+    assert (proc.returncode, proc.stdout) == (1, "")
+    assert proc.stderr.strip() == "files: File storage is unavailable, please retry shortly."
+
+
+def test_a_delete_leaves_bytes_another_upload_stored_again_since_to_the_sweeper(deployed: Deployed,
+                                                                                file_server: FileServer):
+    body = f"reused {uuid.uuid4().hex}\n".encode()
+    port = file_server.server_address[1]
+    db = Database(deployed.db.url)
+    ten_minutes_ago = Files(db=db, storage=deployed.inspect(), guard=OutboundGuard(allowlist=[f"127.0.0.1:{port}"]),
+                            documents=None, max_bytes=CAP, fetch_timeout=5, anon_ttl=3600, url_ttl=60,
+                            clock=lambda: time.time() - 600)
+    try:
+        # A row recorded ten minutes ago whose object was stored again just now (the put of this very call is
+        # "now" for the storage): as if another upload of the same bytes were about to commit its row.
+        ingested = anyio.run(lambda: ten_minutes_ago.ingest(
+            download_url=file_server.offer(body), openai_file_id=f"file_{uuid.uuid4().hex}", file_name="r.txt",
+            claimed_mime_type=None, owner=ALICE))
+        key = ingested.recorded.upload.storage_key
+        assert anyio.run(ten_minutes_ago.delete, ALICE, ingested.recorded.upload.id) is True
+    finally:
+        db.dispose()
+    assert key in objects(deployed)  # kept for the sweeper, which only deletes it once it is an hour old

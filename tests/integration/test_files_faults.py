@@ -111,3 +111,31 @@ def test_a_database_failure_after_the_upload_leaves_no_object(file_url: str, tmp
     assert stored == []
     # It did get as far as storing (the folder exists): the cleanup, not an early failure, left it empty.
     assert (root / "objects").is_dir()
+
+
+class RacingStorage(LocalStorage):
+    """Local storage where a concurrent delete (another account's delete_file, a sweep) removes an object right
+    after this call found it already stored: the race the ingest step closes after its commit."""
+
+    async def put_file(self, path, sha256):
+        result = await super().put_file(path, sha256)
+        if not result.created:
+            await self.delete(result.key)
+        return result
+
+
+def test_an_object_deleted_between_reuse_and_commit_is_put_back(database_url: str, file_url: str, tmp_path: Path):
+    root = tmp_path / "files"
+
+    def build(base_url: str):
+        return create_app(_settings(database_url, base_url, file_url),
+                          storage=RacingStorage(root, base_url=base_url, secret=b"s" * 32))
+
+    with serving(build) as base_url:
+        first = anyio.run(_analyze, f"{base_url}/mcp", file_url, f"file_{uuid.uuid4().hex}")
+        second = anyio.run(_analyze, f"{base_url}/mcp", file_url, f"file_{uuid.uuid4().hex}")  # same bytes: reused
+        assert first.is_error is not True and second.is_error is not True, second.content
+        stored = anyio.run(LocalStorage(root, base_url=base_url, secret=b"s" * 32).exists,
+                           f"objects/{second.structured_content['file']['sha256'][:2]}/"
+                           f"{second.structured_content['file']['sha256']}")
+    assert stored is True

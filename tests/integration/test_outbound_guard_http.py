@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlsplit
 
+import anyio
 import pytest
 
 from app.net import OutboundGuard, OutboundRefused
@@ -288,3 +289,43 @@ def test_tls_server_name_is_the_host_name_not_the_address():
             guard.fetch_sync(f"https://pinned.test:{port}/")
         thread.join(3)
     assert hello[:1] == b"\x16" and b"pinned.test" in hello  # a TLS handshake record carrying the name
+
+
+# --- stream(): the body is the caller's to read, under the same rules --------------------------------------------
+
+@pytest.mark.anyio
+async def test_stream_follows_and_rechecks_redirects_then_hands_over_the_body(server):
+    async with guard_for(server).stream(base(server) + "/redirect/2") as resp:
+        body = b"".join([chunk async for chunk in resp.chunks()])
+    assert (resp.url, resp.status, body) == (base(server) + "/ok", 200, b"hello")
+    with pytest.raises(OutboundRefused) as refused:
+        async with guard_for(server).stream(f"{base(server)}/to?u=https://10.0.0.1/x"):
+            raise AssertionError("a refused redirect must not reach the caller")
+    assert (refused.value.kind, refused.value.reason) == ("address", "redirect from 127.0.0.1: non-public address")
+
+
+@pytest.mark.anyio
+async def test_stream_enforces_the_cap_on_what_the_caller_reads(server):
+    received = 0
+    with pytest.raises(OutboundRefused) as refused:
+        async with guard_for(server).stream(base(server) + "/big-chunked", max_bytes=2000) as resp:
+            async for chunk in resp.chunks():
+                received += len(chunk)
+    assert refused.value.kind == "size" and received <= 2000
+
+
+@pytest.mark.anyio
+async def test_time_the_caller_spends_between_chunks_counts_against_the_deadline(server):
+    started = time.monotonic()
+    with pytest.raises(OutboundRefused) as refused:
+        async with guard_for(server).stream(base(server) + "/drip", total_timeout=0.6) as resp:
+            async for _ in resp.chunks():
+                await anyio.sleep(0.2)  # a slow consumer (disk, hashing) is the caller's time, inside the deadline
+    assert refused.value.kind == "timeout" and time.monotonic() - started < 3
+
+
+@pytest.mark.anyio
+async def test_the_callers_own_timeout_is_not_relabelled_as_the_guards(server):
+    with pytest.raises(TimeoutError):
+        async with guard_for(server).stream(base(server) + "/ok"):
+            raise TimeoutError("the caller's")

@@ -21,19 +21,22 @@ def test_the_file_name_is_printable_and_safe_for_a_download_header(given, url, e
     assert file_name_of(given, url) == expected
 
 
-@pytest.mark.parametrize(("reason", "says"), [
-    ("response larger than 1000000 bytes", "larger than the 1 MB limit"),
-    ("response declared larger than 1000000 bytes", "larger than the 1 MB limit"),
-    ("total timeout exceeded", "timed out"),
-    ("read timed out", "timed out"),
-    ("resolves to a non-public address", "private or internal address"),
-    ("cloud metadata address", "private or internal address"),
-    ("only https is allowed", "Only public https URLs are accepted"),
-    ("scheme 'file' not allowed", "Only public https URLs are accepted"),
-    ("connection failed (ConnectError: refused)", "Could not fetch the file from files.example"),
+@pytest.mark.parametrize(("kind", "reason", "cap", "says"), [
+    ("size", "response larger than 1000000 bytes", 1_000_000, "larger than the 1 MB limit"),
+    ("size", "response declared larger than 52428800 bytes", 50 * 1024 * 1024, "larger than the 50 MiB limit"),
+    ("size", "response larger than 1500 bytes", 1500, "larger than the 1,500 bytes limit"),
+    ("timeout", "total timeout exceeded", 1, "timed out"),
+    ("address", "resolves to a non-public address", 1, "private or internal address"),
+    ("address", "cloud metadata address", 1, "private or internal address"),
+    ("url", "only https is allowed", 1, "Only public https URLs are accepted"),
+    ("url", "scheme 'file' not allowed", 1, "Only public https URLs are accepted"),
+    # The words "address" or "host" in a network error do not make it a policy refusal.
+    ("network", "connection failed (OSError: Cannot assign requested address)", 1,
+     "Could not fetch the file from files.example"),
+    ("network", "host name does not resolve", 1, "Could not fetch the file from files.example"),
 ])
-def test_each_refusal_is_worded_for_the_model(reason, says):
-    message = refusal_message(OutboundRefused("x", host="files.example", reason=reason), 1_000_000)
+def test_each_refusal_is_worded_for_the_model_by_its_kind(kind, reason, cap, says):
+    message = refusal_message(OutboundRefused("x", host="files.example", reason=reason, kind=kind), cap)
     assert says in message, message
 
 
@@ -44,6 +47,9 @@ def test_s3_storage_needs_a_bucket_and_a_known_encryption():
     with pytest.raises(SettingsError) as bad:
         load_settings(storage_backend="S3 ", s3_bucket="b", s3_sse="rot13", _env_file=None)
     assert bad.value.lines == ["APP_S3_SSE: must be one of none, AES256, aws:kms (got 'rot13')"]
+    with pytest.raises(SettingsError) as kms:
+        load_settings(storage_backend="s3", s3_bucket="b", s3_kms_key_id="arn:aws:kms:key", _env_file=None)
+    assert kms.value.lines == ["APP_S3_KMS_KEY_ID needs APP_S3_SSE=aws:kms"]
     settings = load_settings(storage_backend="S3", s3_bucket="b", s3_prefix="/team/mcp/", _env_file=None)
     assert (settings.storage_backend, settings.s3_prefix) == ("s3", "team/mcp/")
 
@@ -54,3 +60,14 @@ def test_file_limits_out_of_range_name_their_variable(name, value):
     with pytest.raises(SettingsError) as bad:
         load_settings(**{name: value}, _env_file=None)
     assert bad.value.lines[0].startswith(f"APP_{name.upper()}: ")
+
+
+def test_a_number_too_long_for_int_makes_its_column_text_not_the_analysis_fail(tmp_path):
+    from app.features.files.analysis import analyze
+
+    path = tmp_path / "ids.csv"
+    path.write_text("id,serial\n1," + "7" * 5000 + "\n2,42\n3,43\n")
+    result = analyze(path, file_name="ids.csv")
+    columns = {c["name"]: c["type"] for c in result.details["columns"]}
+    assert (result.details["rows"], columns) == (3, {"id": "integer", "serial": "string"})
+    assert not any("stopped early" in w for w in result.warnings), result.warnings

@@ -15,6 +15,7 @@ import os
 import tempfile
 import time
 from collections.abc import Callable
+from contextlib import aclosing
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from urllib.parse import unquote, urlsplit
@@ -30,12 +31,16 @@ from app.features.files import service
 from app.features.files.analysis import Analysis, analyze
 from app.net.guard import OutboundGuard, OutboundRefused
 from app.storage import Storage
+from app.storage.base import is_plausible_mime
 
 log = structlog.get_logger(__name__)
 WRITE_BATCH = 1 << 20
 ANALYSIS_TIMEOUT = 180.0
 # Orphan objects younger than this may belong to an upload still in flight: the sweeper leaves them alone.
 ORPHAN_GRACE = 3600
+# A row's objects are stored just before (the upload) or just after (the report) the row's creation time;
+# an object modified later than this after it was stored again by another upload.
+REUSE_SLACK = 60
 SWEEP_BATCH = 500
 
 
@@ -56,23 +61,33 @@ class Ingested:
     analysis: Analysis
 
 
-def _megabytes(n: int) -> str:
-    return f"{n / 1_000_000:g} MB" if n >= 1_000_000 else f"{n:,} bytes"
+def _size(n: int) -> str:
+    if n % (1 << 20) == 0:
+        return f"{n >> 20} MiB"
+    if n % 1_000_000 == 0:
+        return f"{n // 1_000_000} MB"
+    return f"{n:,} bytes"
 
 
 def refusal_message(exc: OutboundRefused, cap: int) -> str:
     reason, host = exc.reason, exc.host or "the file's host"
-    if "larger than" in reason:
-        return f"The file is larger than the {_megabytes(cap)} limit, so it was not analysed."
-    if "timed out" in reason or "timeout" in reason:
+    if exc.kind == "size":
+        return f"The file is larger than the {_size(cap)} limit, so it was not analysed."
+    if exc.kind == "timeout":
         return (f"Fetching the file from {host} timed out ({reason}); ask the user to try again, or to send a "
                 "smaller file.")
-    if "address" in reason:
+    if exc.kind == "address":
         return (f"The file's URL leads to {host}, a private or internal address ({reason}); only files on public "
                 "https hosts are fetched.")
-    if "scheme" in reason or "https" in reason or "URL" in reason or "host" in reason:
+    if exc.kind == "url":
         return f"The file's URL cannot be fetched: {reason}. Only public https URLs are accepted."
     return f"Could not fetch the file from {host}: {reason}."
+
+
+def claimed_type(value: str | None) -> str | None:
+    """The MIME type ChatGPT claimed, if it looks like one (it is only ever shown, never trusted)."""
+    value = (value or "").strip()
+    return value if value and len(value) <= service.MAX_NAME and is_plausible_mime(value) else None
 
 
 def file_name_of(name: str | None, url: str) -> str:
@@ -91,7 +106,12 @@ def _spool_batch(fd: int, digest: hashlib._Hash, data: bytes) -> None:
 
 async def fetch_to_disk(guard: OutboundGuard, url: str, *, max_bytes: int, deadline_s: float) -> Spooled:
     """Stream the body into a private temporary file, hashing it on the way; the caller removes the file."""
-    fd, name = await anyio.to_thread.run_sync(lambda: tempfile.mkstemp(prefix="upload-", suffix=".part"))
+    try:
+        fd, name = await anyio.to_thread.run_sync(lambda: tempfile.mkstemp(prefix="upload-", suffix=".part"))
+    except OSError as exc:
+        log.error("files.spool_failed", error=f"{type(exc).__name__} {exc.errno}")
+        raise FileRejected("The server could not take the file in right now (its temporary storage is full or "
+                           "unavailable); ask the user to retry later.") from None
     path, digest, size = Path(name), hashlib.sha256(), 0
     try:
         async with guard.stream(url, max_bytes=max_bytes, total_timeout=deadline_s) as resp:
@@ -99,20 +119,28 @@ async def fetch_to_disk(guard: OutboundGuard, url: str, *, max_bytes: int, deadl
                 raise FileRejected(f"The file's server answered HTTP {resp.status}; the download link may have "
                                    "expired. Ask the user to attach the file again.")
             pending = bytearray()
-            async for chunk in resp.chunks():
-                pending += chunk
-                size += len(chunk)
-                if len(pending) >= WRITE_BATCH:
-                    await anyio.to_thread.run_sync(_spool_batch, fd, digest, bytes(pending))
-                    pending.clear()
+            async with aclosing(resp.chunks()) as chunks:
+                async for chunk in chunks:
+                    pending += chunk
+                    size += len(chunk)
+                    if len(pending) >= WRITE_BATCH:
+                        await anyio.to_thread.run_sync(_spool_batch, fd, digest, bytes(pending))
+                        pending.clear()
             if pending:
                 await anyio.to_thread.run_sync(_spool_batch, fd, digest, bytes(pending))
         await anyio.to_thread.run_sync(os.close, fd)
         fd = -1
         return Spooled(path, size, digest.hexdigest())
     except OutboundRefused as exc:
-        await _discard(fd, path)
+        with anyio.CancelScope(shield=True):
+            await _discard(fd, path)
         raise FileRejected(refusal_message(exc, max_bytes)) from None
+    except OSError as exc:  # the temporary file: disk full, quota, permissions
+        with anyio.CancelScope(shield=True):
+            await _discard(fd, path)
+        log.error("files.spool_failed", error=f"{type(exc).__name__} {exc.errno}")
+        raise FileRejected("The server could not take the file in right now (its temporary storage is full or "
+                           "unavailable); ask the user to retry later.") from None
     except BaseException:
         with anyio.CancelScope(shield=True):
             await _discard(fd, path)
@@ -163,28 +191,52 @@ class Files:
     async def ingest(self, *, download_url: str, openai_file_id: str, file_name: str | None,
                      claimed_mime_type: str | None, owner: str | None) -> Ingested:
         name = file_name_of(file_name, download_url)
+        if owner is not None:  # before any byte is fetched: a full library would refuse it at the end anyway
+            now = int(self.clock())
+            if await self.db.read(lambda uow: service.library_full(uow, owner, now=now)):
+                raise service.LibraryFull()
         spooled = await fetch_to_disk(self.guard, download_url, max_bytes=self.max_bytes,
                                      deadline_s=self.fetch_timeout)
         try:
             analysis = await self._analyse(spooled.path, name)
             stored = await self.storage.put_file(spooled.path, spooled.sha256)
+            created = [stored.key] if stored.created else []
+            try:
+                upload = service.Upload(
+                    owner=owner, openai_file_id=openai_file_id, file_name=name,
+                    claimed_mime_type=claimed_type(claimed_mime_type), mime_type=analysis.mime_type,
+                    analysis_kind=analysis.kind, size=spooled.size, sha256=spooled.sha256, storage_key=stored.key,
+                    summary=analysis.summary, text=analysis.text)
+                recorded, report_body = await self._record(upload, analysis, created)
+            except BaseException:
+                with anyio.CancelScope(shield=True):
+                    await self._forget(created)
+                raise
+            if recorded.reused:  # nothing new was recorded: what this call stored is not needed
+                await self._collect(dict.fromkeys(created))
+            else:
+                await self._restore(recorded, spooled, report_body)
         finally:
             with anyio.CancelScope(shield=True):
                 await anyio.to_thread.run_sync(functools.partial(spooled.path.unlink, missing_ok=True))
-        created = [stored.key] if stored.created else []
-        try:
-            upload = service.Upload(
-                owner=owner, openai_file_id=openai_file_id, file_name=name, claimed_mime_type=claimed_mime_type,
-                mime_type=analysis.mime_type, analysis_kind=analysis.kind, size=spooled.size,
-                sha256=spooled.sha256, storage_key=stored.key, summary=analysis.summary, text=analysis.text)
-            recorded = await self._record(upload, analysis, created)
-        except BaseException:
-            with anyio.CancelScope(shield=True):
-                await self._forget(created)
-            raise
-        if recorded.reused:  # nothing new was recorded: what this call stored is not needed
-            await self._collect(created)
         return Ingested(recorded, analysis)
+
+    async def _restore(self, recorded: service.Recorded, spooled: Spooled, report_body: bytes) -> None:
+        """After the commit, make sure both objects exist. An object this call found already stored (and only
+        refreshed) may have been deleted by a concurrent delete or sweep that saw no row yet; the rows now
+        reference it, so no later delete will, and putting it back closes the gap."""
+        if not await self.storage.exists(recorded.upload.storage_key):
+            log.warning("files.object_restored", kind="upload")
+            await self.storage.put_file(spooled.path, spooled.sha256)
+        if not await self.storage.exists(recorded.report.storage_key):
+            log.warning("files.object_restored", kind="report")
+            await self.storage.put_bytes(report_body)
+
+    async def discard(self, rows: list[service.FileRow]) -> None:
+        """Undo uploads recorded by a call that failed later (compare_files): their rows, then their objects."""
+        ids = [r.id for r in rows]
+        removed = await self.db.write(lambda uow: service.remove_ids(uow, ids, documents=self.documents))
+        await self._collect(self._own(removed))
 
     async def _analyse(self, path: Path, name: str) -> Analysis:
         # A worker process: parsing a large file would otherwise hold the GIL against the event loop.
@@ -199,7 +251,8 @@ class Files:
             raise FileRejected("The file could not be analysed (the analysis worker failed); nothing was kept.") \
                 from None
 
-    async def _record(self, upload: service.Upload, analysis: Analysis, created: list[str]) -> service.Recorded:
+    async def _record(self, upload: service.Upload, analysis: Analysis,
+                      created: list[str]) -> tuple[service.Recorded, bytes]:
         # The ids are chosen here, not in the transaction: the report names its upload and is stored before the
         # one transaction that records both rows.
         now = int(self.clock())
@@ -213,9 +266,10 @@ class Files:
             created.append(stored.key)
         report = service.Report(file_name=f"{PurePosixPath(upload.file_name).stem or 'file'}-analysis.json",
                                 size=len(body), sha256=hashlib.sha256(body).hexdigest(), storage_key=stored.key)
-        return await self.db.write(lambda uow: service.record(
+        recorded = await self.db.write(lambda uow: service.record(
             uow, upload, report, now=now, anon_ttl=self.anon_ttl, documents=self.documents,
             ids=(upload_id, report_id)))
+        return recorded, body
 
     async def _forget(self, keys: list[str]) -> None:
         """Remove objects this call created and no committed row references (the transaction failed)."""
@@ -225,12 +279,34 @@ class Files:
             except Exception as exc:  # the sweeper removes it later; the caller's error is what matters
                 log.warning("files.cleanup_failed", key=key, error=type(exc).__name__)
 
-    async def _collect(self, keys: list[str]) -> None:
-        """Delete the objects among ``keys`` that no row references."""
-        if not keys:
-            return
-        orphans = await self.db.read(lambda uow: service.unreferenced(uow, keys))
-        await self._forget(orphans)
+    async def _collect(self, candidates: dict[str, float | None]) -> int:
+        """Delete the objects among ``candidates`` (key -> latest modification time at which it may go, or None
+        for any time) that no row references. An object modified later was stored again by another upload, which
+        may be about to commit its row: it stays, for the sweeper to decide an hour later. Returns how many were
+        deleted."""
+        if not candidates:
+            return 0
+        orphans = await self.db.read(lambda uow: service.unreferenced(uow, list(candidates)))
+        doomed = []
+        for key in orphans:
+            bound = candidates[key]
+            if bound is not None:
+                info = await self.storage.info(key)
+                if info is None or info.modified.timestamp() > bound:
+                    continue
+            doomed.append(key)
+        await self._forget(doomed)
+        return len(doomed)
+
+    @staticmethod
+    def _own(rows: list[tuple[str, int]]) -> dict[str, float | None]:
+        """Objects of deleted rows: each may go unless stored again after its newest row was recorded."""
+        bounds: dict[str, float | None] = {}
+        for key, created_at in rows:
+            bound = created_at + REUSE_SLACK
+            current = bounds.get(key)
+            bounds[key] = bound if current is None else max(current, bound)
+        return bounds
 
     async def reference(self, row: service.FileRow) -> tuple[str, str]:
         """A short-lived download URL for a row, and its MIME type for the response."""
@@ -244,11 +320,11 @@ class Files:
 
     async def delete(self, owner: str, file_id: str) -> bool:
         now = int(self.clock())
-        keys = await self.db.write(lambda uow: service.remove(uow, owner, file_id, now=now,
-                                                              documents=self.documents))
-        if keys is None:
+        removed = await self.db.write(lambda uow: service.remove(uow, owner, file_id, now=now,
+                                                                 documents=self.documents))
+        if removed is None:
             return False
-        await self._collect(keys)
+        await self._collect(self._own(removed))
         return True
 
     async def sweep(self) -> str:
@@ -257,22 +333,18 @@ class Files:
         now = int(self.clock())
         rows = objects = 0
         while True:
-            count, keys = await self.db.write(lambda uow: service.expire(uow, now=now, limit=SWEEP_BATCH,
-                                                                         documents=self.documents))
+            count, removed = await self.db.write(lambda uow: service.expire(uow, now=now, limit=SWEEP_BATCH,
+                                                                            documents=self.documents))
             if not count:
                 break
             rows += count
-            orphans = await self.db.read(lambda uow, k=keys: service.unreferenced(uow, k))
-            for key in orphans:
-                await self.storage.delete(key)
-            objects += len(orphans)
-        listed = [o for o in await self.storage.list_objects() if o.modified.timestamp() < now - ORPHAN_GRACE]
+            objects += await self._collect(self._own(removed))
+        # Listed once, re-checked object by object: a reuse after the listing refreshes the object's time.
+        cutoff = now - ORPHAN_GRACE
+        listed = [o.key for o in await self.storage.list_objects() if o.modified.timestamp() < cutoff]
         stray = 0
         for start in range(0, len(listed), SWEEP_BATCH):
-            batch = [o.key for o in listed[start:start + SWEEP_BATCH]]
-            for key in await self.db.read(lambda uow, b=batch: service.unreferenced(uow, b)):
-                await self.storage.delete(key)
-                stray += 1
+            stray += await self._collect(dict.fromkeys(listed[start:start + SWEEP_BATCH], cutoff))
         partial = await self.storage.sweep_partial(ORPHAN_GRACE)
         return (f"{rows} expired rows removed, {objects} of their objects deleted, {stray} orphan objects deleted, "
                 f"{partial} interrupted writes cleaned up")

@@ -24,9 +24,6 @@ class FileRepository:
     def flush(self) -> None:
         self.session.flush()
 
-    def get(self, file_id: str) -> StoredFile | None:
-        return self.session.get(StoredFile, file_id)
-
     def owned(self, owner: str, file_id: str, now: int) -> StoredFile | None:
         query = select(StoredFile).where(StoredFile.id == file_id, StoredFile.owner == owner, _live(now))
         return self.session.scalars(query).first()
@@ -53,12 +50,14 @@ class FileRepository:
                  .where(StoredFile.owner == owner, StoredFile.kind == "upload", _live(now)))
         return int(self.session.scalar(query) or 0)
 
-    def with_children(self, file_id: str) -> list[StoredFile]:
-        query = select(StoredFile).where(or_(StoredFile.id == file_id, StoredFile.parent_id == file_id))
+    def with_children(self, ids: Sequence[str]) -> list[StoredFile]:
+        if not ids:
+            return []
+        query = select(StoredFile).where(or_(StoredFile.id.in_(ids), StoredFile.parent_id.in_(ids)))
         return list(self.session.scalars(query))
 
     def expired(self, now: int, limit: int) -> list[StoredFile]:
-        """Expired uploads and reports, parents first is not needed: each row is deleted on its own."""
+        """Expired rows, uploads and reports alike (a report expires with its upload)."""
         query = (select(StoredFile).where(StoredFile.expires_at.is_not(None), StoredFile.expires_at <= now)
                  .order_by(StoredFile.expires_at).limit(limit))
         return list(self.session.scalars(query))

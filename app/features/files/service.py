@@ -142,32 +142,37 @@ def library(uow: UnitOfWork, owner: str, *, now: int, limit: int) -> tuple[list[
     return [FileRow.of(r) for r in files.uploads(owner, now, limit)], files.count_uploads(owner, now)
 
 
+Removed = list[tuple[str, int]]  # (storage key, created_at) of each deleted row
+
+
 def remove(uow: UnitOfWork, owner: str, file_id: str, *, now: int,
-           documents: PrivateDocuments | None) -> list[str] | None:
-    """Delete one of ``owner``'s uploads with its reports and its search document; the storage keys they used,
-    or None when the account has no such file."""
-    files = uow.repository(FileRepository)
-    row = files.owned(owner, file_id, now)
+           documents: PrivateDocuments | None) -> Removed | None:
+    """Delete one of ``owner``'s uploads with its reports and its search document; what they used, or None when
+    the account has no such file."""
+    row = uow.repository(FileRepository).owned(owner, file_id, now)
     if row is None or row.kind != "upload":
         return None
-    rows = files.with_children(row.id)
-    files.delete([row.id])
-    if documents is not None:
-        documents.remove(uow, [document_id(row.id)])
-    return [r.storage_key for r in rows]
+    return remove_ids(uow, [row.id], documents=documents)
 
 
-def expire(uow: UnitOfWork, *, now: int, limit: int, documents: PrivateDocuments | None) -> tuple[int, list[str]]:
-    """Delete up to ``limit`` expired rows (with their reports); how many, and the storage keys they used."""
+def remove_ids(uow: UnitOfWork, ids: list[str], *, documents: PrivateDocuments | None) -> Removed:
+    """Delete these rows with their reports and search documents; what they used."""
     files = uow.repository(FileRepository)
-    rows = files.expired(now, limit)
-    ids = [r.id for r in rows]
-    keys = [r.storage_key for r in rows]
-    keys += [c.storage_key for r in rows if r.kind == "upload" for c in files.with_children(r.id) if c.id not in ids]
+    rows = files.with_children(ids)
     files.delete(ids)
     if documents is not None:
         documents.remove(uow, [document_id(i) for i in ids])
-    return len(ids), keys
+    return [(r.storage_key, r.created_at) for r in rows]
+
+
+def expire(uow: UnitOfWork, *, now: int, limit: int, documents: PrivateDocuments | None) -> tuple[int, Removed]:
+    """Delete up to ``limit`` expired rows (with their reports); how many, and what they used."""
+    ids = [r.id for r in uow.repository(FileRepository).expired(now, limit)]
+    return len(ids), remove_ids(uow, ids, documents=documents)
+
+
+def library_full(uow: UnitOfWork, owner: str, *, now: int) -> bool:
+    return uow.repository(FileRepository).count_uploads(owner, now) >= MAX_FILES_PER_ACCOUNT
 
 
 def unreferenced(uow: UnitOfWork, keys: list[str]) -> list[str]:

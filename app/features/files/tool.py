@@ -5,17 +5,17 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from mcp.server.auth.middleware.auth_context import get_access_token
+import anyio
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult
 from pydantic import Field
 
-from app.auth.resource_server import current_subject
+from app.auth.resource_server import current_subject, linked_account
 from app.auth.schemes import NOAUTH, oauth2
 from app.feature import Deps
 from app.features.files import service
 from app.features.files.analysis import compare
-from app.features.files.ingest import FileRejected, Files, Ingested
+from app.features.files.ingest import FileRejected, Files, Ingested, file_name_of
 from app.features.files.schemas import (
     Comparison,
     FileAnalysis,
@@ -39,13 +39,6 @@ FileList = Annotated[list[OpenAIFile], Field(min_length=2, max_length=MAX_COMPAR
                                              description="The files to compare (2 to 5)")]
 FileId = Annotated[str, Field(min_length=1, max_length=40, description="A file id from list_files")]
 Limit = Annotated[int, Field(ge=1, le=100, description="How many files to return, newest first")]
-
-
-def _account() -> str:
-    token = get_access_token()
-    if token is None or not token.subject:
-        raise ToolError("The file library needs a linked account: ask the user to connect this app.")
-    return token.subject
 
 
 def file_info(row: service.FileRow) -> FileInfo:
@@ -79,17 +72,9 @@ def analysis_text(result: FileAnalysis, reused: bool) -> str:
     return f"{f.name} ({f.mime_type}, {f.size:,} bytes): {result.summary}{warnings} {kept}"
 
 
-def _labels(names: list[str]) -> list[str]:
-    seen: dict[str, int] = {}
-    labels = []
-    for name in names:
-        seen[name] = seen.get(name, 0) + 1
-        labels.append(name if seen[name] == 1 else f"{name} ({seen[name]})")
-    return labels
-
-
-def comparison_of(labels: list[str], ingested: list[Ingested]) -> Comparison:
-    raw = compare([(label, i.analysis) for label, i in zip(labels, ingested, strict=True)])
+def comparison_of(ingested: list[Ingested]) -> Comparison:
+    # compare() keys its answer by the file names, made unique where two files share one.
+    raw = compare([(i.recorded.upload.file_name, i.analysis) for i in ingested])
     tabular = raw.get("tabular") or {}
     return Comparison(
         summary=str(raw.get("summary", "")),
@@ -104,12 +89,12 @@ def comparison_of(labels: list[str], ingested: list[Ingested]) -> Comparison:
 def register(registry: ToolRegistry, deps: Deps) -> None:
     lib = Files.of(deps)
 
-    async def ingest(file: OpenAIFile, owner: str | None) -> Ingested:
+    async def ingest(file: OpenAIFile, owner: str | None, which: str = "") -> Ingested:
         try:
             return await lib.ingest(download_url=file.download_url, openai_file_id=file.file_id,
-                                      file_name=file.file_name, claimed_mime_type=file.mime_type, owner=owner)
+                                    file_name=file.file_name, claimed_mime_type=file.mime_type, owner=owner)
         except FileRejected as exc:
-            raise ToolError(str(exc)) from None
+            raise ToolError(f"{which}{exc}") from None
         except service.LibraryFull as exc:
             raise ToolError(f"The library already holds {exc.limit} files, the most it keeps. Ask the user which "
                             "file to delete (delete_file) first.") from None
@@ -130,7 +115,7 @@ def register(registry: ToolRegistry, deps: Deps) -> None:
         invoked="File analysed",
     )
     async def analyze_file(file: OpenAIFile) -> Annotated[CallToolResult, FileAnalysis]:
-        ingested = await ingest(file, current_subject(WRITE_SCOPE))
+        ingested = await ingest(file, current_subject(WRITE_SCOPE) or None)
         result = await analysis_of(lib, ingested)
         return tool_result(result, analysis_text(result, ingested.recorded.reused),
                            {"analysis": widget_analysis(ingested)})
@@ -150,13 +135,23 @@ def register(registry: ToolRegistry, deps: Deps) -> None:
         invoked="Files compared",
     )
     async def compare_files(files: FileList) -> Annotated[CallToolResult, FilesComparison]:
-        owner = current_subject(WRITE_SCOPE)
+        owner = current_subject(WRITE_SCOPE) or None
         # One at a time: each file is streamed to disk and analysed in a worker process; in parallel they would
-        # multiply the disk and process footprint of a single call.
-        ingested = [await ingest(f, owner) for f in files]
-        labels = _labels([i.recorded.upload.file_name for i in ingested])
+        # multiply the disk and process footprint of a single call. All or nothing: when one fails, the files
+        # this call already recorded are removed again.
+        ingested: list[Ingested] = []
+        try:
+            for number, f in enumerate(files, start=1):
+                which = f"File {number} ({file_name_of(f.file_name, f.download_url)}): "
+                ingested.append(await ingest(f, owner, which))
+        except BaseException:
+            new = [i.recorded.upload for i in ingested if not i.recorded.reused]
+            if new:
+                with anyio.CancelScope(shield=True):
+                    await lib.discard(new)
+            raise
         results = [await analysis_of(lib, i) for i in ingested]
-        comparison = comparison_of(labels, ingested)
+        comparison = comparison_of(ingested)
         output = FilesComparison(files=results, comparison=comparison)
         lines = [analysis_text(r, i.recorded.reused) for r, i in zip(results, ingested, strict=True)]
         return tool_result(output, comparison.summary + "\n" + "\n".join(lines),
@@ -176,7 +171,7 @@ def register(registry: ToolRegistry, deps: Deps) -> None:
         invoked="Files ready",
     )
     async def list_files(limit: Limit = 20) -> Annotated[CallToolResult, FileLibrary]:
-        rows, total = await lib.library(_account(), limit)
+        rows, total = await lib.library(linked_account("The file library"), limit)
         entries = [LibraryEntry(file=file_info(r), summary=r.summary, download=await reference(lib, r))
                    for r in rows]
         output = FileLibrary(files=entries, total=total)
@@ -200,7 +195,7 @@ def register(registry: ToolRegistry, deps: Deps) -> None:
         invoked="File deleted",
     )
     async def delete_file(file_id: FileId) -> Annotated[CallToolResult, FileDeleted]:
-        deleted = await lib.delete(_account(), file_id)
+        deleted = await lib.delete(linked_account("The file library"), file_id)
         output = FileDeleted(deleted=deleted, file_id=file_id)
         text = (f"Deleted file {file_id} from the library." if deleted
                 else f"File {file_id} is not in the library; nothing was deleted.")

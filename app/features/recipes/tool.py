@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from mcp.server.auth.middleware.auth_context import get_access_token
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult
 from pydantic import AnyHttpUrl, Field, StringConstraints, UrlConstraints
 
+from app.auth.resource_server import linked_account
 from app.auth.schemes import oauth2
 from app.feature import Deps
 from app.features.recipes import service
@@ -24,14 +24,6 @@ Title = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, ma
 SourceUrl = Annotated[AnyHttpUrl, UrlConstraints(max_length=service.MAX_URL),
                       Field(description="Optional http(s) link to the recipe")]
 RecipeId = Annotated[str, Field(min_length=1, max_length=40, description="Recipe id from list_saved_recipes")]
-
-
-def _account() -> str:
-    """The caller's account. The registry admitted the call only with a token carrying the tool's scope."""
-    token = get_access_token()
-    if token is None or not token.subject:
-        raise ToolError("Saved recipes need a linked account: ask the user to connect this app, then try again.")
-    return token.subject
 
 
 def saved_result(recipes: SavedRecipes) -> CallToolResult:
@@ -73,7 +65,7 @@ def register(registry: ToolRegistry, deps: Deps) -> None:
         invoked="Recipes ready",
     )
     async def list_saved_recipes() -> Annotated[CallToolResult, SavedRecipes]:
-        account = _account()
+        account = linked_account("Saved recipes")
         try:
             return saved_result(await db.read(lambda uow: service.saved(uow, account)))
         except service.InvalidRecipe as exc:
@@ -93,7 +85,7 @@ def register(registry: ToolRegistry, deps: Deps) -> None:
         invoked="Recipe saved",
     )
     async def save_recipe(title: Title, source_url: SourceUrl | None = None) -> Annotated[CallToolResult, RecipeSaved]:
-        account = _account()
+        account = linked_account("Saved recipes")
         url = str(source_url) if source_url is not None else None
         try:
             result = await db.write(lambda uow: service.save(uow, account, title, url))
@@ -118,7 +110,7 @@ def register(registry: ToolRegistry, deps: Deps) -> None:
         invoked="Recipe removed",
     )
     async def delete_saved_recipe(recipe_id: RecipeId) -> Annotated[CallToolResult, RecipeDeleted]:
-        account = _account()
+        account = linked_account("Saved recipes")
         try:
             return deleted_result(await db.write(lambda uow: service.delete(uow, account, recipe_id)))
         except service.InvalidRecipe as exc:

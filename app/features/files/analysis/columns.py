@@ -17,6 +17,7 @@ TOP_VALUES = 5
 VALUE_CHARS = 100
 NUMERIC = ("integer", "float")
 
+MAX_NUMBER_CHARS = 300
 _INT = re.compile(r"[+-]?\d{1,300}", re.ASCII)
 _FLOAT = re.compile(r"[+-]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][+-]?\d{1,4})?", re.ASCII)
 _FLOAT_CHARS = re.compile(r"[0-9.eE+-]*")
@@ -57,6 +58,9 @@ def merge_types(a: str | None, b: str | None) -> str | None:
 def _classify(values: list[str], current: str | None) -> tuple[str | None, list[int] | list[float] | None]:
     """The type of a block of non-empty cells given the column's type so far, and its numbers if numeric."""
     joined = "".join(values)
+    # Past a few hundred digits a "number" is an identifier or a blob (and int() refuses above 4300 digits).
+    if max(map(len, values)) > MAX_NUMBER_CHARS:
+        return "string", None
     if current in (None, "integer") and joined.isdigit() and joined.isascii():
         return "integer", list(map(int, values))
     if current in (None, "integer", "float") and _FLOAT_CHARS.fullmatch(joined):

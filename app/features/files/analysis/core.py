@@ -31,7 +31,7 @@ def analyze(path: Path, *, file_name: str | None = None, max_pixels: int = 50_00
         raise
     except Exception as exc:  # a file no analyser foresaw must still give an answer, not fail the upload
         log.warning("files.analysis_incomplete", kind=sniffed.kind, error=type(exc).__name__, exc_info=exc)
-        notes.add(f"the {sniffed.kind} analysis stopped early: {type(exc).__name__}: {exc}")
+        notes.add(f"the {sniffed.kind} analysis stopped early ({type(exc).__name__})")
         result = Result({}, f"{sniffed.mime_type} file of {sniffed.size:,} bytes; it could not be fully analysed.")
     if sniffed.size == 0:
         notes.add("file is empty")
