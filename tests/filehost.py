@@ -10,6 +10,7 @@ import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
 import anyio
@@ -150,6 +151,7 @@ class Deployed:
     db: Database
     backend: str
     inspect: Callable[[], Storage]  # a fresh instance on the same objects, for the test's own event loops
+    spool: Path  # where the server writes fetched bodies while it works on them
 
 
 def _resolver(host: str, port: int) -> list[str]:
@@ -172,6 +174,7 @@ def deployed(request: pytest.FixtureRequest, file_server: FileServer,
     prepare(database_url)
     db = Database(database_url)
     holder: dict = {}
+    files_dir = tmp_path_factory.mktemp(f"app-files-{backend}")
 
     def build(base_url: str):
         mcp_url = f"{base_url}/mcp"
@@ -183,7 +186,8 @@ def deployed(request: pytest.FixtureRequest, file_server: FileServer,
                                         "reader": token(ALICE, ["files.read"])})
         settings = load_settings(database_url=database_url, base_url=base_url, log_format="json",
                                  outbound_allowlist=[f"127.0.0.1:{port}", f"files.test:{port}"],
-                                 files_max_bytes=CAP, files_fetch_timeout=FETCH_TIMEOUT, _env_file=None)
+                                 files_max_bytes=CAP, files_fetch_timeout=FETCH_TIMEOUT, files_dir=str(files_dir),
+                                 _env_file=None)
         if backend == "s3":
             from app.storage.s3 import S3Storage
 
@@ -200,7 +204,7 @@ def deployed(request: pytest.FixtureRequest, file_server: FileServer,
     if backend == "s3":
         request.getfixturevalue("s3")  # started before the app, inside its credential environment
     with serving(build) as base_url:
-        yield Deployed(f"{base_url}/mcp", holder["server"], db, backend, holder["make"])
+        yield Deployed(f"{base_url}/mcp", holder["server"], db, backend, holder["make"], files_dir / "spool")
     db.dispose()
     drop()
 

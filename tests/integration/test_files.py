@@ -4,13 +4,11 @@ a moto server on loopback), and answers with references that really download."""
 
 from __future__ import annotations
 
-import glob
 import hashlib
 import os
 import socket
 import subprocess
 import sys
-import tempfile
 import time
 import uuid
 from pathlib import Path
@@ -161,7 +159,7 @@ def test_compare_files_lines_up_the_columns_of_several_csvs(deployed: Deployed, 
 def _sweeper(d: Deployed, db: Database, *, later: float) -> Files:
     ttl = load_settings(_env_file=None).files_anon_ttl
     return Files(db=db, storage=d.inspect(), guard=OutboundGuard(), documents=None, max_bytes=CAP, fetch_timeout=1,
-                 anon_ttl=ttl, url_ttl=60, clock=lambda: time.time() + later)
+                 anon_ttl=ttl, url_ttl=60, clock=lambda: time.time() + later, spool_dir=d.spool)
 
 
 def test_the_sweeper_deletes_expired_uploads_keeps_shared_bytes_and_removes_old_orphans(
@@ -176,11 +174,14 @@ def test_the_sweeper_deletes_expired_uploads_keeps_shared_bytes_and_removes_old_
     storage = deployed.inspect()
     short_key, shared_key = (storage.key_for(hashlib.sha256(b).hexdigest()) for b in (short, shared))
     orphan_key = anyio.run(storage.put_bytes, f"orphan {uuid.uuid4().hex}".encode()).key  # no row: a crash
+    deployed.spool.mkdir(exist_ok=True)
+    killed = deployed.spool / f"upload-{uuid.uuid4().hex}.part"  # what a worker killed mid-fetch leaves
+    killed.write_bytes(b"partial")
     db = Database(deployed.db.url)
     try:
         # Now: nothing has expired, and an orphan this young may still be an upload in flight.
         assert anyio.run(_sweeper(deployed, db, later=0).sweep).startswith("0 expired rows removed, ")
-        assert {short_key, shared_key, orphan_key} <= objects(deployed)
+        assert {short_key, shared_key, orphan_key} <= objects(deployed) and killed.exists()
         # Past the TTL and the hour: the anonymous rows and their bytes go, except the bytes alice keeps.
         summary = anyio.run(_sweeper(deployed, db, later=ttl + ORPHAN_GRACE + 60).sweep)
     finally:
@@ -188,6 +189,7 @@ def test_the_sweeper_deletes_expired_uploads_keeps_shared_bytes_and_removes_old_
     assert rows_for(deployed, anonymous["file_id"]) == 0
     remaining = objects(deployed)
     assert short_key not in remaining and orphan_key not in remaining and shared_key in remaining
+    assert not killed.exists()
     expired, deleted, orphans = (int(part.split()[0]) for part in summary.split(", ")[:3])
     assert expired >= 4 and deleted >= 3 and orphans >= 1, summary  # this test's rows; others' may add to them
 
@@ -242,16 +244,8 @@ def _hostile(o: str) -> dict[str, tuple[str, str]]:
 HOSTILE_ROWS = list(_hostile("http://origin.invalid"))
 
 
-@pytest.fixture
-def private_tmp(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
-    """The server's temporary files land here, so a test can see that none is left behind."""
-    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
-    return tmp_path
-
-
 @pytest.mark.parametrize("row", HOSTILE_ROWS)
-def test_a_hostile_url_is_refused_with_a_clear_error(deployed: Deployed, file_server: FileServer, row: str,
-                                                     private_tmp: Path):
+def test_a_hostile_url_is_refused_with_a_clear_error(deployed: Deployed, file_server: FileServer, row: str):
     url, message = _hostile(file_server.origin)[row]
     before = objects(deployed)
     arg = file_arg(url)
@@ -262,7 +256,7 @@ def test_a_hostile_url_is_refused_with_a_clear_error(deployed: Deployed, file_se
     assert time.monotonic() - started < FETCH_TIMEOUT + 5
     assert rows_for(deployed, arg["file_id"]) == 0
     assert objects(deployed) == before
-    assert glob.glob(os.path.join(private_tmp, "upload-*")) == []
+    assert list(deployed.spool.glob("upload-*")) == []  # nothing left behind, whatever the refusal
 
 
 

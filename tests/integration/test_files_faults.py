@@ -58,10 +58,11 @@ def file_url() -> Iterator[str]:
     server.server_close()
 
 
-def _settings(database_url: str, base_url: str, file_url: str):
+def _settings(database_url: str, base_url: str, file_url: str, files_dir: Path):
     port = file_url.split(":")[2].split("/")[0]
     return load_settings(database_url=database_url, base_url=base_url, log_format="json",
-                         outbound_allowlist=[f"127.0.0.1:{port}"], files_max_bytes=64 * MiB, _env_file=None)
+                         outbound_allowlist=[f"127.0.0.1:{port}"], files_max_bytes=64 * MiB,
+                         files_dir=str(files_dir), _env_file=None)
 
 
 async def _analyze(mcp_url: str, file_url: str, openai_file_id: str) -> CallToolResult:
@@ -70,7 +71,7 @@ async def _analyze(mcp_url: str, file_url: str, openai_file_id: str) -> CallTool
         return await mcp.call_tool("analyze_file", {"file": {"download_url": file_url, "file_id": openai_file_id}})
 
 
-def test_s3_dying_mid_upload_is_a_clear_error_and_records_nothing(database_url: str, file_url: str):
+def test_s3_dying_mid_upload_is_a_clear_error_and_records_nothing(database_url: str, file_url: str, tmp_path: Path):
     openai_file_id = f"file_{uuid.uuid4().hex}"
     with s3_server() as s3:
         bucket = f"fault-{uuid.uuid4().hex[:12]}"
@@ -80,7 +81,7 @@ def test_s3_dying_mid_upload_is_a_clear_error_and_records_nothing(database_url: 
 
             def build(base_url: str):
                 storage = S3Storage(bucket=bucket, endpoint_url=f"http://127.0.0.1:{proxy.port}")
-                return create_app(_settings(database_url, base_url, file_url), storage=storage)
+                return create_app(_settings(database_url, base_url, file_url, tmp_path), storage=storage)
 
             with serving(build) as base_url:
                 result = anyio.run(_analyze, f"{base_url}/mcp", file_url, openai_file_id)
@@ -101,7 +102,7 @@ def test_a_database_failure_after_the_upload_leaves_no_object(file_url: str, tmp
 
     def build(base_url: str):
         storage = LocalStorage(root, base_url=base_url, secret=b"s" * 32)
-        return create_app(_settings(broken.url, base_url, file_url), db=broken, storage=storage)
+        return create_app(_settings(broken.url, base_url, file_url, tmp_path), db=broken, storage=storage)
 
     with serving(build) as base_url:
         result = anyio.run(_analyze, f"{base_url}/mcp", file_url, f"file_{uuid.uuid4().hex}")
@@ -128,7 +129,7 @@ def test_an_object_deleted_between_reuse_and_commit_is_put_back(database_url: st
     root = tmp_path / "files"
 
     def build(base_url: str):
-        return create_app(_settings(database_url, base_url, file_url),
+        return create_app(_settings(database_url, base_url, file_url, tmp_path),
                           storage=RacingStorage(root, base_url=base_url, secret=b"s" * 32))
 
     with serving(build) as base_url:

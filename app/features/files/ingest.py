@@ -42,6 +42,7 @@ ORPHAN_GRACE = 3600
 # an object modified later than this after it was stored again by another upload.
 REUSE_SLACK = 60
 SWEEP_BATCH = 500
+SPOOL_PREFIX, SPOOL_SUFFIX = "upload-", ".part"
 
 
 class FileRejected(Exception):
@@ -104,10 +105,18 @@ def _spool_batch(fd: int, digest: hashlib._Hash, data: bytes) -> None:
         view = view[os.write(fd, view):]
 
 
-async def fetch_to_disk(guard: OutboundGuard, url: str, *, max_bytes: int, deadline_s: float) -> Spooled:
-    """Stream the body into a private temporary file, hashing it on the way; the caller removes the file."""
+def _spool_file(spool_dir: Path | None) -> tuple[int, str]:
+    if spool_dir is not None:
+        spool_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+    return tempfile.mkstemp(prefix=SPOOL_PREFIX, suffix=SPOOL_SUFFIX, dir=spool_dir)
+
+
+async def fetch_to_disk(guard: OutboundGuard, url: str, *, max_bytes: int, deadline_s: float,
+                        spool_dir: Path | None = None) -> Spooled:
+    """Stream the body into a private temporary file (in ``spool_dir``, default the system's), hashing it on the
+    way; the caller removes the file."""
     try:
-        fd, name = await anyio.to_thread.run_sync(lambda: tempfile.mkstemp(prefix="upload-", suffix=".part"))
+        fd, name = await anyio.to_thread.run_sync(_spool_file, spool_dir)
     except OSError as exc:
         log.error("files.spool_failed", error=f"{type(exc).__name__} {exc.errno}")
         raise FileRejected("The server could not take the file in right now (its temporary storage is full or "
@@ -178,6 +187,9 @@ class Files:
     anon_ttl: int
     url_ttl: int
     clock: Callable[[], float] = field(default=time.time)
+    # Where fetched bodies are written while they are analysed and stored; a process killed meanwhile leaves its
+    # file here, for the sweeper.
+    spool_dir: Path | None = None
 
     @classmethod
     def of(cls, deps: Deps) -> Files:
@@ -186,7 +198,7 @@ class Files:
         s = deps.settings
         return cls(db=deps.db, storage=deps.storage, guard=deps.guard, documents=deps.documents,
                    max_bytes=s.files_max_bytes, fetch_timeout=s.files_fetch_timeout, anon_ttl=s.files_anon_ttl,
-                   url_ttl=s.files_url_ttl)
+                   url_ttl=s.files_url_ttl, spool_dir=Path(s.files_dir) / "spool")
 
     async def ingest(self, *, download_url: str, openai_file_id: str, file_name: str | None,
                      claimed_mime_type: str | None, owner: str | None) -> Ingested:
@@ -196,7 +208,7 @@ class Files:
             if await self.db.read(lambda uow: service.library_full(uow, owner, now=now)):
                 raise service.LibraryFull()
         spooled = await fetch_to_disk(self.guard, download_url, max_bytes=self.max_bytes,
-                                     deadline_s=self.fetch_timeout)
+                                     deadline_s=self.fetch_timeout, spool_dir=self.spool_dir)
         try:
             analysis = await self._analyse(spooled.path, name)
             stored = await self.storage.put_file(spooled.path, spooled.sha256)
@@ -220,6 +232,19 @@ class Files:
             with anyio.CancelScope(shield=True):
                 await anyio.to_thread.run_sync(functools.partial(spooled.path.unlink, missing_ok=True))
         return Ingested(recorded, analysis)
+
+    def _sweep_spool(self, cutoff: float) -> int:
+        if self.spool_dir is None or not self.spool_dir.is_dir():
+            return 0
+        removed = 0
+        for path in self.spool_dir.glob(f"{SPOOL_PREFIX}*{SPOOL_SUFFIX}"):
+            try:
+                if path.stat().st_mtime < cutoff:
+                    path.unlink()
+                    removed += 1
+            except FileNotFoundError:
+                pass  # finished (and removed) by its upload meanwhile
+        return removed
 
     async def _restore(self, recorded: service.Recorded, spooled: Spooled, report_body: bytes) -> None:
         """After the commit, make sure both objects exist. An object this call found already stored (and only
@@ -346,5 +371,6 @@ class Files:
         for start in range(0, len(listed), SWEEP_BATCH):
             stray += await self._collect(dict.fromkeys(listed[start:start + SWEEP_BATCH], cutoff))
         partial = await self.storage.sweep_partial(ORPHAN_GRACE)
+        partial += await anyio.to_thread.run_sync(self._sweep_spool, now - ORPHAN_GRACE)
         return (f"{rows} expired rows removed, {objects} of their objects deleted, {stray} orphan objects deleted, "
                 f"{partial} interrupted writes cleaned up")
