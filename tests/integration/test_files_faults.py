@@ -17,13 +17,15 @@ import httpx2
 import pytest
 from mcp.client import Client
 from mcp.client.streamable_http import streamable_http_client
+from mcp.server.auth.provider import AccessToken
 from mcp.types import CallToolResult
 
 from app.db import Database
 from app.main import create_app
 from app.settings import load_settings
-from app.storage import LocalStorage
+from app.storage import LocalStorage, StorageUnavailable
 from tests.conftest import count_rows
+from tests.fakes import StaticTokenVerifier
 from tests.s3server import CuttingProxy, client, make_bucket, s3_server
 from tests.serving import serving
 
@@ -140,3 +142,38 @@ def test_an_object_deleted_between_reuse_and_commit_is_put_back(database_url: st
                            f"objects/{second.structured_content['file']['sha256'][:2]}/"
                            f"{second.structured_content['file']['sha256']}")
     assert stored is True
+
+
+class UndeletableStorage(LocalStorage):
+    """Storage whose deletes and lookups fail, as an S3 outage right after a commit would."""
+
+    async def delete(self, key: str) -> None:
+        raise StorageUnavailable()
+
+    async def info(self, key: str):
+        raise StorageUnavailable()
+
+
+def test_a_storage_failure_after_the_commit_does_not_turn_a_done_delete_into_an_error(
+        database_url: str, file_url: str, tmp_path: Path):
+    root = tmp_path / "files"
+    subject = f"alice-{uuid.uuid4().hex[:8]}"
+
+    def build(base_url: str):
+        verifier = StaticTokenVerifier({"alice": AccessToken(token="alice", client_id="c", subject=subject,
+                                                             scopes=["files.write", "files.read"],
+                                                             resource=f"{base_url}/mcp")})
+        return create_app(_settings(database_url, base_url, file_url, tmp_path), token_verifier=verifier,
+                          storage=UndeletableStorage(root, base_url=base_url, secret=b"s" * 32))
+
+    async def analyse_then_delete(mcp_url: str) -> CallToolResult:
+        http = httpx2.AsyncClient(timeout=120, headers={"authorization": "Bearer alice"})
+        async with Client(streamable_http_client(mcp_url, http_client=http), mode="legacy") as mcp:
+            kept = await mcp.call_tool("analyze_file", {"file": {"download_url": file_url, "file_id": "file_x"}})
+            assert kept.is_error is not True, kept.content
+            return await mcp.call_tool("delete_file", {"file_id": kept.structured_content["file"]["id"]})
+
+    with serving(build) as base_url:
+        deleted = anyio.run(analyse_then_delete, f"{base_url}/mcp")
+    assert deleted.is_error is not True, deleted.content
+    assert deleted.structured_content["deleted"] is True  # the row is gone; its bytes wait for the sweeper

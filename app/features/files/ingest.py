@@ -14,7 +14,7 @@ import json
 import os
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from contextlib import aclosing
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
@@ -25,12 +25,12 @@ import anyio.to_process
 import anyio.to_thread
 import structlog
 
-from app.db import Database
+from app.db import Database, DatabaseUnavailable
 from app.feature import Deps, PrivateDocuments
 from app.features.files import service
 from app.features.files.analysis import Analysis, analyze
 from app.net.guard import OutboundGuard, OutboundRefused
-from app.storage import Storage
+from app.storage import Storage, StorageError
 from app.storage.base import is_plausible_mime
 
 log = structlog.get_logger(__name__)
@@ -224,14 +224,23 @@ class Files:
                 with anyio.CancelScope(shield=True):
                     await self._forget(created)
                 raise
+            # The rows are committed: from here on a failure is logged, not the caller's error (the sweeper is the
+            # backstop for what is left).
             if recorded.reused:  # nothing new was recorded: what this call stored is not needed
-                await self._collect(dict.fromkeys(created))
+                await self._quietly(self._collect(dict.fromkeys(created)))
             else:
-                await self._restore(recorded, spooled, report_body)
+                await self._quietly(self._restore(recorded, spooled, report_body))
         finally:
             with anyio.CancelScope(shield=True):
                 await anyio.to_thread.run_sync(functools.partial(spooled.path.unlink, missing_ok=True))
         return Ingested(recorded, analysis)
+
+    @staticmethod
+    async def _quietly(step: Awaitable[object]) -> None:
+        try:
+            await step
+        except (StorageError, DatabaseUnavailable) as exc:
+            log.warning("files.after_commit_failed", error=type(exc).__name__)
 
     def _sweep_spool(self, cutoff: float) -> int:
         if self.spool_dir is None or not self.spool_dir.is_dir():
@@ -261,7 +270,7 @@ class Files:
         """Undo uploads recorded by a call that failed later (compare_files): their rows, then their objects."""
         ids = [r.id for r in rows]
         removed = await self.db.write(lambda uow: service.remove_ids(uow, ids, documents=self.documents))
-        await self._collect(self._own(removed))
+        await self._quietly(self._collect(self._own(removed)))
 
     async def _analyse(self, path: Path, name: str) -> Analysis:
         # A worker process: parsing a large file would otherwise hold the GIL against the event loop.
@@ -349,7 +358,7 @@ class Files:
                                                                  documents=self.documents))
         if removed is None:
             return False
-        await self._collect(self._own(removed))
+        await self._quietly(self._collect(self._own(removed)))
         return True
 
     async def sweep(self) -> str:
