@@ -65,6 +65,8 @@ def test_analyze_file_reads_each_kind_and_the_report_downloads_by_reference(depl
     assert got.status_code == 200, got.text
     assert got.headers["content-type"].startswith("application/json")
     assert "attachment" in got.headers["content-disposition"]
+    assert got.json()["file"] == {"id": f["id"], "name": name, "size": len(body), "sha256": f["sha256"],
+                                  "mime_type": sniffed, "claimed_mime_type": claimed}
     analysis = got.json()["analysis"]
     assert analysis["mime_type"] == sniffed
     details = analysis["details"]

@@ -165,9 +165,9 @@ async def _discard(fd: int, path: Path) -> None:
     await anyio.to_thread.run_sync(discard)
 
 
-def report_document(upload: service.FileRow, analysis: Analysis) -> bytes:
+def report_document(upload_id: str, upload: service.Upload, analysis: Analysis) -> bytes:
     return json.dumps({
-        "file": {"id": upload.id, "name": upload.file_name, "size": upload.size, "sha256": upload.sha256,
+        "file": {"id": upload_id, "name": upload.file_name, "size": upload.size, "sha256": upload.sha256,
                  "mime_type": upload.mime_type, "claimed_mime_type": upload.claimed_mime_type},
         "analysis": {"kind": analysis.kind, "mime_type": analysis.mime_type, "summary": analysis.summary,
                      "warnings": analysis.warnings, "details": analysis.details},
@@ -291,10 +291,7 @@ class Files:
         # one transaction that records both rows.
         now = int(self.clock())
         upload_id, report_id = service.new_id(), service.new_id()
-        draft = service.FileRow(upload_id, upload.owner, "upload", None, upload.file_name, upload.claimed_mime_type,
-                                upload.mime_type, upload.analysis_kind, upload.size, upload.sha256,
-                                upload.storage_key, upload.summary, now, None)
-        body = report_document(draft, analysis)
+        body = report_document(upload_id, upload, analysis)
         stored = await self.storage.put_bytes(body)
         if stored.created:
             created.append(stored.key)
