@@ -11,7 +11,7 @@ from functools import cached_property
 from typing import Annotated, Any
 from urllib.parse import urlsplit
 
-from pydantic import Field, ValidationError, field_validator, model_validator
+from pydantic import Field, ValidationError, ValidationInfo, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 _LOCAL_HOSTS = ("127.0.0.1", "localhost", "[::1]")
@@ -21,6 +21,9 @@ ENVIRONMENTS = ("development", "production")
 AUTH_MODES = ("builtin", "external")
 STORAGE_BACKENDS = ("local", "s3")
 S3_ENCRYPTIONS = ("none", "AES256", "aws:kms")
+# Settings that take one of a few values, accepted in any case.
+CHOICES = {"log_level": LOG_LEVELS, "log_format": LOG_FORMATS, "env": ENVIRONMENTS, "auth_mode": AUTH_MODES,
+           "storage_backend": STORAGE_BACKENDS, "s3_sse": S3_ENCRYPTIONS}
 ENV_PREFIX = "APP_"
 
 
@@ -31,10 +34,12 @@ def _csv(value: object) -> object:
 
 
 def _choice(value: object, choices: tuple[str, ...]) -> str:
+    """The choice ``value`` names, in any case, spelled as the choice is."""
     text = str(value).strip().lower()
-    if text not in choices:
-        raise ValueError(f"must be one of {', '.join(choices)}")
-    return text
+    for choice in choices:
+        if choice.lower() == text:
+            return choice
+    raise ValueError(f"must be one of {', '.join(choices)}")
 
 
 class Settings(BaseSettings):
@@ -96,6 +101,11 @@ class Settings(BaseSettings):
     def _split_csv(cls, value: object) -> object:
         return _csv(value)
 
+    @field_validator(*CHOICES, mode="before")
+    @classmethod
+    def _one_of(cls, value: object, info: ValidationInfo) -> str:
+        return _choice(value, CHOICES[info.field_name])
+
     @field_validator("allowed_hosts")
     @classmethod
     def _no_wildcard_hosts(cls, hosts: list[str]) -> list[str]:
@@ -104,34 +114,6 @@ class Settings(BaseSettings):
                 raise ValueError("wildcard host names are not supported (DNS-rebinding protection): list each "
                                  "public host name; 'host:*' allows any port")
         return hosts
-
-    @field_validator("log_level", mode="before")
-    @classmethod
-    def _log_level(cls, value: object) -> str:
-        return _choice(value, LOG_LEVELS)
-
-    @field_validator("log_format", mode="before")
-    @classmethod
-    def _log_format(cls, value: object) -> str:
-        return _choice(value, LOG_FORMATS)
-
-    @field_validator("env", mode="before")
-    @classmethod
-    def _env(cls, value: object) -> str:
-        return _choice(value, ENVIRONMENTS)
-
-    @field_validator("storage_backend", mode="before")
-    @classmethod
-    def _storage_backend(cls, value: object) -> str:
-        return _choice(value, STORAGE_BACKENDS)
-
-    @field_validator("s3_sse", mode="before")
-    @classmethod
-    def _s3_sse(cls, value: object) -> str:
-        text = str(value).strip()
-        if text not in S3_ENCRYPTIONS:
-            raise ValueError(f"must be one of {', '.join(S3_ENCRYPTIONS)}")
-        return text
 
     @field_validator("s3_prefix")
     @classmethod
@@ -146,11 +128,6 @@ class Settings(BaseSettings):
         if self.s3_kms_key_id and self.s3_sse != "aws:kms":
             raise ValueError("APP_S3_KMS_KEY_ID needs APP_S3_SSE=aws:kms")
         return self
-
-    @field_validator("auth_mode", mode="before")
-    @classmethod
-    def _auth_mode(cls, value: object) -> str:
-        return _choice(value, AUTH_MODES)
 
     @field_validator("oauth_issuer", "oauth_jwks_url", "s3_endpoint_url")
     @classmethod

@@ -50,8 +50,9 @@ def test_s3_storage_needs_a_bucket_and_a_known_encryption():
     with pytest.raises(SettingsError) as kms:
         load_settings(storage_backend="s3", s3_bucket="b", s3_kms_key_id="arn:aws:kms:key", _env_file=None)
     assert kms.value.lines == ["APP_S3_KMS_KEY_ID needs APP_S3_SSE=aws:kms"]
-    settings = load_settings(storage_backend="S3", s3_bucket="b", s3_prefix="/team/mcp/", _env_file=None)
-    assert (settings.storage_backend, settings.s3_prefix) == ("s3", "team/mcp/")
+    settings = load_settings(storage_backend="S3", s3_bucket="b", s3_prefix="/team/mcp/", s3_sse="aes256",
+                             _env_file=None)
+    assert (settings.storage_backend, settings.s3_prefix, settings.s3_sse) == ("s3", "team/mcp/", "AES256")
 
 
 @pytest.mark.parametrize(("name", "value"), [("files_max_bytes", 10), ("files_anon_ttl", 5), ("files_url_ttl", 7200),
