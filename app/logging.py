@@ -7,22 +7,25 @@ processor chain so every line has one shape and carries the bound context
 
 from __future__ import annotations
 
+import itertools
 import logging
 import logging.config
 import os
+import threading
+from collections import deque
 from typing import Any
 
 import structlog
 
 # Keys that must never reach a log line, wherever they were bound.
-_REDACTED_KEYS = frozenset(
+REDACTED_KEYS = frozenset(
     {"authorization", "access_token", "refresh_token", "token", "password", "user_location", "userLocation",
      "openai/userLocation", "cookie", "client_secret", "code_verifier"}
 )
 
 
 def _redact(_: Any, __: str, event_dict: dict[str, Any]) -> dict[str, Any]:
-    for key in _REDACTED_KEYS.intersection(event_dict):
+    for key in REDACTED_KEYS.intersection(event_dict):
         event_dict[key] = "[redacted]"
     return event_dict
 
@@ -33,7 +36,34 @@ def _add_pid(_: Any, __: str, event_dict: dict[str, Any]) -> dict[str, Any]:
     return event_dict
 
 
-def configure_logging(log_format: str = "console", level: str = "INFO") -> None:
+class RecentEvents:
+    """The last events that carry a widget session id, kept in memory for the dev host page.
+
+    A structlog processor (after redaction, so it holds only what a log line may hold).
+    Development only: one process's memory, bounded, gone on restart.
+    """
+
+    def __init__(self, capacity: int = 5000) -> None:
+        self._events: deque[dict[str, Any]] = deque(maxlen=capacity)
+        self._seq = itertools.count(1)
+        # Events are appended from the event loop and from worker threads (sync tools, the SDK).
+        self._lock = threading.Lock()
+
+    def __call__(self, _: Any, __: str, event_dict: dict[str, Any]) -> dict[str, Any]:
+        if event_dict.get("widget_session_id"):
+            entry = {k: v if isinstance(v, str | int | float | bool | None | dict | list) else str(v)
+                     for k, v in event_dict.items() if not k.startswith("_")}
+            with self._lock:
+                entry["seq"] = next(self._seq)
+                self._events.append(entry)
+        return event_dict
+
+    def for_widget_session(self, widget_session_id: str, after: int = 0) -> list[dict[str, Any]]:
+        with self._lock:
+            return [e for e in self._events if e["seq"] > after and e.get("widget_session_id") == widget_session_id]
+
+
+def configure_logging(log_format: str = "console", level: str = "INFO", recent: RecentEvents | None = None) -> None:
     shared: list[Any] = [
         structlog.contextvars.merge_contextvars,
         structlog.stdlib.add_log_level,
@@ -41,6 +71,7 @@ def configure_logging(log_format: str = "console", level: str = "INFO") -> None:
         structlog.processors.TimeStamper(fmt="iso", utc=True),
         _add_pid,
         _redact,
+        *([recent] if recent is not None else []),
     ]
     renderer: Any = (
         structlog.processors.JSONRenderer()

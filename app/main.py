@@ -34,10 +34,13 @@ from app.auth.tokens import BuiltinTokenVerifier, ExternalTokenVerifier, RemoteJ
 from app.db import Database
 from app.db.locks import SEED_LOCK, advisory_lock
 from app.feature import Deps, Feature, PrivateDocuments
+from app.http.devhost import devhost_routes
 from app.http.health import health_routes
 from app.http.middleware import AccessLogMiddleware, McpRequestNormalizer
+from app.logging import RecentEvents
 from app.mcp.registry import ToolRegistry
 from app.mcp.server import build_mcp_server
+from app.mcp.widget_log import register_widget_log
 from app.net.guard import OutboundGuard
 from app.settings import Settings, SettingsError, load_settings
 from app.storage import LocalStorage, Storage
@@ -216,6 +219,7 @@ def create_app(
     features: Sequence[Feature] | None = None,
     guard: OutboundGuard | None = None,
     storage: Storage | None = None,
+    recent_events: RecentEvents | None = None,
 ) -> ASGIApp:
     features = discover_features() if features is None else list(features)
     db = db or open_database(settings)
@@ -238,6 +242,8 @@ def create_app(
             feature.tools(registry, deps)
         if feature.routes is not None:
             feature_routes.extend(feature.routes(deps))
+    if registry.has_widgets:
+        register_widget_log(registry)
     if undeclared := {s: tools for s, tools in registry.scopes_used().items() if s not in catalog}:
         raise FeatureError("; ".join(f"tools {', '.join(tools)} ask for scope {scope!r}, which no feature declares "
                                      f"(add Scope({scope!r}, ...) to the feature's scopes)"
@@ -283,6 +289,7 @@ def create_app(
             *auth_routes,
             *storage_routes,
             *feature_routes,
+            *([] if settings.production else devhost_routes(recent_events)),
             Route("/mcp", no_standalone_stream, methods=["GET"]),
             # Only /mcp passes the bearer check: feature routes (OAuth endpoints take client
             # credentials in Authorization) and unknown paths never see it.
@@ -316,5 +323,7 @@ def create_app_from_env() -> ASGIApp:
     from app.logging import configure_logging
 
     settings = settings_or_exit()
-    configure_logging(settings.log_format, settings.log_level)
-    return create_app(settings)
+    # The dev host page shows a widget session's log events; production keeps none in memory.
+    recent = None if settings.production else RecentEvents()
+    configure_logging(settings.log_format, settings.log_level, recent)
+    return create_app(settings, recent_events=recent)

@@ -7,8 +7,10 @@ resources, so it can check this server in-process or any server over HTTP.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from typing import Any
+from urllib.parse import urlsplit
 
 import httpx
 from mcp.server.apps import APP_MIME_TYPE
@@ -140,21 +142,69 @@ def _lint_widget(res: dict[str, Any]) -> Iterator[str]:
         yield "resources/read returned no contents"
     for item in contents:
         meta = item.get("_meta") or {}
-        ui = meta.get("ui") or {}
         if item.get("mimeType") != APP_MIME_TYPE:
             yield f"contents mimeType must be {APP_MIME_TYPE!r}"
-        if not isinstance(item.get("text"), str) or not item["text"].strip():
+        text = item.get("text")
+        if not isinstance(text, str) or not text.strip():
             yield "contents carry no HTML text"
-        if not ui.get("domain"):
-            yield "ui.domain is missing"
-        if not isinstance(ui.get("csp"), dict):
-            yield "ui.csp is missing"
-        if not isinstance(meta.get("openai/widgetCSP"), dict):
-            yield "openai/widgetCSP is missing"
-        for key, csp in (("ui.csp", ui.get("csp") or {}), ("openai/widgetCSP", meta.get("openai/widgetCSP") or {})):
-            for domains in csp.values():
-                if any("*" in d for d in domains or []):
-                    yield f"{key} must not use wildcard domains"
+            text = ""
+        yield from _lint_widget_meta(meta)
+        yield from _lint_widget_html(text, meta)
+
+
+def _lint_widget_meta(meta: dict[str, Any]) -> Iterator[str]:
+    """Every key of SPEC §5, and the standard and ChatGPT aliases saying the same thing."""
+    ui = meta.get("ui") or {}
+    csp, legacy = ui.get("csp"), meta.get("openai/widgetCSP")
+    if not ui.get("domain"):
+        yield "ui.domain is missing"
+    if ui.get("domain") != meta.get("openai/widgetDomain"):
+        yield "openai/widgetDomain must equal ui.domain"
+    if not isinstance(ui.get("prefersBorder"), bool):
+        yield "ui.prefersBorder is missing"
+    if ui.get("prefersBorder") != meta.get("openai/widgetPrefersBorder"):
+        yield "openai/widgetPrefersBorder must equal ui.prefersBorder"
+    modes = (meta.get("openai/ui") or {}).get("availableDisplayModes")
+    if not isinstance(modes, list) or not modes or not set(modes) <= {"inline", "fullscreen", "pip"}:
+        yield "openai/ui.availableDisplayModes must be a non-empty subset of inline, fullscreen, pip"
+    if not isinstance(meta.get("openai/widgetDescription"), str) or not meta["openai/widgetDescription"].strip():
+        yield "openai/widgetDescription is missing"
+    if not isinstance(csp, dict):
+        yield "ui.csp is missing"
+        csp = {}
+    if not isinstance(legacy, dict):
+        yield "openai/widgetCSP is missing"
+        legacy = {}
+    for std, snake in CSP_KEYS:
+        if std in ("connectDomains", "resourceDomains") and not isinstance(csp.get(std), list):
+            yield f"ui.csp.{std} must be a list"
+        if (csp.get(std) or []) != (legacy.get(snake) or []):
+            yield f"ui.csp.{std} and openai/widgetCSP.{snake} must list the same domains"
+    for key, lists in (("ui.csp", csp), ("openai/widgetCSP", legacy)):
+        for domains in lists.values():
+            if any("*" in d for d in domains or []):
+                yield f"{key} must not use wildcard domains"
+
+
+CSP_KEYS = (("connectDomains", "connect_domains"), ("resourceDomains", "resource_domains"),
+            ("frameDomains", "frame_domains"))
+# A script, style, image or frame fetched from another origin (not inlined into the bundle).
+_EXTERNAL = re.compile(r"<(?:script|link|img|iframe|source|video|audio)\b[^>]*?\b(?:src|href)\s*=\s*[\"']?"
+                       r"((?:https?:)?//[^\"'\s>]+)", re.IGNORECASE)
+
+
+def _lint_widget_html(text: str, meta: dict[str, Any]) -> Iterator[str]:
+    if text and not text.lstrip()[:15].lower().startswith("<!doctype html"):
+        yield "contents text must be an HTML document (<!doctype html>)"
+    allowed = {_origin(d) for d in ((meta.get("ui") or {}).get("csp") or {}).get("resourceDomains") or []}
+    for url in sorted(set(_EXTERNAL.findall(text))):
+        if _origin(url) not in allowed:
+            yield f"the HTML loads {url[:120]} from an origin not in ui.csp.resourceDomains (the host will block it)"
+
+
+def _origin(url: str) -> str:
+    parts = urlsplit(url if not url.startswith("//") else "https:" + url)
+    return f"{parts.scheme}://{parts.netloc}".lower()
 
 
 class RpcClient:

@@ -31,7 +31,7 @@ from app.auth import schemes
 from app.db import DatabaseNotMigrated, DatabaseUnavailable
 from app.mcp.check import MAX_STATUS
 from app.mcp.results import WWW_AUTHENTICATE
-from app.mcp.widgets import Widget
+from app.mcp.widgets import Widget, WidgetBundleMissing
 from app.storage import StorageError
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -85,14 +85,21 @@ class ToolRegistry:
             declared = schemes.validate(security)
         except ValueError as exc:
             raise RegistryError(f"{name}: {exc}") from None
-        if visibility is not None and widget is None:
-            raise RegistryError(f"{name}: visibility is an MCP Apps setting; it needs a widget")
+        if visibility is not None and (not visibility or not set(visibility) <= {"model", "app"}):
+            raise RegistryError(f"{name}: visibility must be a non-empty subset of ['model', 'app']")
         tool_meta: dict[str, Any] = {**(meta or {}), "securitySchemes": declared}
-        if widget is not None:
-            tool_meta["openai/outputTemplate"] = widget.uri
+        if widget is not None or visibility is not None:
             tool_meta["openai/widgetAccessible"] = visibility is None or "app" in visibility
             if visibility == ["app"]:
                 tool_meta["openai/visibility"] = "private"
+        if widget is None and visibility is not None:
+            # A tool only widgets call (e.g. the widget log), bound to no template of its own.
+            tool_meta["ui"] = {"visibility": list(visibility)}
+        if widget is not None:
+            try:
+                tool_meta["openai/outputTemplate"] = widget.uri
+            except WidgetBundleMissing as exc:
+                raise RegistryError(f"{name}: {exc}") from None
             known = self._widgets.get(widget.name, widget)
             if known.uri != widget.uri:
                 raise RegistryError(f"{name}: another widget is already named {widget.name!r} "
@@ -123,6 +130,10 @@ class ToolRegistry:
             return fn
 
         return decorator
+
+    @property
+    def has_widgets(self) -> bool:
+        return bool(self._widgets)
 
     @property
     def tool_names(self) -> list[str]:

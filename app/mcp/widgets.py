@@ -1,37 +1,92 @@
 """Widget (``ui://``) resources: one ``Widget`` per template, with every metadata key ChatGPT reads
 (docs/chatgpt-contract.md §4).
 
-The URI carries a hash of the HTML so a changed bundle gets a new URI: ChatGPT
-caches templates by URI, and a stale template silently renders old code.
+The HTML comes from the ``widgets/`` Vite project, built into ONE self-contained file per
+widget under ``app/static/widgets/`` with a ``manifest.json`` of content hashes (the bundles
+ship in the package: the server never needs Node). The URI carries that hash, so a changed
+bundle gets a new URI: ChatGPT caches templates by URI, and a stale template silently renders
+old code.
 """
 
 from __future__ import annotations
 
 import hashlib
-import html as html_lib
+import ipaddress
 import json
 from dataclasses import dataclass, field
 from functools import cached_property
 from importlib.resources import files
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
-# Built widget bundles ship inside the package (the widgets/ Vite project writes them here).
 DIST = Path(str(files("app"))) / "static" / "widgets"
 DISPLAY_MODES = ("inline", "fullscreen", "pip")
+HASH_CHARS = 12
+
+
+def is_origin(value: str) -> bool:
+    """``https://host[:port]`` with no path or wildcard; ``http://`` only for a loopback host (development)."""
+    parts = urlsplit(value)
+    if "*" in value or parts.path or parts.query or parts.fragment or not parts.hostname or parts.username:
+        return False
+    if parts.scheme == "https":
+        return True
+    if parts.scheme != "http":
+        return False
+    try:
+        return parts.hostname == "localhost" or ipaddress.ip_address(parts.hostname).is_loopback
+    except ValueError:
+        return False
+
+
+class WidgetBundleMissing(LookupError):
+    """A declared widget has no built bundle (refused at start-up with the command that builds it)."""
+
+
+@dataclass(frozen=True)
+class Bundle:
+    name: str
+    html: str
+    sha256: str
+
+
+def load_bundle(name: str, dist: Path = DIST) -> Bundle:
+    """The built HTML of widget ``name`` and its content hash, from the manifest the build writes."""
+    manifest_path = dist / "manifest.json"
+    try:
+        entry = json.loads(manifest_path.read_text(encoding="utf-8"))["widgets"][name]
+        raw = (dist / entry["file"]).read_bytes()
+        listed = str(entry["sha256"])
+    except (OSError, KeyError, TypeError, ValueError) as exc:
+        raise WidgetBundleMissing(
+            f"widget {name!r} has no built bundle in {dist} ({type(exc).__name__}: {exc}); "
+            f"add widgets/src/{name}/ and run `npm --prefix widgets ci && npm --prefix widgets run build`"
+        ) from None
+    sha = hashlib.sha256(raw).hexdigest()
+    if sha != listed:  # the URI must name the bytes served, whatever edited them
+        raise WidgetBundleMissing(f"widget {name!r}: {entry['file']} does not match manifest.json (sha256 {sha[:12]} "
+                                  f"vs {listed[:12]}); rebuild with `npm --prefix widgets run build`")
+    return Bundle(name, raw.decode("utf-8"), sha)
 
 
 @dataclass(frozen=True)
 class Widget:
+    """One widget template. ``name`` is its folder under ``widgets/src/``."""
+
     name: str
     title: str
+    # Told to the model when the widget loads: what the user already sees, so it is not repeated.
     description: str
     prefers_border: bool = True
     display_modes: tuple[str, ...] = ("inline", "fullscreen")
+    # Only what the widget really uses: the bundles inline their JS and CSS, so most need none.
     connect_domains: tuple[str, ...] = ()
     resource_domains: tuple[str, ...] = ()
     frame_domains: tuple[str, ...] = ()
+    # Origins the widget opens with openExternal (ChatGPT reads these from openai/widgetCSP only).
     redirect_domains: tuple[str, ...] = ()
+    # Tests and experiments pass the HTML directly instead of a built bundle.
     html_override: str | None = field(default=None, compare=False)
 
     def __post_init__(self) -> None:
@@ -41,23 +96,23 @@ class Widget:
                              f"not {unknown or 'none'}")
         for kind, domains in (("connect", self.connect_domains), ("resource", self.resource_domains),
                               ("frame", self.frame_domains), ("redirect", self.redirect_domains)):
-            if any("*" in d or not d.startswith("https://") for d in domains):
+            if not all(is_origin(d) for d in domains):
                 raise ValueError(f"widget {self.name}: {kind} domains must be https origins without wildcards "
-                                 f"(ChatGPT rejects wildcards), not {list(domains)}")
+                                 f"or paths (ChatGPT rejects wildcards; http only on loopback), not {list(domains)}")
 
     @cached_property
-    def html(self) -> str:
+    def bundle(self) -> Bundle:
         if self.html_override is not None:
-            return self.html_override
-        built = DIST / self.name / "index.html"
-        if built.is_file():
-            return built.read_text(encoding="utf-8")
-        return placeholder_html(self.title)
+            return Bundle(self.name, self.html_override, hashlib.sha256(self.html_override.encode()).hexdigest())
+        return load_bundle(self.name)
 
-    @cached_property
+    @property
+    def html(self) -> str:
+        return self.bundle.html
+
+    @property
     def uri(self) -> str:
-        digest = hashlib.sha256(self.html.encode()).hexdigest()[:12]
-        return f"ui://widget/{self.name}.{digest}.html"
+        return f"ui://widget/{self.name}-{self.bundle.sha256[:HASH_CHARS]}.html"
 
     def resource_meta(self, domain: str) -> dict[str, Any]:
         csp: dict[str, Any] = {
@@ -81,33 +136,3 @@ class Widget:
             "openai/widgetCSP": legacy_csp,
             "openai/widgetDomain": domain,
         }
-
-
-def placeholder_html(title: str) -> str:
-    """A small but working MCP Apps view: renders the tool result until the real bundle is built.
-
-    It speaks the standard bridge (``ui/initialize`` then ``ui/notifications/tool-result``)
-    and falls back to ``window.openai.toolOutput``, so it works in ChatGPT and in other hosts.
-    """
-    safe_title = html_lib.escape(title)
-    script = """
-const out = document.getElementById("out");
-function show(data) { if (data) out.textContent = JSON.stringify(data, null, 2); }
-let nextId = 1;
-function rpc(method, params) { window.parent.postMessage({jsonrpc: "2.0", id: nextId++, method, params}, "*"); }
-window.addEventListener("message", (ev) => {
-  const msg = ev.data || {};
-  if (msg.method === "ui/notifications/tool-result") show(msg.params && msg.params.structuredContent);
-});
-window.addEventListener("openai:set_globals", () => show(window.openai && window.openai.toolOutput));
-rpc("ui/initialize", {appInfo: {name: TITLE, version: "0"}, appCapabilities: {},
-                      protocolVersion: "2026-01-26"});
-show(window.openai && window.openai.toolOutput);
-""".replace("TITLE", json.dumps(title))
-    return (
-        "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\">"
-        f"<title>{safe_title}</title>"
-        "<style>body{font:14px system-ui,sans-serif;margin:12px}pre{white-space:pre-wrap}</style>"
-        f"</head><body><h1>{safe_title}</h1><pre id=\"out\">Waiting for the tool result…</pre>"
-        f"<script type=\"module\">{script}</script></body></html>"
-    )

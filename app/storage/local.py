@@ -22,7 +22,7 @@ from collections.abc import AsyncIterator, Callable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, BinaryIO, TypeVar
-from urllib.parse import quote, urlencode
+from urllib.parse import quote, urlencode, urlsplit
 
 import anyio
 import structlog
@@ -168,6 +168,10 @@ class LocalStorage:
                 return list(self._walk())
 
         return await self._run(walk)
+
+    def link_origin(self) -> str:
+        parts = urlsplit(self._base_url)
+        return f"{parts.scheme}://{parts.netloc}"
 
     async def download_url(self, key: str, *, file_name: str, content_type: str, ttl: int) -> str:
         sha = sha_of_key("", key)

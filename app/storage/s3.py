@@ -14,6 +14,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, TypeVar
+from urllib.parse import urlsplit
 
 import anyio
 import boto3
@@ -140,6 +141,15 @@ class S3Storage:
                 return body.read()
 
         return await self._run("read", read)
+
+    def link_origin(self) -> str:
+        parts = urlsplit(self._client.meta.endpoint_url)
+        style = (self._client.meta.config.s3 or {}).get("addressing_style", "auto")
+        # Virtual-hosted links (the default for a DNS-safe bucket on AWS) put the bucket in the host.
+        aws = (parts.hostname or "").endswith(".amazonaws.com")
+        if style != "path" and aws and "." not in self.bucket:
+            return f"{parts.scheme}://{self.bucket}.{parts.netloc}"
+        return f"{parts.scheme}://{parts.netloc}"
 
     async def download_url(self, key: str, *, file_name: str, content_type: str, ttl: int) -> str:
         sha_of_key(self.prefix, key)

@@ -31,10 +31,11 @@ class Removal:
     dropped: frozenset[str]  # tables the generated migration drops
     kept: tuple[str, int]  # a table of another feature, and its row count, that must survive
     tools: tuple[str, ...]  # what the fork still serves
-    resources: int = 2  # widget templates it still serves (zoo and search each take theirs along)
+    resources: int = 4  # widget templates it still serves (each removed demo takes its widget along)
 
 
-ACCOUNT_TOOLS = ("get_account_profile", "list_saved_recipes", "save_recipe", "delete_saved_recipe")
+# The widget log comes with the widgets, whichever features remain.
+ACCOUNT_TOOLS = ("get_account_profile", "list_saved_recipes", "save_recipe", "delete_saved_recipe", "log_widget_event")
 FILE_TOOLS = ("analyze_file", "compare_files", "list_files", "delete_file")
 ZOO_TOOLS = ("get_zoo_animal_details", "get_zoo_animals", "like_zoo_animal")
 BOTH_FILES_AND_SEARCH = "tests/integration/test_search_private_files.py"
@@ -51,8 +52,7 @@ REMOVALS = [
     Removal("files", ("tests/unit/test_file_analysis.py", "tests/unit/test_files_units.py",
                       "tests/integration/test_files.py", "tests/integration/test_files_faults.py",
                       BOTH_FILES_AND_SEARCH),
-            frozenset({"files"}), ("zoo_animals", 30), (*ZOO_TOOLS, "recommend_cafe", "search", *ACCOUNT_TOOLS),
-            resources=3),
+            frozenset({"files"}), ("zoo_animals", 30), (*ZOO_TOOLS, "recommend_cafe", "search", *ACCOUNT_TOOLS)),
 ]
 
 

@@ -70,7 +70,7 @@ def test_an_installed_wheel_migrates_seeds_checks_and_serves(tmp_path):
     where = run(python, "-c", "import app; print(app.__file__)", cwd=work, env=env)
     assert where.stdout.strip().startswith(str(tmp_path / "venv")), where.stdout + where.stderr
     for command, expected in (("migrate", "migrated "), ("seed", "seeded search: 5116 documents"),
-                              ("check", "ok: 13 tools, 3 resources")):
+                              ("check", "ok: 14 tools, 5 resources")):
         proc = run(python, "-m", "app", command, cwd=work, env=env)
         assert proc.returncode == 0 and expected in proc.stdout, proc.stdout + proc.stderr
 

@@ -34,8 +34,14 @@ GOOD_RESOURCE = {
     "mimeType": "text/html;profile=mcp-app",
     "contents": [{
         "uri": URI, "mimeType": "text/html;profile=mcp-app", "text": "<!doctype html><p>hi</p>",
-        "_meta": {"ui": {"domain": "https://example.com", "csp": {"connectDomains": []}},
-                  "openai/widgetCSP": {"connect_domains": []}},
+        "_meta": {"ui": {"domain": "https://example.com", "prefersBorder": True,
+                         "csp": {"connectDomains": [], "resourceDomains": ["https://cdn.example.com"]}},
+                  "openai/widgetCSP": {"connect_domains": [], "resource_domains": ["https://cdn.example.com"],
+                                       "redirect_domains": ["https://docs.example.com"]},
+                  "openai/widgetDomain": "https://example.com",
+                  "openai/widgetPrefersBorder": True,
+                  "openai/ui": {"availableDisplayModes": ["inline", "fullscreen"]},
+                  "openai/widgetDescription": "Shows the demo."},
     }],
 }
 
@@ -92,11 +98,33 @@ def test_each_planted_tool_violation_is_reported(tool, needle):
         (["contents", 0, "_meta", "ui", "csp"], None, True, "ui.csp is missing"),
         (["mimeType"], "text/html", False, "mimeType must be"),
         (["contents", 0, "_meta", "ui", "csp", "connectDomains"], ["https://*.example.com"], False, "wildcard"),
+        (["contents", 0, "_meta", "openai/widgetDomain"], "https://other.example", False,
+         "openai/widgetDomain must equal ui.domain"),
+        (["contents", 0, "_meta", "openai/widgetPrefersBorder"], None, True,
+         "openai/widgetPrefersBorder must equal ui.prefersBorder"),
+        (["contents", 0, "_meta", "ui", "prefersBorder"], None, True, "ui.prefersBorder is missing"),
+        (["contents", 0, "_meta", "openai/ui"], None, True, "availableDisplayModes"),
+        (["contents", 0, "_meta", "openai/ui", "availableDisplayModes"], ["tv"], False, "availableDisplayModes"),
+        (["contents", 0, "_meta", "openai/widgetDescription"], " ", False, "openai/widgetDescription is missing"),
+        (["contents", 0, "_meta", "openai/widgetCSP", "resource_domains"], [], False,
+         "ui.csp.resourceDomains and openai/widgetCSP.resource_domains must list the same domains"),
+        (["contents", 0, "_meta", "ui", "csp", "resourceDomains"], None, True, "ui.csp.resourceDomains must be a list"),
+        (["contents", 0, "text"], "<p>hi</p>", False, "must be an HTML document"),
+        (["contents", 0, "text"], '<!doctype html><script src="https://evil.example/x.js"></script>', False,
+         "loads https://evil.example/x.js from an origin not in ui.csp.resourceDomains"),
+        (["contents", 0, "text"], '<!doctype html><link rel=stylesheet href=//fonts.example/a.css>', False,
+         "from an origin not in ui.csp.resourceDomains"),
     ],
 )
 def test_each_planted_widget_violation_is_reported(path, value, delete, needle):
     problems = _lint(resource=_broken(path, value, delete=delete, base=GOOD_RESOURCE))
     assert any(needle in p for p in problems), problems
+
+
+def test_an_asset_from_a_declared_resource_domain_is_accepted():
+    resource = _broken(["contents", 0, "text"], '<!doctype html><script src="https://cdn.example.com/a.js"></script>',
+                       base=GOOD_RESOURCE)
+    assert _lint(resource=resource) == []
 
 
 def test_a_tool_pointing_at_an_unlisted_widget_is_reported():

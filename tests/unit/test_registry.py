@@ -94,9 +94,28 @@ def test_a_refused_tool_leaves_no_widget_behind():
     assert anyio.run(registry.build().list_resources) == []
 
 
-def test_visibility_without_a_widget_is_refused():
-    with pytest.raises(RegistryError, match="visibility is an MCP Apps setting; it needs a widget"):
-        _registry().tool(name="t", title="T", description="d", security=[NOAUTH], visibility=["app"], **HINTS)
+def test_an_app_only_tool_without_a_template_publishes_its_visibility_and_no_template():
+    registry = _registry()
+    registry.tool(name="t", title="T", description="d", security=[NOAUTH], visibility=["app"], **HINTS)(_out)
+    meta = _tools(registry)["t"].meta
+    assert meta["ui"] == {"visibility": ["app"]}
+    assert meta["openai/visibility"] == "private" and meta["openai/widgetAccessible"] is True
+    assert "openai/outputTemplate" not in meta
+
+
+@pytest.mark.parametrize("visibility", [[], ["everyone"]])
+def test_a_visibility_outside_model_and_app_is_refused(visibility):
+    with pytest.raises(RegistryError, match="visibility must be a non-empty subset"):
+        _registry().tool(name="t", title="T", description="d", security=[NOAUTH], visibility=visibility, **HINTS)
+
+
+def test_a_widget_without_a_built_bundle_is_refused_with_the_build_command(monkeypatch, tmp_path):
+    import app.mcp.widgets as widgets
+
+    monkeypatch.setattr(widgets, "DIST", tmp_path)
+    unbuilt = Widget(name="nowhere", title="N", description="d")
+    with pytest.raises(RegistryError, match=r"t: widget 'nowhere' has no built bundle .*npm --prefix widgets"):
+        _registry().tool(name="t", title="T", description="d", security=[NOAUTH], widget=unbuilt, **HINTS)
 
 
 @pytest.mark.parametrize(

@@ -1,17 +1,64 @@
+import gzip
+import hashlib
+import json
+import re
 import subprocess
 import sys
 
 import pytest
 
-from app.mcp.widgets import Widget
+from app.mcp.widgets import DIST, Widget, WidgetBundleMissing, is_origin, load_bundle
 from app.settings import SettingsError, load_settings
 
 
 def test_widget_uri_changes_when_its_html_changes():
     a = Widget(name="w", title="W", description="d", html_override="<p>1</p>")
     b = Widget(name="w", title="W", description="d", html_override="<p>2</p>")
-    assert a.uri.startswith("ui://widget/w.") and a.uri.endswith(".html")
+    assert re.fullmatch(r"ui://widget/w-[0-9a-f]{12}\.html", a.uri)
     assert a.uri != b.uri
+
+
+def _dist(tmp_path, html: bytes, listed: str | None = None):
+    (tmp_path / "w.html").write_bytes(html)
+    sha = listed or hashlib.sha256(html).hexdigest()
+    (tmp_path / "manifest.json").write_text(json.dumps({"widgets": {"w": {"file": "w.html", "sha256": sha}}}))
+    return tmp_path
+
+
+def test_a_bundle_is_read_from_the_manifest_and_named_by_the_hash_of_its_bytes(tmp_path):
+    html = "<!doctype html><p>été</p>".encode()
+    bundle = load_bundle("w", _dist(tmp_path, html))
+    assert bundle.html == html.decode() and bundle.sha256 == hashlib.sha256(html).hexdigest()
+
+
+def test_a_bundle_edited_after_the_build_is_refused_so_its_uri_cannot_lie(tmp_path):
+    dist = _dist(tmp_path, b"<!doctype html><p>edited</p>", listed="0" * 64)
+    with pytest.raises(WidgetBundleMissing, match="does not match manifest.json"):
+        load_bundle("w", dist)
+
+
+@pytest.mark.parametrize("setup", ["no manifest", "not listed", "file missing", "bad json"])
+def test_a_missing_bundle_names_the_widget_and_the_build_command(tmp_path, setup):
+    if setup != "no manifest":
+        _dist(tmp_path, b"<!doctype html>")
+    if setup == "not listed":
+        (tmp_path / "manifest.json").write_text(json.dumps({"widgets": {}}))
+    if setup == "file missing":
+        (tmp_path / "w.html").unlink()
+    if setup == "bad json":
+        (tmp_path / "manifest.json").write_text("{")
+    with pytest.raises(WidgetBundleMissing, match=r"widget 'w' has no built bundle .*npm --prefix widgets run build"):
+        load_bundle("w", tmp_path)
+
+
+def test_every_shipped_bundle_matches_the_manifest_and_fits_the_budget():
+    manifest = json.loads((DIST / "manifest.json").read_text())
+    assert set(manifest["widgets"]) == {"search", "zoo", "cafes", "recipes", "files"}
+    for name, entry in manifest["widgets"].items():
+        raw = (DIST / entry["file"]).read_bytes()
+        assert hashlib.sha256(raw).hexdigest() == entry["sha256"], name
+        assert len(gzip.compress(raw, 9)) <= manifest["budget_gzip_bytes"] == 60 * 1024, name
+        assert b"ui/notifications/initialized" in raw, f"{name} never completes the MCP Apps handshake"
 
 
 def test_widget_meta_speaks_both_csp_dialects_and_both_domain_keys():
@@ -31,11 +78,23 @@ def test_widget_meta_speaks_both_csp_dialects_and_both_domain_keys():
     [({"display_modes": ("inline", "sidebar")}, "display modes must be a non-empty subset"),
      ({"display_modes": ()}, "display modes must be a non-empty subset"),
      ({"connect_domains": ("https://*.example.com",)}, "connect domains must be https origins without wildcards"),
-     ({"resource_domains": ("http://cdn.example.com",)}, "resource domains must be https origins")],
+     ({"resource_domains": ("http://cdn.example.com",)}, "resource domains must be https origins"),
+     ({"redirect_domains": ("https://example.com/path",)}, "redirect domains must be https origins without wildcards "
+                                                           "or paths")],
 )
 def test_a_widget_chatgpt_would_reject_is_refused_when_declared(kwargs, needle):
     with pytest.raises(ValueError, match=needle):
         Widget(name="w", title="W", description="d", html_override="<p/>", **kwargs)
+
+
+@pytest.mark.parametrize(("origin", "ok"), [
+    ("https://docs.python.org", True), ("https://a.example.com:8443", True), ("http://127.0.0.1:8000", True),
+    ("http://localhost:8000", True), ("http://[::1]:8000", True), ("http://example.com", False),
+    ("https://example.com/", False), ("https://example.com/a", False), ("https://*.example.com", False),
+    ("https://user@example.com", False), ("ftp://example.com", False), ("example.com", False),
+])
+def test_only_bare_origins_are_accepted_as_widget_domains(origin, ok):
+    assert is_origin(origin) is ok
 
 
 def test_settings_derive_the_host_allow_list_and_resource_urls_from_the_base_url():

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from dataclasses import dataclass
+from urllib.parse import urlencode
 
 from app.db import UnitOfWork
 from app.features.cafes.models import Cafe
@@ -12,6 +13,8 @@ from app.features.cafes.repository import CafeRepository
 from app.features.cafes.schemas import CafeOut, CafeRecommendations
 
 MAX_CAFES = 4
+# Map links open here (the widget declares this origin in its redirect_domains).
+MAP_ORIGIN = "https://www.openstreetmap.org"
 
 # Where to look when the user's city is unknown: the locale's own region first.
 _DEFAULT_CITY_BY_LOCALE = {
@@ -80,9 +83,13 @@ def recommend(uow: UnitOfWork, language: str, locale_tag: str | None, city_hint:
     )
 
 
+def map_url(cafe: Cafe) -> str:
+    return f"{MAP_ORIGIN}/search?{urlencode({'query': f'{cafe.name}, {cafe.address}'})}"
+
+
 def _detail(cafe: Cafe) -> dict:
     return {"id": cafe.id, "name": cafe.name, "address": cafe.address, "neighborhood": cafe.neighborhood,
-            "since": cafe.since, "specialty": cafe.specialty}
+            "since": cafe.since, "specialty": cafe.specialty, "map_url": map_url(cafe)}
 
 
 LANGUAGES = tuple(INTROS)

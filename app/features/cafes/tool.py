@@ -17,9 +17,11 @@ from app.mcp.results import request_meta, tool_result
 from app.mcp.widgets import Widget
 
 CAFE_WIDGET = Widget(
-    name="cafe-finder",
+    name="cafes",
     title="Café finder",
-    description="Shows recommended cafés with their addresses; the list is already visible to the user.",
+    description="Shows the recommended cafés as cards with their neighbourhood, address and a map link; "
+    "the list is already visible to the user.",
+    redirect_domains=(service.MAP_ORIGIN,),
 )
 
 

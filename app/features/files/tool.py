@@ -30,6 +30,7 @@ from app.features.files.schemas import (
 )
 from app.mcp.registry import ToolRegistry
 from app.mcp.results import tool_result
+from app.mcp.widgets import Widget
 
 READ_SCOPE = "files.read"
 WRITE_SCOPE = "files.write"
@@ -86,8 +87,20 @@ def comparison_of(ingested: list[Ingested]) -> Comparison:
     )
 
 
+def files_widget(link_origin: str) -> Widget:
+    return Widget(
+        name="files",
+        title="File analysis",
+        description="Shows the file's analysis (columns and statistics, page text, image facts, warnings), a "
+        "download of the report, and the user's file library; the user can see all of it.",
+        # Downloads open where storage serves them (this app's /files/blob, or the S3 endpoint).
+        redirect_domains=(link_origin,),
+    )
+
+
 def register(registry: ToolRegistry, deps: Deps) -> None:
     lib = Files.of(deps)
+    widget = files_widget(lib.storage.link_origin())
 
     async def ingest(file: OpenAIFile, owner: str | None, which: str = "") -> Ingested:
         try:
@@ -111,6 +124,7 @@ def register(registry: ToolRegistry, deps: Deps) -> None:
         open_world=False,
         security=[NOAUTH, oauth2(WRITE_SCOPE)],
         file_params=["file"],
+        widget=widget,
         invoking="Reading the file…",
         invoked="File analysed",
     )
@@ -131,6 +145,7 @@ def register(registry: ToolRegistry, deps: Deps) -> None:
         open_world=False,
         security=[NOAUTH, oauth2(WRITE_SCOPE)],
         file_params=["files"],
+        widget=widget,
         invoking="Comparing the files…",
         invoked="Files compared",
     )
@@ -167,6 +182,7 @@ def register(registry: ToolRegistry, deps: Deps) -> None:
         open_world=False,
         idempotent=True,
         security=[oauth2(READ_SCOPE)],
+        widget=widget,
         invoking="Opening your files…",
         invoked="Files ready",
     )
@@ -191,6 +207,7 @@ def register(registry: ToolRegistry, deps: Deps) -> None:
         open_world=False,
         idempotent=True,
         security=[oauth2(WRITE_SCOPE)],
+        widget=widget,
         invoking="Deleting the file…",
         invoked="File deleted",
     )

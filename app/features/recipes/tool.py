@@ -15,6 +15,7 @@ from app.features.recipes import service
 from app.features.recipes.schemas import RecipeDeleted, RecipeSaved, SavedRecipes
 from app.mcp.registry import ToolRegistry
 from app.mcp.results import tool_result
+from app.mcp.widgets import Widget
 
 READ_SCOPE = "recipes.read"
 WRITE_SCOPE = "recipes.write"
@@ -49,6 +50,14 @@ def deleted_result(result: RecipeDeleted) -> CallToolResult:
     return tool_result(result, f"Recipe {result.recipe_id} was not in your saved recipes; nothing to remove.")
 
 
+RECIPES_WIDGET = Widget(
+    name="recipes",
+    title="Saved recipes",
+    description="Shows the user's saved recipes, with a form to save one and a delete button per recipe; the list "
+    "is already visible, so there is no need to repeat it.",
+)
+
+
 def register(registry: ToolRegistry, deps: Deps) -> None:
     db = deps.db
 
@@ -61,6 +70,7 @@ def register(registry: ToolRegistry, deps: Deps) -> None:
         open_world=False,
         idempotent=True,
         security=[oauth2(READ_SCOPE)],
+        widget=RECIPES_WIDGET,
         invoking="Opening your recipes…",
         invoked="Recipes ready",
     )
@@ -81,6 +91,7 @@ def register(registry: ToolRegistry, deps: Deps) -> None:
         open_world=False,
         idempotent=True,
         security=[oauth2(WRITE_SCOPE)],
+        widget=RECIPES_WIDGET,
         invoking="Saving the recipe…",
         invoked="Recipe saved",
     )
@@ -106,6 +117,7 @@ def register(registry: ToolRegistry, deps: Deps) -> None:
         open_world=False,
         idempotent=True,
         security=[oauth2(WRITE_SCOPE)],
+        widget=RECIPES_WIDGET,
         invoking="Removing the recipe…",
         invoked="Recipe removed",
     )

@@ -18,9 +18,12 @@ from app.mcp.widgets import Widget
 
 READ_SCOPE = "search.read"
 SEARCH_WIDGET = Widget(
-    name="search-results",
+    name="search",
     title="Search results",
-    description="Lists matching documentation pages with titles, links and snippets; the user can see them.",
+    description="Lists the matching pages with their titles and links; the user can see them and open one, "
+    "so there is no need to repeat the list.",
+    # The shipped corpus is the Python documentation: its links open through openExternal.
+    redirect_domains=("https://docs.python.org",),
 )
 
 

@@ -17,7 +17,7 @@ from app.mcp.results import tool_result
 from app.mcp.widgets import Widget
 
 ZOO_WIDGET = Widget(
-    name="zoo-animals",
+    name="zoo",
     title="Zoo animals",
     description="Shows the listed zoo animals as cards; tapping one opens its details. "
     "The cards already show names and species, so there is no need to repeat them.",

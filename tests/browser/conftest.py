@@ -1,0 +1,119 @@
+"""Browser tests: headless Chromium (Debian's /usr/bin/chromium, never Playwright's own download)
+drives the host emulator page /dev/host of a real server (``python -m app serve`` in a subprocess,
+on the migrated and seeded test database of tests/conftest.py).
+
+Every test gets a fresh browser context (no cookies, no sign-in) and page on /dev/host, and fails
+afterwards when the emulator listed a protocol violation (unless the test is about violations).
+Without /usr/bin/chromium the tests are skipped, or fail when ``APP_REQUIRE_BROWSER=1``.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pytest
+
+from app.auth.accounts import create_account
+from app.db import Database
+from app.settings import load_settings
+from tests.e2e.server import LiveServer
+from tests.filehost import FileServer
+
+if TYPE_CHECKING:
+    from tests.browser.host import Host
+
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync", "--no-first-run"]
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if "/browser/" in str(item.fspath):
+            item.add_marker(pytest.mark.browser)
+
+
+def _unavailable(reason: str) -> None:
+    if os.environ.get("APP_REQUIRE_BROWSER") == "1":
+        pytest.fail(f"{reason} (APP_REQUIRE_BROWSER=1)", pytrace=False)
+    pytest.skip(reason)
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator[object]:
+    if not CHROMIUM.exists():
+        _unavailable(f"{CHROMIUM} is missing: install Debian's chromium package to run the browser tests")
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError as exc:
+        _unavailable(f"the playwright package is missing ({exc}): install the dev dependencies")
+    with sync_playwright() as p:
+        chromium = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        yield chromium
+        chromium.close()
+
+
+@pytest.fixture(scope="session")
+def file_host() -> Iterator[FileServer]:
+    """A loopback file server (tests/filehost.py) the server may fetch from: it plays ChatGPT's file host."""
+    server = FileServer()
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield server
+    server.shutdown()
+    server.server_close()
+
+
+@pytest.fixture(scope="session")
+def browser_server(browser: object, database_url: str, file_host: FileServer,
+                   tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
+    server = LiveServer(database_url, tmp_path_factory.mktemp("browser-logs") / "server.log", extra_env={
+        # analyze_file may fetch from the loopback file host (as the e2e/integration tests allow theirs).
+        "APP_OUTBOUND_ALLOWLIST": file_host.origin.removeprefix("http://"),
+        # Every test signs in with a fresh browser context, so registers a new client.
+        "APP_OAUTH_REGISTRATIONS_PER_HOUR": "1000",
+    }).start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="session")
+def demo_password(database_url: str) -> str:
+    """The demo accounts' password (alice, bob), as the seed step that created them read it."""
+    return load_settings(database_url=database_url).demo_password
+
+
+@pytest.fixture(scope="session")
+def fresh_account(database_url: str) -> tuple[str, str]:
+    """(username, password) of an account created for this session: it owns nothing."""
+    username, password = f"browser-{uuid.uuid4().hex[:10]}", f"pw-{uuid.uuid4().hex}"
+    db = Database(database_url)
+    try:
+        db.write_sync(lambda uow: create_account(uow, username, password, display_name="Browser Tester"))
+    finally:
+        db.dispose()
+    return username, password
+
+
+@pytest.fixture
+def host(browser, browser_server: LiveServer) -> Iterator[Host]:
+    from tests.browser.host import Host  # imports playwright: only once a browser is there
+
+    context = browser.new_context(viewport={"width": 1400, "height": 900})
+    page = context.new_page()
+    h = Host(page, browser_server.base_url)
+    page.on("pageerror", lambda err: h.page_errors.append(str(err)))
+    try:
+        h.open()
+        yield h
+        if h.check_violations:
+            assert h.violations == [], f"the host emulator listed protocol violations: {h.violations}"
+        # An exception thrown in the host page or a widget frame is a bug even when the page looks right.
+        assert h.page_errors == [], f"uncaught errors in the page or a widget: {h.page_errors}"
+    finally:
+        context.close()

@@ -1,0 +1,126 @@
+"""Each widget renders from a real tool result of the live server, mounted by the host emulator."""
+
+from __future__ import annotations
+
+import json
+import uuid
+
+from tests.browser.host import Host, expect
+from tests.filehost import FileServer
+
+
+def test_search_renders_the_result_rows(host: Host) -> None:
+    result = host.call("search", {"q": "asyncio gather"})
+    hits = result["structuredContent"]["results"]
+
+    host.expect_state("search", "ready")
+    rows = host.by_testid("search-result")
+    expect(rows).to_have_count(len(hits))
+    gather = rows.filter(has=host.frame.get_by_test_id("search-result-link").get_by_text("asyncio.gather", exact=True))
+    expect(gather).to_have_count(1)
+    expect(gather).to_have_attribute("data-result-id", "py:asyncio.gather")
+    expect(host.by_testid("search-query")).to_have_attribute("data-query", "asyncio gather")
+    host.screenshot("search")
+
+
+def test_zoo_renders_one_card_per_animal(host: Host) -> None:
+    result = host.call("get_zoo_animals", {"count": 4})
+    animals = result["structuredContent"]["animals"]
+    assert len(animals) == 4
+    # What the emulator shows as structuredContent is what the widget was handed.
+    assert json.loads(host.page.get_by_test_id("structured").inner_text()) == result["structuredContent"]
+
+    host.expect_state("zoo", "ready")
+    cards = host.by_testid("animal-card")
+    expect(cards).to_have_count(4)
+    expect(cards.locator("h2")).to_have_text([a["name"] for a in animals])
+    assert [cards.nth(i).get_attribute("data-animal-id") for i in range(4)] == [a["id"] for a in animals]
+    host.screenshot("zoo")
+
+
+def test_cafes_renders_the_recommended_cafes(host: Host) -> None:
+    result = host.call("recommend_cafe", {})
+    structured = result["structuredContent"]
+    assert structured["cafes"], "the seed has cafés"
+
+    host.expect_state("cafes", "ready")
+    expect(host.by_testid("cafes-heading")).to_have_text(f"Cafés in {structured['city']}")
+    expect(host.by_testid("cafes-heading")).to_have_attribute("data-city", structured["city"])
+    cards = host.by_testid("cafe-card")
+    expect(cards.get_by_test_id("cafe-name")).to_have_text([c["name"] for c in structured["cafes"]])
+    expect(cards.get_by_test_id("cafe-address")).to_have_text([c["address"] for c in structured["cafes"]])
+    host.screenshot("cafes")
+
+
+def test_recipes_signed_in_save_and_delete(host: Host, demo_password: str) -> None:
+    host.sign_in("alice", demo_password)
+    expect(host.page.get_by_test_id("account")).to_have_text("signed in: Alice Liddell")
+
+    result = host.call("list_saved_recipes", {})
+    assert result.get("isError") is not True, result
+    before = result["structuredContent"]["recipes"]
+    initial = "ready" if before else "empty"
+    host.expect_state("recipes", initial)
+
+    title = f"Browser test soup {uuid.uuid4().hex[:6]}"
+    host.by_testid("title-input").fill(title)
+    host.by_testid("save").click()
+    row = host.by_testid("recipe-list").get_by_test_id("recipe").filter(
+        has=host.frame.get_by_test_id("recipe-title").get_by_text(title, exact=True))
+    expect(row).to_have_count(1)
+    host.expect_state("recipes", "ready")
+    expect(host.by_testid("recipe-title")).to_have_count(len(before) + 1)
+    host.wait_for_record("widgetCalls", "(c) => c.name === 'save_recipe' && c.result && !c.result.isError")
+    host.screenshot("recipes")
+
+    recipe_id = row.get_attribute("data-recipe-id")
+    row.get_by_test_id("delete").click()
+    row.get_by_test_id("confirm-yes").click()
+    expect(host.frame.locator(f'[data-testid="recipe"][data-recipe-id="{recipe_id}"]')).to_have_count(0)
+    expect(host.by_testid("notice")).to_contain_text(title)
+    host.expect_state("recipes", initial)
+    host.wait_for_record(
+        "widgetCalls", f"(c) => c.name === 'delete_saved_recipe' && c.args.recipe_id === {json.dumps(recipe_id)}")
+
+
+def test_recipes_anonymous_is_signed_out(host: Host) -> None:
+    host.call("list_saved_recipes", {})
+    host.expect_state("recipes", "signed-out")
+    expect(host.by_testid("signed-out")).to_be_visible()
+
+
+def test_files_library_of_a_fresh_account_is_empty(host: Host, fresh_account: tuple[str, str]) -> None:
+    host.sign_in(*fresh_account)
+    result = host.call("list_files", {})
+    assert result["structuredContent"]["total"] == 0, result
+    host.expect_state("files", "empty")
+    expect(host.by_testid("empty")).to_be_visible()
+
+
+def test_files_analyses_a_csv_from_the_file_host(host: Host, file_host: FileServer) -> None:
+    csv = (b"name,species,age,weight_kg\n"
+           b"Admiral,King penguin,7,13.5\nBanjo,Red kangaroo,4,66.0\nCoco,Coconut crab,31,4.1\n")
+    url = file_host.offer(csv, "text/csv", name=f"animals-{uuid.uuid4().hex[:6]}.csv")
+    file_arg = {"download_url": url, "file_id": f"file_{uuid.uuid4().hex}", "file_name": "animals.csv",
+                "mime_type": "text/csv"}
+
+    result = host.call("analyze_file", {"file": file_arg})
+    assert result.get("isError") is not True, result
+
+    host.expect_state("files", "ready", timeout=30_000)
+    report = host.by_testid("report")
+    expect(report).to_have_attribute("data-kind", "csv")
+    expect(host.by_testid("file-name")).to_have_text("animals.csv")
+    columns = host.by_testid("csv-columns").get_by_test_id("csv-column")
+    expect(columns).to_have_count(4)
+    assert [columns.nth(i).get_attribute("data-column") for i in range(4)] == ["name", "species", "age", "weight_kg"]
+    host.screenshot("files")
+
+
+def test_late_tool_result_renders_after_loading(host: Host) -> None:
+    result = host.call("get_zoo_animals", {"count": 3}, delayResultMs=1500)
+    host.expect_state("zoo", "loading", timeout=1000)
+    expect(host.by_testid("loading")).to_be_visible()
+    host.expect_state("zoo", "ready", timeout=5000)
+    expect(host.by_testid("animal-card").locator("h2")).to_have_text(
+        [a["name"] for a in result["structuredContent"]["animals"]])

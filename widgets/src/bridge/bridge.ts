@@ -1,0 +1,461 @@
+// One bridge per widget: the MCP Apps standard first (ui/initialize, then tool input/result and
+// host context as notifications, tools/call and ui/* requests over postMessage), ChatGPT's
+// window.openai where it offers more (widget state, files, modals, openExternal).
+//
+// Why not ext-apps' `App`: it pulls the MCP SDK's protocol layer and zod (84 KB gzipped for an
+// empty view), which alone breaks the 60 KB budget. This speaks the same wire protocol; the host
+// emulator drives it with ext-apps' own `AppBridge`, so the two are checked against each other.
+
+import type {
+  DisplayMode,
+  HostContext,
+  Insets,
+  Json,
+  JsonRpcMessage,
+  LibraryFile,
+  OpenAiGlobals,
+  ToolResult,
+  WidgetState,
+} from "./types";
+
+export const PROTOCOL_VERSION = "2026-01-26";
+export const LOG_TOOL = "log_widget_event";
+const WIDGET_SESSION_KEY = "openai/widgetSessionId";
+const WWW_AUTHENTICATE = "mcp/www_authenticate";
+const INIT_TIMEOUT_MS = 4000;
+// The server rate-limits too; this keeps a widget in an error loop from flooding it.
+const LOG_BURST = 30;
+const LOG_WINDOW_MS = 60_000;
+
+export interface Snapshot {
+  /** Tool arguments: null until the host delivers them (approval flows deliver them late). */
+  input: Json | null;
+  /** The tool result: null until delivered. */
+  result: ToolResult | null;
+  cancelled: string | null;
+  context: HostContext;
+  widgetState: WidgetState | null;
+  /** True once the MCP Apps handshake completed (false on a window.openai-only host). */
+  connected: boolean;
+  widgetSessionId: string | null;
+}
+
+export class BridgeError extends Error {
+  constructor(
+    message: string,
+    readonly code: number | null = null,
+  ) {
+    super(message);
+    this.name = "BridgeError";
+  }
+}
+
+/** The host offers no way to do this (neither MCP Apps nor window.openai). */
+export class Unsupported extends BridgeError {}
+
+const NO_INSETS: Insets = { top: 0, right: 0, bottom: 0, left: 0 };
+
+export const DEFAULT_CONTEXT: HostContext = {
+  theme: "light",
+  locale: typeof navigator !== "undefined" ? navigator.language || "en-US" : "en-US",
+  displayMode: "inline",
+  availableDisplayModes: ["inline"],
+  maxHeight: null,
+  safeArea: NO_INSETS,
+  platform: null,
+};
+
+interface Pending {
+  resolve: (value: unknown) => void;
+  reject: (error: Error) => void;
+}
+
+export interface BridgeEnv {
+  /** Where requests go (the host frame). */
+  host: Pick<Window, "postMessage">;
+  /** The widget's own window: messages arrive here, window.openai lives here. */
+  self: Window;
+}
+
+export class Bridge {
+  private readonly listeners = new Set<() => void>();
+  private readonly pending = new Map<number, Pending>();
+  private nextId = 1;
+  private hostCapabilities: Json = {};
+  private resultFromMcp = false;
+  private inputFromMcp = false;
+  private lastHeight = -1;
+  private logTimes: number[] = [];
+  private started = false;
+  private snap: Snapshot;
+
+  constructor(
+    readonly appInfo: { name: string; version: string },
+    private readonly env: BridgeEnv = { host: window.parent, self: window },
+  ) {
+    this.snap = {
+      input: null,
+      result: null,
+      cancelled: null,
+      context: DEFAULT_CONTEXT,
+      widgetState: null,
+      connected: false,
+      widgetSessionId: null,
+    };
+  }
+
+  get snapshot(): Snapshot {
+    return this.snap;
+  }
+
+  private get openai(): OpenAiGlobals | undefined {
+    return this.env.self.openai;
+  }
+
+  subscribe(listener: () => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  private update(patch: Partial<Snapshot>): void {
+    this.snap = { ...this.snap, ...patch };
+    for (const listener of [...this.listeners]) listener();
+  }
+
+  /** Listen, read what window.openai already holds, and start the MCP Apps handshake. */
+  start(): Promise<void> {
+    if (this.started) return Promise.resolve();
+    this.started = true;
+    this.env.self.addEventListener("message", (ev) => this.onMessage(ev));
+    this.env.self.addEventListener("openai:set_globals", (ev) => {
+      this.syncOpenAi(((ev as CustomEvent).detail?.globals ?? {}) as OpenAiGlobals);
+    });
+    this.syncOpenAi(this.openai ?? {});
+    this.watchErrors();
+    return this.handshake();
+  }
+
+  private async handshake(): Promise<void> {
+    try {
+      const result = (await this.request(
+        "ui/initialize",
+        {
+          appInfo: this.appInfo,
+          appCapabilities: { availableDisplayModes: ["inline", "fullscreen", "pip"] },
+          protocolVersion: PROTOCOL_VERSION,
+        },
+        INIT_TIMEOUT_MS,
+      )) as { hostCapabilities?: Json; hostContext?: Json };
+      this.hostCapabilities = result?.hostCapabilities ?? {};
+      this.update({ connected: true, context: mergeContext(this.snap.context, result?.hostContext ?? {}) });
+      // The host delivers tool input and result only after this notification.
+      this.notify("ui/notifications/initialized", {});
+      this.watchSize();
+    } catch {
+      // No MCP Apps host answered: a window.openai-only host (or none). Render from its globals.
+      this.watchSize();
+    }
+    this.log("widget.mount", "info", { connected: this.snap.connected, openai: Boolean(this.openai) });
+  }
+
+  // ---- wire ------------------------------------------------------------------------------
+
+  private post(message: JsonRpcMessage): void {
+    this.env.host.postMessage(message, "*");
+  }
+
+  private notify(method: string, params: Json): void {
+    this.post({ jsonrpc: "2.0", method, params });
+  }
+
+  private request(method: string, params: Json, timeoutMs = 0): Promise<unknown> {
+    const id = this.nextId++;
+    return new Promise((resolve, reject) => {
+      this.pending.set(id, { resolve, reject });
+      if (timeoutMs > 0) {
+        setTimeout(() => {
+          if (this.pending.delete(id)) reject(new BridgeError(`${method}: no answer from the host`));
+        }, timeoutMs);
+      }
+      this.post({ jsonrpc: "2.0", id, method, params });
+    });
+  }
+
+  private onMessage(ev: MessageEvent): void {
+    // Only the host frame speaks to us; anything else (other frames, extensions) is ignored.
+    if (ev.source !== (this.env.host as unknown)) return;
+    const msg = ev.data as JsonRpcMessage;
+    if (!msg || msg.jsonrpc !== "2.0") return;
+    if (msg.method === undefined) {
+      const waiting = typeof msg.id === "number" ? this.pending.get(msg.id) : undefined;
+      if (!waiting) return;
+      this.pending.delete(msg.id as number);
+      if (msg.error) waiting.reject(new BridgeError(msg.error.message, msg.error.code));
+      else waiting.resolve(msg.result);
+      return;
+    }
+    if (msg.id !== undefined) this.answer(msg.id, msg.method, msg.params ?? {});
+    else this.onNotification(msg.method, msg.params ?? {});
+  }
+
+  /** Every host request gets exactly one response. */
+  private answer(id: number | string, method: string, _params: Json): void {
+    if (method === "ping") {
+      this.post({ jsonrpc: "2.0", id, result: {} });
+    } else if (method === "ui/resource-teardown") {
+      this.log("widget.unmount", "info");
+      this.post({ jsonrpc: "2.0", id, result: {} });
+    } else {
+      this.post({ jsonrpc: "2.0", id, error: { code: -32601, message: `Method not found: ${method}` } });
+    }
+  }
+
+  private onNotification(method: string, params: Json): void {
+    switch (method) {
+      case "ui/notifications/tool-input":
+        this.inputFromMcp = true;
+        this.update({ input: (params.arguments as Json) ?? {} });
+        break;
+      case "ui/notifications/tool-result":
+        this.resultFromMcp = true;
+        this.setResult(params as ToolResult);
+        break;
+      case "ui/notifications/tool-cancelled":
+        this.update({ cancelled: String(params.reason ?? "cancelled") });
+        break;
+      case "ui/notifications/host-context-changed":
+        this.update({ context: mergeContext(this.snap.context, params) });
+        break;
+    }
+  }
+
+  private setResult(result: ToolResult): void {
+    const sid = result._meta?.[WIDGET_SESSION_KEY];
+    this.update({
+      result,
+      cancelled: null,
+      widgetSessionId: typeof sid === "string" && sid ? sid : this.snap.widgetSessionId,
+    });
+  }
+
+  private syncOpenAi(globals: OpenAiGlobals): void {
+    const patch: Partial<Snapshot> = {};
+    if (!this.inputFromMcp && globals.toolInput != null) patch.input = globals.toolInput;
+    if (globals.widgetState !== undefined) patch.widgetState = globals.widgetState ?? null;
+    if (Object.keys(patch).length) this.update(patch);
+    if (!this.resultFromMcp && (globals.toolOutput != null || globals.toolResponseMetadata != null)) {
+      const all = this.openai ?? {};
+      const meta = (globals.toolResponseMetadata ?? all.toolResponseMetadata ?? undefined) as Json | undefined;
+      this.setResult({
+        structuredContent: (globals.toolOutput ?? all.toolOutput ?? undefined) as Json | undefined,
+        _meta: meta,
+        // window.openai carries no isError: a linking challenge in the metadata is the one error it shows.
+        isError: Boolean(meta && meta[WWW_AUTHENTICATE]) || undefined,
+      });
+    }
+    const ctx: Json = {};
+    if (globals.theme) ctx.theme = globals.theme;
+    if (globals.locale) ctx.locale = globals.locale;
+    if (globals.displayMode) ctx.displayMode = globals.displayMode;
+    if (typeof globals.maxHeight === "number") ctx.containerDimensions = { maxHeight: globals.maxHeight };
+    const safe = globals.safeArea as { insets?: Insets } & Partial<Insets> | undefined;
+    if (safe) ctx.safeAreaInsets = safe.insets ?? safe;
+    if (Object.keys(ctx).length) this.update({ context: mergeContext(this.snap.context, ctx) });
+  }
+
+  // ---- what widgets call -----------------------------------------------------------------
+
+  /** Call a tool of this server. The widget session id travels in `_meta` so the server log can follow it. */
+  async callTool(name: string, args: Json = {}): Promise<ToolResult> {
+    if (this.snap.connected && this.hostCapabilities.serverTools) {
+      const _meta: Json = {};
+      if (this.snap.widgetSessionId) _meta[WIDGET_SESSION_KEY] = this.snap.widgetSessionId;
+      return (await this.request("tools/call", { name, arguments: args, _meta })) as ToolResult;
+    }
+    const openai = this.openai;
+    if (openai?.callTool) return openai.callTool(name, args);
+    throw new Unsupported("this host cannot call tools");
+  }
+
+  /** Open a link outside the widget. ChatGPT checks the host against the resource's redirect_domains. */
+  async openLink(href: string): Promise<void> {
+    const openai = this.openai;
+    if (openai?.openExternal) {
+      await openai.openExternal({ href });
+      return;
+    }
+    if (this.snap.connected) {
+      const result = (await this.request("ui/open-link", { url: href })) as { isError?: boolean };
+      if (result?.isError) throw new BridgeError("the host refused to open the link");
+      return;
+    }
+    throw new Unsupported("this host cannot open links");
+  }
+
+  async requestDisplayMode(mode: DisplayMode): Promise<DisplayMode> {
+    if (this.snap.connected) {
+      const result = (await this.request("ui/request-display-mode", { mode })) as { mode?: DisplayMode };
+      const granted = result?.mode ?? mode;
+      this.update({ context: { ...this.snap.context, displayMode: granted } });
+      return granted;
+    }
+    const openai = this.openai;
+    if (openai?.requestDisplayMode) {
+      const result = await openai.requestDisplayMode({ mode });
+      return (result && result.mode) || mode;
+    }
+    throw new Unsupported("this host has one display mode");
+  }
+
+  /** Ask the assistant something on the user's behalf. */
+  async sendFollowUp(prompt: string): Promise<void> {
+    const openai = this.openai;
+    if (openai?.sendFollowUpMessage) {
+      await openai.sendFollowUpMessage({ prompt, scrollToBottom: true });
+      return;
+    }
+    if (this.snap.connected) {
+      await this.request("ui/message", { role: "user", content: [{ type: "text", text: prompt }] });
+      return;
+    }
+    throw new Unsupported("this host cannot send messages");
+  }
+
+  /**
+   * Persist widget state. ChatGPT keeps it with the message and shows `modelContent` to the model;
+   * a pure MCP Apps host keeps it for this mount and gets `modelContent` as model context.
+   */
+  async setWidgetState(state: WidgetState): Promise<void> {
+    this.update({ widgetState: state });
+    const openai = this.openai;
+    if (openai?.setWidgetState) {
+      await openai.setWidgetState(state);
+      return;
+    }
+    if (this.snap.connected && this.hostCapabilities.updateModelContext && state.modelContent !== undefined) {
+      const text = typeof state.modelContent === "string" ? state.modelContent : JSON.stringify(state.modelContent);
+      await this.request("ui/update-model-context", { content: [{ type: "text", text }] });
+    }
+  }
+
+  /** A fresh temporary URL for a file returned by reference; null when the host cannot mint one. */
+  async fileDownloadUrl(fileId: string): Promise<string | null> {
+    const openai = this.openai;
+    if (!openai?.getFileDownloadUrl) return null;
+    const { downloadUrl } = await openai.getFileDownloadUrl({ fileId });
+    return downloadUrl || null;
+  }
+
+  get canUpload(): boolean {
+    return Boolean(this.openai?.uploadFile);
+  }
+
+  async uploadFile(file: File): Promise<LibraryFile> {
+    const openai = this.openai;
+    if (!openai?.uploadFile) throw new Unsupported("this host does not take uploads");
+    const { fileId } = await openai.uploadFile(file, { library: true });
+    return { fileId, fileName: file.name, mimeType: file.type || undefined };
+  }
+
+  /** The user's file library when the host has one; otherwise `pick` chooses a local file to upload. */
+  async selectFiles(pick: () => Promise<File | null>): Promise<LibraryFile[]> {
+    const openai = this.openai;
+    if (openai?.selectFiles) return openai.selectFiles();
+    const file = await pick();
+    return file ? [await this.uploadFile(file)] : [];
+  }
+
+  async requestModal(template: string, params: Json = {}): Promise<unknown> {
+    const openai = this.openai;
+    if (!openai?.requestModal) throw new Unsupported("this host has no modals");
+    return openai.requestModal({ template, params });
+  }
+
+  async requestClose(): Promise<void> {
+    await this.openai?.requestClose?.();
+  }
+
+  async setOpenInAppUrl(href: string): Promise<void> {
+    await this.openai?.setOpenInAppUrl?.({ href });
+  }
+
+  /** Report a key event or an error to the server log (app-only tool; best effort, never throws). */
+  log(event: string, level: "debug" | "info" | "warning" | "error" = "info", data?: Json, message?: string): void {
+    const now = Date.now();
+    this.logTimes = this.logTimes.filter((t) => now - t < LOG_WINDOW_MS);
+    if (this.logTimes.length >= LOG_BURST) return;
+    this.logTimes.push(now);
+    const args: Json = { event, level, widget: this.appInfo.name };
+    if (message) args.message = message.slice(0, 1000);
+    if (data) args.data = data;
+    this.callTool(LOG_TOOL, args).catch(() => undefined);
+  }
+
+  // ---- size and errors -------------------------------------------------------------------
+
+  private watchSize(): void {
+    const doc = this.env.self.document;
+    if (!doc?.documentElement || typeof ResizeObserver === "undefined") return;
+    const report = () => {
+      const height = Math.ceil(doc.documentElement.getBoundingClientRect().height);
+      if (height === this.lastHeight) return;
+      this.lastHeight = height;
+      if (this.snap.connected) this.notify("ui/notifications/size-changed", { height });
+      this.openai?.notifyIntrinsicHeight?.(height);
+    };
+    new ResizeObserver(report).observe(doc.documentElement);
+    report();
+  }
+
+  private watchErrors(): void {
+    this.env.self.addEventListener("error", (ev) => {
+      this.log("widget.error", "error", { source: (ev as ErrorEvent).filename ?? "" }, String((ev as ErrorEvent).message));
+    });
+    this.env.self.addEventListener("unhandledrejection", (ev) => {
+      this.log("widget.error", "error", undefined, String((ev as PromiseRejectionEvent).reason));
+    });
+  }
+}
+
+/** Merge a (partial) MCP Apps host context into ours. */
+export function mergeContext(current: HostContext, incoming: Json): HostContext {
+  const next = { ...current };
+  if (incoming.theme === "light" || incoming.theme === "dark") next.theme = incoming.theme;
+  if (typeof incoming.locale === "string" && incoming.locale) next.locale = incoming.locale;
+  if (isMode(incoming.displayMode)) next.displayMode = incoming.displayMode;
+  if (Array.isArray(incoming.availableDisplayModes)) {
+    const modes = incoming.availableDisplayModes.filter(isMode);
+    if (modes.length) next.availableDisplayModes = modes;
+  }
+  const dims = incoming.containerDimensions as { maxHeight?: number; height?: number } | undefined;
+  if (dims) {
+    const max = dims.maxHeight ?? dims.height;
+    next.maxHeight = typeof max === "number" && max > 0 ? max : null;
+  }
+  const insets = incoming.safeAreaInsets as Partial<Insets> | undefined;
+  if (insets && typeof insets === "object") {
+    next.safeArea = {
+      top: Number(insets.top) || 0,
+      right: Number(insets.right) || 0,
+      bottom: Number(insets.bottom) || 0,
+      left: Number(insets.left) || 0,
+    };
+  }
+  if (typeof incoming.platform === "string") next.platform = incoming.platform;
+  return next;
+}
+
+function isMode(value: unknown): value is DisplayMode {
+  return value === "inline" || value === "fullscreen" || value === "pip";
+}
+
+/** A tool error that carries an OAuth challenge: the user must (re)link their account. */
+export function needsSignIn(result: ToolResult | null | undefined): boolean {
+  return Boolean(result?.isError && result._meta && result._meta[WWW_AUTHENTICATE]);
+}
+
+/** The text of a result's first text block (error messages, the transcript line). */
+export function resultText(result: ToolResult | null | undefined): string {
+  const block = result?.content?.find((c) => c.type === "text" && typeof c.text === "string");
+  return block?.text ?? "";
+}

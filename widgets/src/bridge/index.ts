@@ -1,0 +1,4 @@
+export * from "./bridge";
+export * from "./hooks";
+export * from "./router";
+export type * from "./types";

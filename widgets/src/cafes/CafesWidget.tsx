@@ -1,0 +1,187 @@
+// Cafés: the recommended cafés of structuredContent ({city, cafes: [{name, address}]}) as cards,
+// completed by the widget-only `_meta.cafesById` (neighbourhood, since, specialty, map_url) matched
+// by name. "Open map" opens OpenStreetMap outside the widget; favourites live in widget state (the
+// model sees names, the widget keeps ids) and are shown again after a re-mount.
+import { useState } from "preact/hooks";
+import { useBridge, useSnapshot } from "../bridge";
+import { tr } from "../ui/i18n";
+import { Frame, useResultState } from "../ui/mount";
+import {
+  detailsByName,
+  favouriteKey,
+  isFavourite,
+  mapUrl,
+  pickLanguage,
+  readCafes,
+  readFavourites,
+  setFavourite,
+  type Cafe,
+  type CafeDetails,
+} from "./helpers";
+import "./cafes.css";
+
+const TEXT = {
+  en: {
+    title: "Cafés",
+    heading: "Cafés in {city}",
+    empty: "No cafés to show.",
+    since: "since {year}",
+    openMap: "Open map",
+    favourite: "Favourite",
+    mapFailed: "Could not open the map.",
+    saveFailed: "Could not save your favourites.",
+  },
+  fr: {
+    title: "Cafés",
+    heading: "Cafés à {city}",
+    empty: "Aucun café à afficher.",
+    since: "depuis {year}",
+    openMap: "Ouvrir la carte",
+    favourite: "Favori",
+    mapFailed: "Impossible d’ouvrir la carte.",
+    saveFailed: "Impossible d’enregistrer vos favoris.",
+  },
+  es: {
+    title: "Cafeterías",
+    heading: "Cafeterías en {city}",
+    empty: "No hay cafeterías que mostrar.",
+    since: "desde {year}",
+    openMap: "Abrir mapa",
+    favourite: "Favorito",
+    mapFailed: "No se pudo abrir el mapa.",
+    saveFailed: "No se pudieron guardar tus favoritos.",
+  },
+  pt: {
+    title: "Cafés",
+    heading: "Cafés em {city}",
+    empty: "Nenhum café para mostrar.",
+    since: "desde {year}",
+    openMap: "Abrir mapa",
+    favourite: "Favorito",
+    mapFailed: "Não foi possível abrir o mapa.",
+    saveFailed: "Não foi possível salvar seus favoritos.",
+  },
+  zh: {
+    title: "咖啡馆",
+    heading: "{city}的咖啡馆",
+    empty: "没有可显示的咖啡馆。",
+    since: "始于 {year} 年",
+    openMap: "打开地图",
+    favourite: "收藏",
+    mapFailed: "无法打开地图。",
+    saveFailed: "无法保存你的收藏。",
+  },
+};
+
+export function CafesWidget() {
+  const bridge = useBridge();
+  const snap = useSnapshot();
+  const { state, message } = useResultState();
+  const [notice, setNotice] = useState("");
+  const meta = snap.result?._meta;
+  const lang = pickLanguage(snap.context.locale, meta?.locale);
+  const t = tr(TEXT, lang);
+  const structured = snap.result?.structuredContent;
+  const city = typeof structured?.city === "string" ? structured.city.trim() : "";
+  const cafes = readCafes(structured);
+  const byName = detailsByName(meta?.cafesById);
+  const saved = readFavourites(snap.widgetState?.privateContent);
+
+  async function openMap(cafe: Cafe, detail: CafeDetails | undefined) {
+    setNotice("");
+    bridge.log("cafes.open_map", "info", { id: favouriteKey(cafe, detail) });
+    try {
+      await bridge.openLink(mapUrl(cafe, detail));
+    } catch (err) {
+      setNotice(t("mapFailed"));
+      bridge.log("cafes.open_map_failed", "warning", { id: favouriteKey(cafe, detail) }, String((err as Error)?.message ?? err));
+    }
+  }
+
+  async function toggleFavourite(cafe: Cafe, detail: CafeDetails | undefined, on: boolean) {
+    setNotice("");
+    const next = setFavourite(saved, cafe, detail, on);
+    const names = cafes.filter((c) => isFavourite(next, c, byName.get(c.name))).map((c) => c.name);
+    bridge.log("cafes.favourite", "info", { id: favouriteKey(cafe, detail), on });
+    try {
+      await bridge.setWidgetState({ modelContent: { favourites: names }, privateContent: { favourites: next } });
+    } catch (err) {
+      setNotice(t("saveFailed"));
+      bridge.log("cafes.favourite_failed", "warning", { id: favouriteKey(cafe, detail) }, String((err as Error)?.message ?? err));
+    }
+  }
+
+  const shown = state === "ready" && cafes.length === 0 ? "empty" : state;
+  const title = (
+    <span data-testid="cafes-heading" data-city={city}>
+      {city ? t("heading", { city }) : t("title")}
+    </span>
+  );
+  return (
+    <Frame name="cafes" state={shown} message={message} title={title}>
+      {shown === "empty" && (
+        <p class="state" data-testid="empty">
+          {t("empty")}
+        </p>
+      )}
+      {shown === "ready" && (
+        <div lang={lang}>
+          {notice && (
+            <p class="c-notice" role="alert" data-testid="action-error">
+              {notice}
+            </p>
+          )}
+          <ul class="list" data-testid="cafe-list">
+            {cafes.map((cafe) => {
+              const detail = byName.get(cafe.name);
+              const fav = isFavourite(saved, cafe, detail);
+              const address = cafe.address || detail?.address || "";
+              return (
+                <li
+                  key={cafe.name}
+                  class={`card c-card${fav ? " is-favourite" : ""}`}
+                  data-testid="cafe-card"
+                  data-cafe-id={detail?.id ?? ""}
+                  data-cafe-name={cafe.name}
+                  data-favourite={fav ? "true" : "false"}
+                >
+                  <h2 data-testid="cafe-name">{cafe.name}</h2>
+                  {detail?.neighborhood && (
+                    <p class="c-meta" data-testid="cafe-neighborhood">
+                      {detail.neighborhood}
+                    </p>
+                  )}
+                  {address && <p data-testid="cafe-address">{address}</p>}
+                  {typeof detail?.since === "number" && (
+                    <p class="c-meta" data-testid="cafe-since">
+                      {t("since", { year: String(detail.since) })}
+                    </p>
+                  )}
+                  {detail?.specialty && (
+                    <p class="c-specialty" data-testid="cafe-specialty">
+                      {detail.specialty}
+                    </p>
+                  )}
+                  <div class="c-actions">
+                    <button
+                      class="btn c-fav"
+                      type="button"
+                      aria-pressed={fav}
+                      data-testid="cafe-favourite"
+                      onClick={() => void toggleFavourite(cafe, detail, !fav)}
+                    >
+                      <span aria-hidden="true">{fav ? "★" : "☆"}</span> {t("favourite")}
+                    </button>
+                    <button class="btn primary" type="button" data-testid="cafe-map" onClick={() => void openMap(cafe, detail)}>
+                      {t("openMap")}
+                    </button>
+                  </div>
+                </li>
+              );
+            })}
+          </ul>
+        </div>
+      )}
+    </Frame>
+  );
+}

@@ -1,0 +1,4 @@
+import { mountWidget } from "../ui/mount";
+import { CafesWidget } from "./CafesWidget";
+
+mountWidget("cafes", CafesWidget);

@@ -1,0 +1,488 @@
+// One file's analysis: the facts of structuredContent, the summary and warnings, and a view per kind of the
+// hidden `_meta.analysis.details` (app/features/files/analysis/: tabular, plaintext, structured, images, pdfs, binary).
+import { type ComponentChildren, Fragment } from "preact";
+import type { Json } from "../bridge/types";
+import type { tr } from "../ui/i18n";
+import {
+  type AnalysisData,
+  type FileReference,
+  delimiterKey,
+  excerpt,
+  formatBytes,
+  formatDate,
+  formatNumber,
+  hexPairs,
+  kindLabel,
+  pdfDate,
+} from "./logic";
+import type { FilesKey } from "./text";
+
+export type T = ReturnType<typeof tr<FilesKey>>;
+
+export interface ReportProps {
+  data: AnalysisData;
+  t: T;
+  locale: string;
+  busy: boolean;
+  onDownload: (ref: FileReference, name: string) => void;
+}
+
+type Row = [label: string, value: ComponentChildren];
+
+/** A definition list of the rows that have a value. */
+export function KV(props: { rows: Row[]; testid?: string }) {
+  const rows = props.rows.filter(([, v]) => v !== null && v !== undefined && v !== "" && v !== false);
+  if (!rows.length) return null;
+  return (
+    <dl class="kv" data-testid={props.testid}>
+      {rows.map(([label, value]) => (
+        <Fragment key={label}>
+          <dt>{label}</dt>
+          <dd>{value}</dd>
+        </Fragment>
+      ))}
+    </dl>
+  );
+}
+
+const num = (v: unknown): number | null => (typeof v === "number" && Number.isFinite(v) ? v : null);
+const str = (v: unknown): string | null => (typeof v === "string" ? v : null);
+const list = (v: unknown): unknown[] => (Array.isArray(v) ? v : []);
+const obj = (v: unknown): Json => (typeof v === "object" && v !== null && !Array.isArray(v) ? (v as Json) : {});
+
+export function kindName(kind: string, mime: string, t: T): string {
+  if (kind === "text") return t("kindText");
+  if (kind === "image") return t("kindImage");
+  if (kind === "binary") return t("kindBinary");
+  return kindLabel(kind, mime);
+}
+
+function yesNo(v: unknown, t: T): string | null {
+  return v === true ? t("yes") : v === false ? t("no") : null;
+}
+
+/** "object ×3 · array ×1": counts by name, largest first as the analysis orders them. */
+function Counts(props: { counts: Json; locale: string; testid?: string }) {
+  const entries = Object.entries(props.counts).filter(([, n]) => typeof n === "number");
+  if (!entries.length) return null;
+  return (
+    <ul class="fl-chips" data-testid={props.testid}>
+      {entries.map(([name, n]) => (
+        <li class="fl-chip" key={name}>
+          <code>{name}</code> <span class="muted">×{formatNumber(n, props.locale)}</span>
+        </li>
+      ))}
+    </ul>
+  );
+}
+
+export function Report(props: ReportProps) {
+  const { data, t, locale } = props;
+  const f = data.file;
+  const warnings = data.analysis?.warnings.length ? data.analysis.warnings : data.warnings;
+  const mime = f.mime_type || data.analysis?.mime_type || "";
+  const typeText = `${kindName(f.kind, mime, t)} · ${mime}`;
+  return (
+    <article class="fl-report" data-testid="report" data-kind={f.kind} data-file-id={f.id}>
+      <h2 class="fl-name" data-testid="file-name">
+        {f.name}
+      </h2>
+      <KV
+        testid="file-facts"
+        rows={[
+          [
+            t("type"),
+            <>
+              {typeText}
+              {f.claimed_mime_type && f.claimed_mime_type !== mime && (
+                <span class="muted"> ({t("claimed", { type: f.claimed_mime_type })})</span>
+              )}
+            </>,
+          ],
+          [t("size"), formatBytes(f.size, locale)],
+          [t("added"), formatDate(f.created_at, locale)],
+          [t("kept"), f.saved ? t("inLibrary") : f.expires_at ? t("notKept", { date: formatDate(f.expires_at, locale) }) : null],
+        ]}
+      />
+      {data.summary && (
+        <p class="fl-summary" data-testid="summary">
+          {data.summary}
+        </p>
+      )}
+      {warnings.length > 0 && (
+        <section class="fl-warnings" aria-label={t("warnings")}>
+          <h3>{t("warnings")}</h3>
+          <ul data-testid="warnings">
+            {warnings.map((w) => (
+              <li data-testid="warning">{w}</li>
+            ))}
+          </ul>
+        </section>
+      )}
+      {data.analysis ? (
+        <KindDetails kind={data.analysis.kind || f.kind} details={data.analysis.details} sha256={f.sha256} t={t} locale={locale} />
+      ) : (
+        <p class="muted" data-testid="no-details">
+          {t("noDetails")}
+        </p>
+      )}
+      <div class="row fl-actions">
+        <button
+          class="btn"
+          data-testid="download-report"
+          disabled={props.busy}
+          onClick={() => props.onDownload(data.report, data.report.file_name)}
+        >
+          {t("downloadReport")}
+        </button>
+      </div>
+    </article>
+  );
+}
+
+export function KindDetails(props: { kind: string; details: Json; sha256?: string; t: T; locale: string }) {
+  switch (props.kind) {
+    case "csv":
+      return <CsvDetails {...props} />;
+    case "text":
+      return <TextDetails {...props} />;
+    case "json":
+      return <JsonDetails {...props} />;
+    case "jsonl":
+      return <JsonlDetails {...props} />;
+    case "image":
+      return <ImageDetails {...props} />;
+    case "pdf":
+      return <PdfDetails {...props} />;
+    default:
+      return <BinaryDetails {...props} />;
+  }
+}
+
+type DetailProps = { details: Json; sha256?: string; t: T; locale: string };
+
+function CsvDetails({ details: d, t, locale }: DetailProps) {
+  const n = (v: unknown) => (num(v) === null ? null : formatNumber(v, locale));
+  const sep = delimiterKey(d.delimiter);
+  const columns = list(d.columns).map(obj);
+  const width = num(d.column_count) ?? columns.length;
+  return (
+    <section data-testid="report-csv">
+      <KV
+        rows={[
+          [t("rows"), n(d.rows)],
+          [t("columns"), n(d.column_count)],
+          [t("separator"), sep ? t(sep) : str(d.delimiter) && <code>{JSON.stringify(d.delimiter)}</code>],
+          [t("headerRow"), yesNo(d.has_header, t)],
+          [t("encoding"), str(d.encoding)],
+          [t("raggedRows"), num(d.ragged_rows) ? n(d.ragged_rows) : null],
+        ]}
+      />
+      {columns.length > 0 && (
+        <div class="fl-scroll" tabIndex={0} role="region" aria-label={t("columns")}>
+          <table class="t" data-testid="csv-columns">
+            <thead>
+              <tr>
+                <th scope="col">{t("colName")}</th>
+                <th scope="col">{t("colType")}</th>
+                <th scope="col" class="num">{t("colNonEmpty")}</th>
+                <th scope="col" class="num">{t("colDistinct")}</th>
+                <th scope="col" class="num">{t("colMin")}</th>
+                <th scope="col" class="num">{t("colMax")}</th>
+                <th scope="col" class="num">{t("colMean")}</th>
+                <th scope="col">{t("colTop")}</th>
+              </tr>
+            </thead>
+            <tbody>
+              {columns.map((c, i) => (
+                <tr key={`${i}`} data-testid="csv-column" data-column={str(c.name) ?? ""}>
+                  <th scope="row">{str(c.name)}</th>
+                  <td>
+                    <code>{str(c.type)}</code>
+                    {num(c.min_length) !== null && (
+                      <div class="muted fl-small">
+                        {t("lengthRange", { min: formatNumber(c.min_length, locale), max: formatNumber(c.max_length, locale) })}
+                      </div>
+                    )}
+                  </td>
+                  <td class="num">
+                    {n(c.non_empty)}
+                    {num(c.empty) ? (
+                      <div class="muted fl-small" data-testid="csv-empty">
+                        {t("emptyCells", { n: formatNumber(c.empty, locale) })}
+                      </div>
+                    ) : null}
+                  </td>
+                  <td class="num">{c.distinct_capped ? t("atLeast", { n: formatNumber(c.distinct, locale) }) : n(c.distinct)}</td>
+                  <td class="num">{bound(c.min, locale)}</td>
+                  <td class="num">{bound(c.max, locale)}</td>
+                  <td class="num">{n(c.mean)}</td>
+                  <td>
+                    <TopValues values={list(c.top_values).map(obj)} approximate={c.top_values_approximate === true} t={t} locale={locale} />
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+      {width > columns.length && columns.length > 0 && (
+        <p class="muted">{t("columnsShown", { shown: formatNumber(columns.length, locale), total: formatNumber(width, locale) })}</p>
+      )}
+    </section>
+  );
+}
+
+function bound(v: unknown, locale: string): string {
+  if (typeof v === "number") return formatNumber(v, locale);
+  return typeof v === "string" ? v : "";
+}
+
+function TopValues(props: { values: Json[]; approximate: boolean; t: T; locale: string }) {
+  if (!props.values.length) return null;
+  return (
+    <ul class="fl-top" title={props.approximate ? props.t("approximate") : undefined}>
+      {props.values.map((v) => (
+        <li>
+          <span class="fl-value">{String(v.value ?? "")}</span>{" "}
+          <span class="muted">
+            {props.approximate ? "≈" : "×"}
+            {formatNumber(v.count, props.locale)}
+          </span>
+        </li>
+      ))}
+    </ul>
+  );
+}
+
+function TextDetails({ details: d, t, locale }: DetailProps) {
+  const n = (v: unknown) => (num(v) === null ? null : formatNumber(v, locale));
+  const terms = list(d.top_terms).map(obj);
+  return (
+    <section data-testid="report-text">
+      <KV
+        rows={[
+          [t("lines"), n(d.lines)],
+          [t("words"), n(d.words)],
+          [t("characters"), n(d.characters)],
+          [t("longestLine"), n(d.longest_line)],
+          [t("encoding"), str(d.encoding)],
+          [t("invalidBytes"), num(d.invalid_bytes) ? n(d.invalid_bytes) : null],
+        ]}
+      />
+      {terms.length > 0 && (
+        <>
+          <h3>
+            {t("topTerms")}
+            {d.top_terms_approximate === true && <span class="muted fl-small"> ({t("approximate")})</span>}
+          </h3>
+          <ul class="fl-chips" data-testid="top-terms">
+            {terms.map((term) => (
+              <li class="fl-chip">
+                {String(term.term ?? "")} <span class="muted">×{formatNumber(term.count, locale)}</span>
+              </li>
+            ))}
+          </ul>
+        </>
+      )}
+    </section>
+  );
+}
+
+function KeyTable(props: { keys: Json[]; withCount: boolean; truncated: boolean; t: T; locale: string; testid: string }) {
+  const { t } = props;
+  if (!props.keys.length) return null;
+  return (
+    <>
+      <div class="fl-scroll" tabIndex={0} role="region" aria-label={t("keyCount")}>
+        <table class="t" data-testid={props.testid}>
+          <thead>
+            <tr>
+              <th scope="col">{t("key")}</th>
+              {props.withCount && <th scope="col" class="num">{t("count")}</th>}
+              <th scope="col">{t("types")}</th>
+            </tr>
+          </thead>
+          <tbody>
+            {props.keys.map((k) => (
+              <tr>
+                <th scope="row">
+                  <code>{String(k.key ?? "")}</code>
+                </th>
+                {props.withCount && <td class="num">{formatNumber(k.count, props.locale)}</td>}
+                <td>
+                  {typeof k.type === "string" ? (
+                    <code>{k.type}</code>
+                  ) : (
+                    Object.entries(obj(k.types)).map(([name, n], i) => (
+                      <span>
+                        {i > 0 && ", "}
+                        <code>{name}</code> <span class="muted">×{formatNumber(n, props.locale)}</span>
+                      </span>
+                    ))
+                  )}
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
+      {props.truncated && <p class="muted fl-small">{t("shortened")}</p>}
+    </>
+  );
+}
+
+function JsonDetails({ details: d, t, locale }: DetailProps) {
+  const n = (v: unknown) => (num(v) === null ? null : formatNumber(v, locale));
+  const isObject = d.top_level_type === "object";
+  return (
+    <section data-testid="report-json">
+      <KV
+        rows={[
+          [t("validJson"), yesNo(d.valid, t)],
+          [t("parseError"), str(d.error)],
+          [t("topLevel"), str(d.top_level_type) && <code>{str(d.top_level_type)}</code>],
+          [isObject ? t("keyCount") : t("length"), isObject ? n(d.key_count) : n(d.length)],
+          [t("depth"), n(d.depth)],
+          [t("encoding"), str(d.encoding)],
+        ]}
+      />
+      {Object.keys(obj(d.counts)).length > 0 && (
+        <>
+          <h3>{t("values")}</h3>
+          <Counts counts={obj(d.counts)} locale={locale} testid="json-counts" />
+        </>
+      )}
+      {isObject ? (
+        <KeyTable keys={list(d.keys).map(obj)} withCount={false} truncated={d.keys_truncated === true} t={t} locale={locale} testid="json-keys" />
+      ) : (
+        <>
+          {Object.keys(obj(d.element_types)).length > 0 && (
+            <>
+              <h3>{t("elementTypes")}</h3>
+              <Counts counts={obj(d.element_types)} locale={locale} testid="json-element-types" />
+            </>
+          )}
+          {list(d.element_keys).length > 0 && <h3>{t("elementKeys")}</h3>}
+          <KeyTable
+            keys={list(d.element_keys).map(obj)}
+            withCount
+            truncated={d.element_keys_truncated === true}
+            t={t}
+            locale={locale}
+            testid="json-keys"
+          />
+        </>
+      )}
+    </section>
+  );
+}
+
+function JsonlDetails({ details: d, t, locale }: DetailProps) {
+  const n = (v: unknown) => (num(v) === null ? null : formatNumber(v, locale));
+  const bad = list(d.invalid_line_numbers).filter((x) => typeof x === "number") as number[];
+  const invalid = num(d.invalid_lines) ?? 0;
+  return (
+    <section data-testid="report-jsonl">
+      <KV
+        rows={[
+          [t("records"), n(d.records)],
+          [
+            t("invalidLines"),
+            invalid
+              ? `${formatNumber(invalid, locale)}${bad.length ? ` (${bad.map((x) => formatNumber(x, locale)).join(", ")}${invalid > bad.length ? ", …" : ""})` : ""}`
+              : null,
+          ],
+          [t("blankLines"), num(d.blank_lines) ? n(d.blank_lines) : null],
+          [t("encoding"), str(d.encoding)],
+        ]}
+      />
+      {Object.keys(obj(d.record_types)).length > 0 && (
+        <>
+          <h3>{t("recordTypes")}</h3>
+          <Counts counts={obj(d.record_types)} locale={locale} testid="jsonl-record-types" />
+        </>
+      )}
+      {list(d.keys).length > 0 && <h3>{t("keyCount")}</h3>}
+      <KeyTable keys={list(d.keys).map(obj)} withCount truncated={d.keys_truncated === true} t={t} locale={locale} testid="jsonl-keys" />
+    </section>
+  );
+}
+
+function ImageDetails({ details: d, t, locale }: DetailProps) {
+  const w = num(d.width);
+  const h = num(d.height);
+  const dpi = list(d.dpi);
+  return (
+    <section data-testid="report-image">
+      <KV
+        rows={[
+          [t("format"), str(d.format)],
+          [t("dimensions"), w !== null && h !== null ? t("pixels", { w: formatNumber(w, locale), h: formatNumber(h, locale) }) : null],
+          [t("mode"), str(d.mode) && <code>{str(d.mode)}</code>],
+          [t("alpha"), yesNo(d.has_alpha, t)],
+          [t("frames"), num(d.frames) === null ? null : formatNumber(d.frames, locale)],
+          [t("resolution"), dpi.length === 2 ? t("dpi", { x: formatNumber(dpi[0], locale), y: formatNumber(dpi[1], locale) }) : null],
+          [t("decoded"), yesNo(d.decoded, t)],
+        ]}
+      />
+    </section>
+  );
+}
+
+const PDF_META = ["title", "author", "subject", "creator", "producer"] as const;
+
+function PdfDetails({ details: d, t, locale }: DetailProps) {
+  const meta = obj(d.metadata);
+  const texts = list(d.first_pages_text).map((x) => (typeof x === "string" ? x : ""));
+  // The first page, or the first page that has text when the first has none.
+  const index = texts[0]?.trim() ? 0 : texts.findIndex((x) => x.trim());
+  const created = str(meta.creation_date);
+  const createdDate = created ? pdfDate(created) : null;
+  return (
+    <section data-testid="report-pdf">
+      <KV
+        rows={[
+          [t("pages"), num(d.pages) === null ? null : formatNumber(d.pages, locale)],
+          [t("pageObjects"), num(d.page_objects_found) === null ? null : formatNumber(d.page_objects_found, locale)],
+          [t("encrypted"), d.encrypted === null ? t("unknown") : yesNo(d.encrypted, t)],
+        ]}
+      />
+      <KV
+        testid="pdf-metadata"
+        rows={[
+          ...PDF_META.map((k): Row => [t(k), str(meta[k])]),
+          [t("created"), createdDate ? formatDate(createdDate, locale) : created],
+        ]}
+      />
+      {index >= 0 ? (
+        <figure class="fl-excerpt">
+          <figcaption class="muted">{t("pageText", { n: formatNumber(index + 1, locale) })}</figcaption>
+          <blockquote data-testid="pdf-text">{excerpt(texts[index], 800)}</blockquote>
+        </figure>
+      ) : (
+        texts.length > 0 && (
+          <p class="muted" data-testid="pdf-no-text">
+            {t("noText")}
+          </p>
+        )
+      )}
+    </section>
+  );
+}
+
+function BinaryDetails({ details: d, sha256, t }: DetailProps) {
+  const hash = str(d.sha256) ?? sha256 ?? null;
+  const head = str(d.first_bytes_hex);
+  return (
+    <section data-testid="report-binary">
+      <KV
+        rows={[
+          [t("typeGuess"), str(d.type_guess)],
+          [t("sha256"), hash && <code class="fl-hash" data-testid="sha256">{hash}</code>],
+          [t("firstBytes"), head && <code>{hexPairs(head)}</code>],
+        ]}
+      />
+    </section>
+  );
+}

@@ -1,0 +1,4 @@
+import { mountWidget } from "../ui/mount";
+import { FilesWidget } from "./FilesWidget";
+
+mountWidget("files", FilesWidget);

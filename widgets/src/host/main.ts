@@ -1,0 +1,487 @@
+// The host emulator: plays ChatGPT's host for this server's widgets (development only, /dev/host).
+//
+// Strict like the MCP Apps spec: the widget gets its tool input and result only after it sent
+// `ui/notifications/initialized`; every host request must get exactly one response; anything
+// else is listed as a protocol violation (the browser tests assert the list stays empty).
+//
+// Automation API (browser tests): `window.hostEmulator` —
+//   ready: Promise<void>                      tools listed, sign-in finished
+//   call(name, args, {delayInputMs, delayResultMs, openai}) -> Promise<result>   call + mount its widget
+//   setTheme(t) / setLocale(l) / setDisplayMode(m)   host context changes (both channels)
+//   remount() -> Promise<void>                tear down and mount the same result again (state kept)
+//   state: {widgetSessionId, initialized, displayMode, widgetStates}
+//   violations, widgetCalls, links, messages, modelContext, logs: arrays of what happened
+//   frame(): HTMLIFrameElement | null
+
+import { AppBridge, PostMessageTransport } from "@modelcontextprotocol/ext-apps/app-bridge";
+import { type Json, Server } from "./server";
+import { SHIM_TYPE, injectShim, shimScript } from "./shim";
+
+type Mode = "inline" | "fullscreen" | "pip";
+const APP_MIME = "text/html;profile=mcp-app";
+const INIT_DEADLINE_MS = 5000;
+const MAX_HEIGHT = 480;
+
+const server = new Server();
+const $ = <T extends HTMLElement>(id: string) => document.getElementById(id) as T;
+
+const record = {
+  violations: [] as string[],
+  widgetCalls: [] as Json[],
+  links: [] as Json[],
+  messages: [] as Json[],
+  modelContext: [] as Json[],
+  logs: [] as Json[],
+};
+const state = {
+  widgetSessionId: "",
+  initialized: false,
+  theme: "light" as "light" | "dark",
+  locale: "en-US",
+  displayMode: "inline" as Mode,
+  widgetStates: {} as Record<string, unknown>,
+  tools: [] as Json[],
+};
+
+interface Mounted {
+  tool: Json;
+  args: Json;
+  result: Json;
+  html: string;
+  resourceMeta: Json;
+  openai: boolean;
+  delayInputMs: number;
+  delayResultMs: number;
+  bridge?: AppBridge;
+  iframe?: HTMLIFrameElement;
+  pollTimer?: number;
+  lastLog: number;
+}
+let mounted: Mounted | null = null;
+const files = new Map<string, { name: string; type: string; blob: Blob }>();
+
+function violation(text: string): void {
+  record.violations.push(text);
+  render();
+}
+
+function text(id: string, value: unknown): void {
+  $(id).textContent = typeof value === "string" ? value : JSON.stringify(value, null, 2);
+}
+
+function render(): void {
+  text("violations", record.violations.length ? record.violations.join("\n") : "none");
+  text("widget-calls", record.widgetCalls);
+  text("requests", { links: record.links, messages: record.messages, modelContext: record.modelContext });
+  text("logs", record.logs.map((l) => `${l.seq} ${l.level} ${l.event} ${l.tool ?? ""} ${l.widget_event ?? ""}`).join("\n"));
+  text("session", state.widgetSessionId ? `widget session ${state.widgetSessionId}` : "no widget mounted");
+  $("files").textContent = [...files.entries()].map(([id, f]) => `${id}  ${f.name} (${f.type || "?"})`).join("\n") || "empty";
+}
+
+function hostContext(available: Mode[]): Json {
+  return {
+    theme: state.theme,
+    locale: state.locale,
+    displayMode: state.displayMode,
+    availableDisplayModes: available,
+    containerDimensions: state.displayMode === "fullscreen" ? { maxHeight: window.innerHeight } : { maxHeight: MAX_HEIGHT },
+    safeAreaInsets: { top: 0, right: 0, bottom: 0, left: 0 },
+    platform: "web",
+    userAgent: "devhost",
+  };
+}
+
+function openaiGlobals(): Json {
+  return {
+    theme: state.theme,
+    locale: state.locale,
+    displayMode: state.displayMode,
+    maxHeight: state.displayMode === "fullscreen" ? window.innerHeight : MAX_HEIGHT,
+    safeArea: { insets: { top: 0, right: 0, bottom: 0, left: 0 } },
+    userAgent: { device: { type: "desktop" }, capabilities: { hover: true, touch: false } },
+    view: { mode: state.displayMode },
+  };
+}
+
+function availableModes(m: Mounted): Mode[] {
+  const modes = (m.resourceMeta["openai/ui"]?.availableDisplayModes ?? ["inline"]) as Mode[];
+  return modes.length ? modes : ["inline"];
+}
+
+function redirectAllowed(m: Mounted, href: string): boolean {
+  let origin: string;
+  try {
+    origin = new URL(href).origin;
+  } catch {
+    return false;
+  }
+  const allowed = (m.resourceMeta["openai/widgetCSP"]?.redirect_domains ?? []) as string[];
+  return allowed.includes(origin);
+}
+
+function meta(): Json {
+  return {
+    "openai/widgetSessionId": state.widgetSessionId,
+    "openai/locale": state.locale,
+    "openai/session": "devhost-session",
+    "openai/subject": "devhost-subject",
+  };
+}
+
+async function proxyCall(name: string, args: Json, from: string): Promise<Json> {
+  const entry: Json = { from, name, args };
+  record.widgetCalls.push(entry);
+  try {
+    entry.result = await server.callTool(name, args, meta());
+  } catch (err) {
+    entry.error = (err as Error).message;
+    render();
+    throw err;
+  }
+  render();
+  return entry.result;
+}
+
+function sendGlobals(globals: Json): void {
+  mounted?.iframe?.contentWindow?.postMessage({ type: SHIM_TYPE, globals }, "*");
+}
+
+// ---- mounting ---------------------------------------------------------------------------
+
+async function teardown(): Promise<void> {
+  const m = mounted;
+  if (!m?.bridge) return;
+  window.clearInterval(m.pollTimer);
+  if (state.initialized) {
+    const answered = m.bridge.teardownResource({}).then(() => true, () => false);
+    const inTime = await Promise.race([answered, sleep(2000).then(() => false)]);
+    if (!inTime) violation("ui/resource-teardown got no response");
+  }
+  await m.bridge.close().catch(() => undefined);
+  m.iframe?.remove();
+  m.bridge = undefined;
+  m.iframe = undefined;
+}
+
+async function mount(m: Mounted): Promise<void> {
+  await teardown();
+  mounted = m;
+  state.initialized = false;
+  const modes = availableModes(m);
+  if (!modes.includes(state.displayMode)) state.displayMode = "inline";
+  const iframe = document.createElement("iframe");
+  iframe.setAttribute("sandbox", "allow-scripts allow-forms");
+  iframe.dataset.testid = "widget-frame";
+  iframe.title = `widget ${m.tool.name}`;
+  iframe.style.height = "120px";
+  const initialGlobals = {
+    ...openaiGlobals(),
+    toolInput: null,
+    toolOutput: null,
+    toolResponseMetadata: null,
+    widgetState: state.widgetStates[state.widgetSessionId] ?? null,
+  };
+  iframe.srcdoc = m.openai ? injectShim(m.html, shimScript(initialGlobals)) : m.html;
+  m.iframe = iframe;
+  $("frame-box").dataset.displayMode = state.displayMode;
+  $("frame-box").replaceChildren(iframe);
+
+  const bridge = new AppBridge(
+    null,
+    { name: "devhost", version: "1" },
+    {
+      openLinks: {},
+      serverTools: {},
+      logging: {},
+      message: { text: {} },
+      updateModelContext: { text: {}, structuredContent: {} },
+    },
+    { hostContext: hostContext(modes) },
+  );
+  m.bridge = bridge;
+  bridge.oninitialized = () => {
+    state.initialized = true;
+    $("status").textContent = "view initialized";
+    window.setTimeout(() => {
+      void bridge.sendToolInput({ arguments: m.args });
+      if (m.openai) sendGlobals({ toolInput: m.args });
+    }, m.delayInputMs);
+    window.setTimeout(() => {
+      void bridge.sendToolResult(m.result as any);
+      if (m.openai) sendGlobals({ toolOutput: m.result.structuredContent ?? null, toolResponseMetadata: m.result._meta ?? null });
+    }, m.delayResultMs);
+  };
+  bridge.oncalltool = async (params) => (await proxyCall(params.name, (params.arguments ?? {}) as Json, "mcp-apps")) as any;
+  bridge.onopenlink = async ({ url }) => {
+    record.links.push({ via: "ui/open-link", url });
+    render();
+    return {};
+  };
+  bridge.onmessage = async (params) => {
+    record.messages.push({ via: "ui/message", ...params });
+    render();
+    return {};
+  };
+  bridge.onupdatemodelcontext = async (params) => {
+    record.modelContext.push(params as Json);
+    render();
+    return {};
+  };
+  bridge.onrequestdisplaymode = async ({ mode }) => ({ mode: setDisplayMode(mode as Mode) });
+  bridge.onsizechange = ({ height }) => {
+    if (typeof height !== "number") return;
+    const cap = state.displayMode === "fullscreen" ? window.innerHeight - 40 : MAX_HEIGHT;
+    iframe.style.height = `${Math.min(Math.max(height, 40), cap)}px`;
+  };
+  bridge.onloggingmessage = (params) => {
+    record.messages.push({ via: "notifications/message", ...params });
+    render();
+  };
+
+  watchProtocol(iframe);
+  await bridge.connect(new PostMessageTransport(iframe.contentWindow!, iframe.contentWindow!));
+  window.setTimeout(() => {
+    if (mounted === m && !state.initialized) violation("view never initialized (no ui/notifications/initialized)");
+  }, INIT_DEADLINE_MS);
+  m.lastLog = 0;
+  m.pollTimer = window.setInterval(() => void pollLogs(m), 1000);
+  render();
+}
+
+/** What AppBridge would accept silently: traffic before ui/initialize. */
+function watchProtocol(iframe: HTMLIFrameElement): void {
+  let sawInitialize = false;
+  const listener = (ev: MessageEvent) => {
+    if (ev.source !== iframe.contentWindow) return;
+    const msg = ev.data;
+    if (!msg || msg.jsonrpc !== "2.0") return;
+    if (msg.method === "ui/initialize") sawInitialize = true;
+    else if (!sawInitialize) violation(`${msg.method ?? "a response"} sent before ui/initialize`);
+  };
+  window.addEventListener("message", listener);
+}
+
+async function pollLogs(m: Mounted): Promise<void> {
+  if (mounted !== m || !state.widgetSessionId) return;
+  const { lines, last } = await server.logs(state.widgetSessionId, m.lastLog);
+  m.lastLog = last;
+  if (lines.length) {
+    record.logs.push(...lines);
+    render();
+  }
+}
+
+// ---- the window.openai channel ------------------------------------------------------------
+
+window.addEventListener("message", async (ev) => {
+  const m = mounted;
+  if (!m?.iframe || ev.source !== m.iframe.contentWindow) return;
+  const msg = ev.data;
+  if (!msg || msg.type !== SHIM_TYPE || msg.reply) return;
+  const reply = (result: unknown, error?: string) =>
+    m.iframe?.contentWindow?.postMessage({ type: SHIM_TYPE, reply: true, id: msg.id, result, error }, "*");
+  if (!state.initialized && msg.method !== "notifyIntrinsicHeight") {
+    violation(`window.openai.${msg.method} called before the view initialized`);
+  }
+  const args = (msg.args ?? {}) as Json;
+  try {
+    switch (msg.method) {
+      case "callTool":
+        return reply(await proxyCall(args.name, args.args ?? {}, "window.openai"));
+      case "setWidgetState":
+        state.widgetStates[state.widgetSessionId] = args;
+        render();
+        return reply(null);
+      case "sendFollowUpMessage":
+        record.messages.push({ via: "sendFollowUpMessage", ...args });
+        render();
+        return reply(null);
+      case "requestDisplayMode":
+        return reply({ mode: setDisplayMode(args.mode as Mode) });
+      case "requestModal":
+      case "requestClose":
+      case "setOpenInAppUrl":
+        record.messages.push({ via: msg.method, ...args });
+        render();
+        return reply(null);
+      case "notifyIntrinsicHeight":
+        return reply(null);
+      case "openExternal":
+        if (!redirectAllowed(m, String(args.href))) {
+          violation(`openExternal to ${args.href}: its origin is not in openai/widgetCSP.redirect_domains`);
+          return reply(null, "refused: not in redirect_domains");
+        }
+        record.links.push({ via: "openExternal", url: args.href });
+        render();
+        return reply(null);
+      case "uploadFile": {
+        const file = args.file as File;
+        const id = `file-dev-${files.size + 1}`;
+        files.set(id, { name: file.name, type: file.type, blob: file });
+        render();
+        return reply({ fileId: id });
+      }
+      case "selectFiles":
+        return reply([...files.entries()].map(([fileId, f]) => ({ fileId, fileName: f.name, mimeType: f.type })));
+      case "getFileDownloadUrl": {
+        const f = files.get(String(args.fileId));
+        if (!f) return reply(null, `unknown file id ${args.fileId}`);
+        return reply({ downloadUrl: await dataUrl(f.blob) });
+      }
+      default:
+        violation(`window.openai.${msg.method}: no such method`);
+        return reply(null, "no such method");
+    }
+  } catch (err) {
+    reply(null, (err as Error).message);
+  }
+});
+
+// ---- host controls ------------------------------------------------------------------------
+
+function setDisplayMode(mode: Mode): Mode {
+  const available: Mode[] = mounted ? availableModes(mounted) : ["inline"];
+  const granted: Mode = available.includes(mode) ? mode : state.displayMode;
+  state.displayMode = granted;
+  ($("display-mode") as HTMLSelectElement).value = granted;
+  $("frame-box").dataset.displayMode = granted;
+  void mounted?.bridge?.sendHostContextChange({ displayMode: granted, containerDimensions: hostContext(available).containerDimensions });
+  sendGlobals({ displayMode: granted, maxHeight: openaiGlobals().maxHeight, view: { mode: granted } });
+  return granted;
+}
+
+function setTheme(theme: "light" | "dark"): void {
+  state.theme = theme;
+  ($("theme") as HTMLSelectElement).value = theme;
+  document.documentElement.dataset.theme = theme;
+  void mounted?.bridge?.sendHostContextChange({ theme });
+  sendGlobals({ theme });
+}
+
+function setLocale(locale: string): void {
+  state.locale = locale;
+  ($("locale") as HTMLSelectElement).value = locale;
+  void mounted?.bridge?.sendHostContextChange({ locale });
+  sendGlobals({ locale });
+}
+
+async function call(name: string, args: Json, opts: { delayInputMs?: number; delayResultMs?: number; openai?: boolean } = {}) {
+  const tool = state.tools.find((t) => t.name === name);
+  if (!tool) throw new Error(`no tool named ${name}`);
+  await teardown();
+  state.widgetSessionId = `ws-${crypto.randomUUID()}`;
+  record.violations.length = 0;
+  record.widgetCalls.length = 0;
+  record.links.length = 0;
+  record.messages.length = 0;
+  record.logs.length = 0;
+  ($("tool") as HTMLSelectElement).value = name;
+  ($("args") as HTMLTextAreaElement).value = JSON.stringify(args);
+  $("status").textContent = `calling ${name}…`;
+  const result = await server.callTool(name, args, meta());
+  // What ChatGPT adds to the result it hands the widget.
+  result._meta = { ...(result._meta ?? {}), "openai/widgetSessionId": state.widgetSessionId };
+  text("structured", result.structuredContent ?? null);
+  text("meta", result._meta);
+  text("content", (result.content ?? []).map((c: Json) => c.text ?? c.type).join("\n"));
+  const uri = tool._meta?.ui?.resourceUri;
+  if (uri !== tool._meta?.["openai/outputTemplate"]) violation(`ui.resourceUri ${uri} != openai/outputTemplate`);
+  if (!uri) {
+    $("status").textContent = `${name} has no widget`;
+    $("frame-box").replaceChildren();
+    return result;
+  }
+  const read = await server.readResource(uri);
+  const content = (read.contents ?? [])[0] ?? {};
+  if (content.mimeType !== APP_MIME) {
+    violation(`resource ${uri} has mimeType ${content.mimeType}, not ${APP_MIME}`);
+    return result;
+  }
+  await mount({
+    tool,
+    args,
+    result,
+    html: content.text,
+    resourceMeta: content._meta ?? {},
+    openai: opts.openai ?? !($("no-openai") as HTMLInputElement).checked,
+    delayInputMs: opts.delayInputMs ?? Number(($("delay-input") as HTMLInputElement).value || 0),
+    delayResultMs: opts.delayResultMs ?? Number(($("delay-result") as HTMLInputElement).value || 0),
+    lastLog: 0,
+  });
+  $("status").textContent = `${name}: widget mounted, waiting for the view to initialize`;
+  return result;
+}
+
+async function remount(): Promise<void> {
+  if (!mounted) throw new Error("nothing mounted");
+  const again: Mounted = { ...mounted, bridge: undefined, iframe: undefined, delayInputMs: 0, delayResultMs: 0 };
+  await mount(again);
+}
+
+// ---- page ---------------------------------------------------------------------------------
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((r) => setTimeout(r, ms));
+}
+
+function dataUrl(blob: Blob): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const reader = new FileReader();
+    reader.onload = () => resolve(String(reader.result));
+    reader.onerror = () => reject(reader.error);
+    reader.readAsDataURL(blob);
+  });
+}
+
+async function start(): Promise<void> {
+  const signInError = await server.finishSignIn();
+  if (signInError) violation(signInError);
+  $("sign-in").onclick = () => void server.startSignIn().catch((e: Error) => ($("account").textContent = e.message));
+  $("sign-out").onclick = () => {
+    server.signOut();
+    location.reload();
+  };
+  state.tools = await server.listTools();
+  const select = $("tool") as HTMLSelectElement;
+  for (const t of state.tools) {
+    const appOnly = JSON.stringify(t._meta?.ui?.visibility) === '["app"]';
+    select.add(new Option(`${t.name}${appOnly ? " (app only)" : ""}`, t.name));
+  }
+  if (server.token) {
+    const profileTool = state.tools.find((t) => t._meta?.["openai/profile"] === true);
+    const who = profileTool ? await server.callTool(profileTool.name, {}, {}) : null;
+    $("account").textContent = who?.structuredContent
+      ? `signed in: ${who.structuredContent.name ?? who.structuredContent.id}`
+      : "signed in (no profile)";
+    $("account").dataset.signedIn = "true";
+  }
+  $("call").onclick = async () => {
+    try {
+      await call(select.value, JSON.parse(($("args") as HTMLTextAreaElement).value || "{}"));
+    } catch (err) {
+      $("status").textContent = (err as Error).message;
+    }
+  };
+  ($("theme") as HTMLSelectElement).onchange = (e) => setTheme((e.target as HTMLSelectElement).value as "light" | "dark");
+  ($("locale") as HTMLSelectElement).onchange = (e) => setLocale((e.target as HTMLSelectElement).value);
+  ($("display-mode") as HTMLSelectElement).onchange = (e) => setDisplayMode((e.target as HTMLSelectElement).value as Mode);
+  $("remount").onclick = () => void remount();
+  ($("add-file") as HTMLInputElement).onchange = (e) => {
+    for (const f of (e.target as HTMLInputElement).files ?? []) files.set(`file-dev-${files.size + 1}`, { name: f.name, type: f.type, blob: f });
+    render();
+  };
+  render();
+}
+
+const ready = start();
+(window as any).hostEmulator = {
+  ready,
+  call,
+  remount,
+  setTheme,
+  setLocale,
+  setDisplayMode,
+  state,
+  frame: () => mounted?.iframe ?? null,
+  ...record,
+};

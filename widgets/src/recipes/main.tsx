@@ -1,0 +1,4 @@
+import { mountWidget } from "../ui/mount";
+import { RecipesWidget } from "./RecipesWidget";
+
+mountWidget("recipes", RecipesWidget);

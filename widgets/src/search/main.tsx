@@ -1,0 +1,4 @@
+import { mountWidget } from "../ui/mount";
+import { SearchWidget } from "./SearchWidget";
+
+mountWidget("search", SearchWidget);

@@ -1,0 +1,81 @@
+// Mounting a widget: one bridge, host context applied to the document (theme, language, safe
+// area, max height), and the shared states every widget has (loading, error, signed-out).
+import type { ComponentChildren, ComponentType } from "preact";
+import { render } from "preact";
+import { useEffect } from "preact/hooks";
+import { Bridge, BridgeContext, needsSignIn, resultText, useSnapshot } from "../bridge";
+import { COMMON, tr } from "./i18n";
+import "./styles.css";
+
+export type WidgetStateName = "loading" | "empty" | "error" | "signed-out" | "ready";
+
+function HostDocument({ children }: { children: ComponentChildren }) {
+  const { context } = useSnapshot();
+  useEffect(() => {
+    const root = document.documentElement;
+    root.dataset.theme = context.theme;
+    root.dataset.displayMode = context.displayMode;
+    root.lang = context.locale;
+    for (const side of ["top", "right", "bottom", "left"] as const) {
+      root.style.setProperty(`--safe-${side}`, `${context.safeArea[side]}px`);
+    }
+  }, [context]);
+  return <>{children}</>;
+}
+
+/** Render `App` into #root with a started bridge. */
+export function mountWidget(name: string, App: ComponentType, version = "1"): Bridge {
+  const bridge = new Bridge({ name, version });
+  render(
+    <BridgeContext.Provider value={bridge}>
+      <HostDocument>
+        <App />
+      </HostDocument>
+    </BridgeContext.Provider>,
+    document.getElementById("root")!,
+  );
+  void bridge.start();
+  return bridge;
+}
+
+/**
+ * The outer frame of a widget: `data-widget` / `data-state` for tests and styling, a max height
+ * when inline, and the shared states. `children` renders only when the state is "ready" or "empty".
+ */
+export function Frame(props: {
+  name: string;
+  state: WidgetStateName;
+  title?: ComponentChildren;
+  actions?: ComponentChildren;
+  message?: string;
+  children?: ComponentChildren;
+}) {
+  const { context } = useSnapshot();
+  const t = tr(COMMON, context.locale);
+  const style = context.displayMode === "inline" && context.maxHeight ? { maxHeight: `${context.maxHeight}px` } : undefined;
+  return (
+    <main class="w" data-widget={props.name} data-state={props.state} style={style}>
+      {(props.title || props.actions) && (
+        <header class="w-head">
+          <h1>{props.title}</h1>
+          {props.actions}
+        </header>
+      )}
+      {props.state === "loading" && <p class="state" data-testid="loading">{props.message || t("waiting")}</p>}
+      {props.state === "error" && <p class="state error" data-testid="error">{props.message || t("error")}</p>}
+      {props.state === "signed-out" && <p class="state" data-testid="signed-out">{props.message || t("signedOut")}</p>}
+      {(props.state === "ready" || props.state === "empty") && props.children}
+    </main>
+  );
+}
+
+/** The state implied by the tool result alone (widgets refine "ready" into "empty"). */
+export function useResultState(): { state: WidgetStateName; message: string } {
+  const { result, cancelled, context } = useSnapshot();
+  const t = tr(COMMON, context.locale);
+  if (cancelled) return { state: "error", message: t("cancelled") };
+  if (!result) return { state: "loading", message: t("waiting") };
+  if (needsSignIn(result)) return { state: "signed-out", message: resultText(result) || t("signedOut") };
+  if (result.isError) return { state: "error", message: resultText(result) || t("error") };
+  return { state: "ready", message: "" };
+}

@@ -1,0 +1,4 @@
+import { mountWidget } from "../ui/mount";
+import { ZooWidget } from "./ZooWidget";
+
+mountWidget("zoo", ZooWidget);

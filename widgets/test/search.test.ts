@@ -1,0 +1,52 @@
+import { describe, expect, it } from "vitest";
+import { readHits, readQuery, safeHttpUrl, urlHost } from "../src/search/helpers";
+
+describe("search helpers", () => {
+  it("reads hits and drops malformed rows", () => {
+    const hits = readHits({
+      results: [
+        { id: "a", title: "json — JSON encoder", url: "https://docs.python.org/3/library/json.html", snippet: "  Encode  ", score: 1 },
+        { id: "b", title: "No url" },
+        { title: "no id", url: "https://x.org" },
+        null,
+        "junk",
+        { id: "c", title: "blank snippet", url: "https://x.org", snippet: "   " },
+      ],
+    });
+    expect(hits).toEqual([
+      { id: "a", title: "json — JSON encoder", url: "https://docs.python.org/3/library/json.html", snippet: "Encode" },
+      { id: "b", title: "No url", url: "", snippet: undefined },
+      { id: "c", title: "blank snippet", url: "https://x.org", snippet: undefined },
+    ]);
+  });
+
+  it("has no hits without a results array", () => {
+    expect(readHits(undefined)).toEqual([]);
+    expect(readHits({})).toEqual([]);
+    expect(readHits({ results: "nope" })).toEqual([]);
+  });
+
+  it("accepts only absolute http(s) URLs", () => {
+    expect(safeHttpUrl("https://docs.python.org/3/")).toBe("https://docs.python.org/3/");
+    expect(safeHttpUrl("http://example.com")).toBe("http://example.com/");
+    expect(safeHttpUrl("javascript:alert(1)")).toBeNull();
+    expect(safeHttpUrl("data:text/html,hi")).toBeNull();
+    expect(safeHttpUrl("/relative/path")).toBeNull();
+    expect(safeHttpUrl("")).toBeNull();
+    expect(safeHttpUrl(undefined)).toBeNull();
+  });
+
+  it("shows the host without www.", () => {
+    expect(urlHost("https://docs.python.org/3/library/json.html#x")).toBe("docs.python.org");
+    expect(urlHost("https://www.example.com/a")).toBe("example.com");
+    expect(urlHost("not a url")).toBe("");
+    expect(urlHost("javascript:void(0)")).toBe("");
+  });
+
+  it("reads the query from the tool input, which may be missing", () => {
+    expect(readQuery({ q: "  json dumps " })).toBe("json dumps");
+    expect(readQuery(null)).toBe("");
+    expect(readQuery({})).toBe("");
+    expect(readQuery({ q: 3 })).toBe("");
+  });
+});
