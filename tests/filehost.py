@@ -8,6 +8,7 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -128,14 +129,23 @@ class FileServer(ThreadingHTTPServer):
         return f"{self.origin}/f/{name}"
 
 
-@pytest.fixture(scope="module")
-def file_server() -> Iterator[FileServer]:
+@contextmanager
+def serving_files() -> Iterator[FileServer]:
+    """A FileServer answering on its loopback port for the duration of the block."""
     server = FileServer()
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
-    yield server
-    server.shutdown()
-    server.server_close()
+    try:
+        yield server
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+@pytest.fixture(scope="module")
+def file_server() -> Iterator[FileServer]:
+    with serving_files() as server:
+        yield server
 
 
 @pytest.fixture(scope="module")

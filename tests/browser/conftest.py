@@ -10,7 +10,6 @@ Without /usr/bin/chromium the tests are skipped, or fail when ``APP_REQUIRE_BROW
 from __future__ import annotations
 
 import os
-import threading
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -22,7 +21,7 @@ from app.auth.accounts import create_account
 from app.db import Database
 from app.settings import load_settings
 from tests.e2e.server import LiveServer
-from tests.filehost import FileServer
+from tests.filehost import FileServer, serving_files
 
 if TYPE_CHECKING:
     from tests.browser.host import Host
@@ -61,12 +60,8 @@ def browser() -> Iterator[object]:
 @pytest.fixture(scope="session")
 def file_host() -> Iterator[FileServer]:
     """A loopback file server (tests/filehost.py) the server may fetch from: it plays ChatGPT's file host."""
-    server = FileServer()
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield server
-    server.shutdown()
-    server.server_close()
+    with serving_files() as server:
+        yield server
 
 
 @pytest.fixture(scope="session")

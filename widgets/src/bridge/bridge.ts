@@ -449,9 +449,15 @@ function isMode(value: unknown): value is DisplayMode {
   return value === "inline" || value === "fullscreen" || value === "pip";
 }
 
-/** A tool error that carries an OAuth challenge: the user must (re)link their account. */
+/**
+ * A result that carries an OAuth challenge: the user must (re)link their account. An error result
+ * with the challenge in `_meta`; on a window.openai-only host (no isError there), a challenge with
+ * no structuredContent.
+ */
 export function needsSignIn(result: ToolResult | null | undefined): boolean {
-  return Boolean(result?.isError && result._meta && result._meta[WWW_AUTHENTICATE]);
+  const challenge = result?._meta?.[WWW_AUTHENTICATE];
+  const present = (typeof challenge === "string" || Array.isArray(challenge)) && challenge.length > 0;
+  return Boolean(result && present && (result.isError || result.structuredContent == null));
 }
 
 /** The text of a result's first text block (error messages, the transcript line). */

@@ -6,6 +6,7 @@
 import { useEffect, useRef, useState } from "preact/hooks";
 import { useBridge, useSnapshot } from "../bridge";
 import type { LibraryFile } from "../bridge/types";
+import { ConfirmDelete, useConfirmFocus } from "../ui/ConfirmDelete";
 import { COMMON, tr } from "../ui/i18n";
 import { Frame, type WidgetStateName } from "../ui/mount";
 import {
@@ -453,14 +454,7 @@ function FileRow(props: {
 }) {
   const { entry, t, locale } = props;
   const f = entry.file;
-  const noButton = useRef<HTMLButtonElement>(null);
-  const deleteButton = useRef<HTMLButtonElement>(null);
-  const wasConfirming = useRef(false);
-  useEffect(() => {
-    if (props.confirming) noButton.current?.focus();
-    else if (wasConfirming.current) deleteButton.current?.focus();
-    wasConfirming.current = props.confirming;
-  }, [props.confirming]);
+  const { noButton, deleteButton } = useConfirmFocus(props.confirming);
 
   return (
     <li class="card fl-file" data-testid="file" data-file-id={f.id} data-kind={f.kind}>
@@ -480,21 +474,18 @@ function FileRow(props: {
         </p>
       )}
       {props.confirming ? (
-        <div
-          class="row fl-confirm"
-          role="group"
-          aria-label={t("confirmDelete", { name: f.name })}
-          data-testid="confirm-delete"
-          onKeyDown={(e) => e.key === "Escape" && !props.deleting && props.onCancel()}
-        >
-          <span class="grow">{props.deleting ? t("deleting") : t("confirmDelete", { name: f.name })}</span>
-          <button class="btn danger" data-testid="confirm-yes" disabled={props.busy} onClick={props.onDelete}>
-            {t("yes")}
-          </button>
-          <button ref={noButton} class="btn" data-testid="confirm-no" disabled={props.deleting} onClick={props.onCancel}>
-            {t("no")}
-          </button>
-        </div>
+        <ConfirmDelete
+          class="fl-confirm"
+          question={t("confirmDelete", { name: f.name })}
+          deletingText={t("deleting")}
+          yes={t("yes")}
+          no={t("no")}
+          busy={props.busy}
+          deleting={props.deleting}
+          noButton={noButton}
+          onConfirm={props.onDelete}
+          onCancel={props.onCancel}
+        />
       ) : (
         <div class="row">
           <button class="btn" data-testid="download" aria-label={t("downloadLabel", { name: f.name })} disabled={props.busy} onClick={props.onDownload}>

@@ -105,20 +105,10 @@ function analysisData(v: unknown, analyses: WidgetAnalysis[], index: number): An
   };
 }
 
-/**
- * A result asking the user to link their account: `needsSignIn`, or a bare challenge in `_meta` with no
- * structuredContent (a window.openai-only host hands the widget toolOutput and toolResponseMetadata, not isError).
- */
-export function challenged(result: ToolResult): boolean {
-  if (needsSignIn(result)) return true;
-  const challenge = result._meta?.["mcp/www_authenticate"];
-  return result.structuredContent == null && (typeof challenge === "string" || Array.isArray(challenge)) && challenge.length > 0;
-}
-
 /** What a result of analyze_file, compare_files, list_files or delete_file says. */
 export function outcomeOf(result: ToolResult | null | undefined): Outcome {
   if (!result) return { kind: "unknown" };
-  if (challenged(result)) return { kind: "signed-out", message: resultText(result) };
+  if (needsSignIn(result)) return { kind: "signed-out", message: resultText(result) };
   if (result.isError) return { kind: "error", message: resultText(result) };
   const sc = result.structuredContent ?? {};
   const meta = result._meta ?? {};

@@ -4,6 +4,7 @@
 import { useEffect, useRef, useState } from "preact/hooks";
 import { useBridge, useSnapshot } from "../bridge";
 import type { Json } from "../bridge/types";
+import { ConfirmDelete, useConfirmFocus } from "../ui/ConfirmDelete";
 import { COMMON, tr } from "../ui/i18n";
 import { Frame, type WidgetStateName } from "../ui/mount";
 import {
@@ -205,15 +206,7 @@ function RecipeRow(props: {
   t: T;
 }) {
   const { recipe, t } = props;
-  const noButton = useRef<HTMLButtonElement>(null);
-  const deleteButton = useRef<HTMLButtonElement>(null);
-  const wasConfirming = useRef(false);
-  useEffect(() => {
-    // Focus the safe answer when the question appears, and the Delete button again when it goes.
-    if (props.confirming) noButton.current?.focus();
-    else if (wasConfirming.current) deleteButton.current?.focus();
-    wasConfirming.current = props.confirming;
-  }, [props.confirming]);
+  const { noButton, deleteButton } = useConfirmFocus(props.confirming);
 
   return (
     <li class="card rc-item" data-testid="recipe" data-recipe-id={recipe.id}>
@@ -235,21 +228,18 @@ function RecipeRow(props: {
         )}
       </div>
       {props.confirming && (
-        <div
-          class="row rc-confirm"
-          role="group"
-          aria-label={t("confirmDelete", { title: recipe.title })}
-          data-testid="confirm-delete"
-          onKeyDown={(e) => e.key === "Escape" && !props.deleting && props.onCancel()}
-        >
-          <span class="grow">{props.deleting ? t("deleting") : t("confirmDelete", { title: recipe.title })}</span>
-          <button class="btn danger" data-testid="confirm-yes" disabled={props.busy} onClick={props.onConfirm}>
-            {t("yes")}
-          </button>
-          <button ref={noButton} class="btn" data-testid="confirm-no" disabled={props.deleting} onClick={props.onCancel}>
-            {t("no")}
-          </button>
-        </div>
+        <ConfirmDelete
+          class="rc-confirm"
+          question={t("confirmDelete", { title: recipe.title })}
+          deletingText={t("deleting")}
+          yes={t("yes")}
+          no={t("no")}
+          busy={props.busy}
+          deleting={props.deleting}
+          noButton={noButton}
+          onConfirm={props.onConfirm}
+          onCancel={props.onCancel}
+        />
       )}
     </li>
   );

@@ -54,20 +54,10 @@ function isRecipe(value: unknown): value is Recipe {
   return r !== null && typeof r === "object" && typeof r.id === "string" && r.id !== "" && typeof r.title === "string";
 }
 
-/**
- * A result asking the user to link their account: `needsSignIn`, or a bare challenge in `_meta` with no
- * structuredContent (a window.openai-only host hands the widget toolOutput and toolResponseMetadata, not isError).
- */
-export function challenged(result: ToolResult): boolean {
-  if (needsSignIn(result)) return true;
-  const challenge = result._meta?.["mcp/www_authenticate"];
-  return result.structuredContent == null && (typeof challenge === "string" || Array.isArray(challenge)) && challenge.length > 0;
-}
-
 /** Read a tool result of any of the three tools. */
 export function outcomeOf(result: ToolResult | null | undefined): Outcome {
   if (!result) return { kind: "unknown" };
-  if (challenged(result)) return { kind: "signed-out", message: resultText(result) };
+  if (needsSignIn(result)) return { kind: "signed-out", message: resultText(result) };
   if (result.isError) return { kind: "error", message: resultText(result) };
   const sc = (result.structuredContent ?? {}) as Json;
   if (Array.isArray(sc.recipes)) return { kind: "list", recipes: sc.recipes.filter(isRecipe) };
