@@ -34,7 +34,7 @@ from app.auth.tokens import BuiltinTokenVerifier, ExternalTokenVerifier, RemoteJ
 from app.db import Database
 from app.db.locks import SEED_LOCK, advisory_lock
 from app.feature import Deps, Feature, PrivateDocuments
-from app.http.devhost import devhost_routes
+from app.http.devhost import DevFiles, devhost_routes
 from app.http.health import health_routes
 from app.http.middleware import AccessLogMiddleware, McpRequestNormalizer
 from app.logging import RecentEvents
@@ -289,7 +289,7 @@ def create_app(
             *auth_routes,
             *storage_routes,
             *feature_routes,
-            *([] if settings.production else devhost_routes(recent_events)),
+            *([] if settings.production else devhost_routes(recent_events, DevFiles(settings.files_max_bytes))),
             Route("/mcp", no_standalone_stream, methods=["GET"]),
             # Only /mcp passes the bearer check: feature routes (OAuth endpoints take client
             # credentials in Authorization) and unknown paths never see it.

@@ -378,7 +378,9 @@ class RateLimiter:
         return events
 
     def blocked(self, key: str) -> bool:
-        """Whether ``key`` used up its events (does not count one)."""
+        """Whether ``key`` used up its events (does not count one, and remembers no new key)."""
+        if key not in self._events:
+            return False
         return len(self._recent(key, time.monotonic())) >= self.limit
 
     def hit(self, key: str) -> None:

@@ -1,12 +1,18 @@
 """The host emulator (development only): ``/dev/host`` plays ChatGPT's host for this server's
-widgets, ``/dev/logs`` hands it the server's log events of one widget session.
+widgets, ``/dev/logs`` hands it the server's log events of one widget session, and
+``/dev/files`` keeps the files of its fake library (what ChatGPT's file storage is to a real
+conversation), so a widget's ``uploadFile`` gives the server a URL it can fetch.
 
-Mounted by the composition root only outside production: the page is a developer tool, and
-the log endpoint shows events of any widget session to whoever asks.
+Mounted by the composition root only outside production: the page is a developer tool, the log
+endpoint shows events of any widget session to whoever asks, and the file store is this
+process's memory (bounded, gone on restart).
 """
 
 from __future__ import annotations
 
+import secrets
+from collections import OrderedDict
+from dataclasses import dataclass, field
 from importlib.resources import files
 from pathlib import Path
 
@@ -16,12 +22,32 @@ from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 
 from app.logging import RecentEvents
+from app.storage.base import content_disposition, served_content_type
 
 PAGE = Path(str(files("app"))) / "static" / "devhost" / "index.html"
 MAX_ID = 128
 
 
-def devhost_routes(recent: RecentEvents | None, page: Path = PAGE) -> list[BaseRoute]:
+@dataclass
+class DevFiles:
+    """The emulator's file library: the newest files, at most ``max_files`` and ``max_bytes`` in all."""
+
+    max_bytes: int
+    max_files: int = 32
+    _files: OrderedDict[str, tuple[bytes, str, str]] = field(default_factory=OrderedDict)
+
+    def add(self, body: bytes, content_type: str, name: str) -> str:
+        file_id = f"devfile_{secrets.token_hex(12)}"
+        self._files[file_id] = (body, content_type, name)
+        while len(self._files) > self.max_files or sum(len(b) for b, _, _ in self._files.values()) > self.max_bytes:
+            self._files.popitem(last=False)
+        return file_id
+
+    def get(self, file_id: str) -> tuple[bytes, str, str] | None:
+        return self._files.get(file_id)
+
+
+def devhost_routes(recent: RecentEvents | None, library: DevFiles, page: Path = PAGE) -> list[BaseRoute]:
     async def host(_: Request) -> Response:
         try:
             html = await anyio.to_thread.run_sync(lambda: page.read_text(encoding="utf-8"))
@@ -47,4 +73,31 @@ def devhost_routes(recent: RecentEvents | None, page: Path = PAGE) -> list[BaseR
         return JSONResponse({"lines": lines, "last": lines[-1]["seq"] if lines else int(after_raw)},
                             headers={"cache-control": "no-store"})
 
-    return [Route("/dev/host", host, methods=["GET"]), Route("/dev/logs", logs, methods=["GET"])]
+    async def upload(request: Request) -> Response:
+        declared = request.headers.get("content-length", "")
+        if not declared.isdigit():
+            return JSONResponse({"error": "invalid_request", "error_description": "send the file with a "
+                                 "Content-Length"}, status_code=411)
+        if int(declared) > library.max_bytes:
+            return JSONResponse({"error": "invalid_request", "error_description": f"the file is over "
+                                 f"{library.max_bytes} bytes (APP_FILES_MAX_BYTES)"}, status_code=413)
+        body = await request.body()
+        if len(body) != int(declared):
+            return JSONResponse({"error": "invalid_request", "error_description": "body shorter than declared"},
+                                status_code=400)
+        name = request.headers.get("x-file-name", "file")[:200]
+        content_type = request.headers.get("content-type", "application/octet-stream")[:200]
+        file_id = library.add(body, content_type, name)
+        return JSONResponse({"id": file_id, "url": str(request.url_for("dev_file", file_id=file_id))}, status_code=201)
+
+    async def download(request: Request) -> Response:
+        found = library.get(request.path_params["file_id"])
+        if found is None:
+            return JSONResponse({"error": "not_found"}, status_code=404)
+        body, content_type, name = found
+        return Response(body, media_type=served_content_type(content_type),
+                        headers={"content-disposition": content_disposition(name), "cache-control": "no-store"})
+
+    return [Route("/dev/host", host, methods=["GET"]), Route("/dev/logs", logs, methods=["GET"]),
+            Route("/dev/files", upload, methods=["POST"]),
+            Route("/dev/files/{file_id}", download, methods=["GET"], name="dev_file")]

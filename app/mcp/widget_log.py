@@ -6,16 +6,18 @@ correlation fields the MCP middleware binds for every call (``widget_session_id`
 ``_meta["openai/widgetSessionId"]``, the OpenAI session and subject, the account), so one
 widget session can be followed from its first tool call to its unmount.
 
-Anything a browser sends is untrusted: events are rate-limited per widget session (and in
-total, per process), messages are cut to ``MAX_MESSAGE`` characters, ``data`` over
-``MAX_DATA_BYTES`` of JSON is dropped, and keys that must never be logged are redacted at
-any depth. A limited event is answered ``{"outcome": "rate_limited"}``, not
-an error, so a widget in an error loop cannot turn its own logging into more errors.
+Anything a browser sends is untrusted: events are rate-limited (``WidgetLogLimits``),
+messages are cut to ``MAX_MESSAGE`` characters, ``data`` over ``MAX_DATA_BYTES`` of JSON is
+dropped, keys that look secret (``SECRET_PARTS``, any case) are redacted at any depth, and URL
+query strings (where signed links keep their credentials) are cut from every string. A limited
+event is answered ``{"outcome": "rate_limited"}``, not an error, so a widget in an error loop
+cannot turn its own logging into more errors.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from typing import Annotated, Any, Literal
 
@@ -36,6 +38,10 @@ MAX_MESSAGE = 1000
 MAX_DATA_BYTES = 4096
 MAX_DEPTH = 6
 LEVELS = {"debug": 10, "info": 20, "warning": 30, "error": 40}
+# A key containing one of these (any case) holds a secret: authToken, X-Api-Key, client_secret, ...
+SECRET_PARTS = ("token", "secret", "passw", "authorization", "cookie", "apikey", "api_key", "api-key",
+                "credential", "signature", "session_key", "private")
+_URL_QUERY = re.compile(r"(\b[a-z][a-z0-9+.-]*://[^\s?#\"'<>]+)\?[^\s#\"'<>]*", re.IGNORECASE)
 
 log = structlog.get_logger("app.widget")
 
@@ -46,30 +52,61 @@ class LogReceipt(BaseModel):
     outcome: Literal["logged", "rate_limited"] = Field(description="rate_limited: the event was dropped")
 
 
+def secret_key(key: str) -> bool:
+    lowered = key.lower()
+    return lowered in REDACTED_KEYS or any(part in lowered for part in SECRET_PARTS)
+
+
+def scrub_text(text: str) -> str:
+    """Query strings cut from every URL in ``text``: signed links carry their credentials there."""
+    return _URL_QUERY.sub(r"\1?[redacted]", text)
+
+
 def scrub(value: Any, depth: int = 0) -> Any:
-    """``value`` with secret-looking keys redacted at any depth and nesting cut at ``MAX_DEPTH``."""
+    """``value`` with secret-looking keys redacted and URL query strings cut, at any depth."""
     if depth >= MAX_DEPTH:
         return "[too deep]"
     if isinstance(value, dict):
-        return {str(k)[:64]: "[redacted]" if str(k) in REDACTED_KEYS else scrub(v, depth + 1) for k, v in value.items()}
+        return {str(k)[:64]: "[redacted]" if secret_key(str(k)) else scrub(v, depth + 1) for k, v in value.items()}
     if isinstance(value, list):
         return [scrub(v, depth + 1) for v in value]
+    if isinstance(value, str):
+        return scrub_text(value)
     return value
 
 
 @dataclass
 class WidgetLogLimits:
-    """Per widget session (30 a minute: a mount, some clicks, a few errors) and per process in total."""
+    """Three budgets an event must fit, per minute: its widget session (30: a mount, some clicks, a
+    few errors), its caller (120), and this process (600).
+
+    The session id is whatever the caller sent, so rotating it only escapes the first budget; the
+    caller is the token's subject, else ChatGPT's anonymous ``openai/subject``, else the client
+    address. All three can be forged by an anonymous client, which is why the process-wide budget
+    bounds what any of them can write: at most 600 events a minute, each a few KB.
+    """
 
     per_session: RateLimiter = field(default_factory=lambda: RateLimiter(30, 60.0))
+    per_caller: RateLimiter = field(default_factory=lambda: RateLimiter(120, 60.0))
     total: RateLimiter = field(default_factory=lambda: RateLimiter(600, 60.0))
 
-    def allow(self, key: str) -> bool:
-        if self.per_session.blocked(key) or self.total.blocked("*"):
+    def allow(self, session: str, caller: str) -> bool:
+        if self.per_session.blocked(session) or self.per_caller.blocked(caller) or self.total.blocked("*"):
             return False
-        self.per_session.hit(key)
+        self.per_session.hit(session)
+        self.per_caller.hit(caller)
         self.total.hit("*")
         return True
+
+
+def caller_of(ctx: Context, meta: dict[str, Any]) -> str:
+    token = get_access_token()
+    if token is not None and token.subject:
+        return f"sub:{token.subject}"
+    if isinstance(meta.get("openai/subject"), str) and meta["openai/subject"]:
+        return f"openai:{meta['openai/subject']}"
+    client = getattr(getattr(ctx.request_context, "request", None), "client", None)
+    return f"ip:{getattr(client, 'host', None) or 'unknown'}"
 
 
 def register_widget_log(registry: ToolRegistry, limits: WidgetLogLimits | None = None) -> None:
@@ -98,14 +135,13 @@ def register_widget_log(registry: ToolRegistry, limits: WidgetLogLimits | None =
         data: Annotated[dict[str, Any] | None, Field(description="Small JSON object of event fields")] = None,
     ) -> Annotated[CallToolResult, LogReceipt]:
         meta = request_meta(ctx.request_context.meta)
-        token = get_access_token()
-        key = (meta.get("openai/widgetSessionId") or (token.subject if token else None)
-               or meta.get("openai/subject") or "anonymous")
-        if not buckets.allow(str(key)[:128]):
+        caller = caller_of(ctx, meta)[:160]
+        session = str(meta.get("openai/widgetSessionId") or caller)[:128]
+        if not buckets.allow(session, caller):
             return tool_result(LogReceipt(outcome="rate_limited"), "Rate limited: event not logged.")
         fields: dict[str, Any] = {"widget_event": event, "widget": widget}
         if message is not None:
-            fields["message"] = message[:MAX_MESSAGE]
+            fields["message"] = scrub_text(message[:MAX_MESSAGE])
             if len(message) > MAX_MESSAGE:
                 fields["message_truncated"] = len(message)
         if data is not None:

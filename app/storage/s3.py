@@ -143,12 +143,14 @@ class S3Storage:
         return await self._run("read", read)
 
     def link_origin(self) -> str:
-        parts = urlsplit(self._client.meta.endpoint_url)
-        style = (self._client.meta.config.s3 or {}).get("addressing_style", "auto")
-        # Virtual-hosted links (the default for a DNS-safe bucket on AWS) put the bucket in the host.
-        aws = (parts.hostname or "").endswith(".amazonaws.com")
-        if style != "path" and aws and "." not in self.bucket:
-            return f"{parts.scheme}://{self.bucket}.{parts.netloc}"
+        # Ask botocore itself where a link points (region endpoints, virtual-hosted or path style).
+        # A twin client signs with throwaway keys: no credential lookup, no network, same addressing.
+        # Only a custom endpoint is passed on: naming AWS's own one makes botocore switch to path style.
+        meta = self._client.meta
+        custom = None if (urlsplit(meta.endpoint_url).hostname or "").endswith(".amazonaws.com") else meta.endpoint_url
+        twin = boto3.session.Session(aws_access_key_id="link-origin", aws_secret_access_key="link-origin").client(
+            "s3", region_name=meta.region_name, endpoint_url=custom, config=meta.config)
+        parts = urlsplit(twin.generate_presigned_url("get_object", Params={"Bucket": self.bucket, "Key": "probe"}))
         return f"{parts.scheme}://{parts.netloc}"
 
     async def download_url(self, key: str, *, file_name: str, content_type: str, ttl: int) -> str:

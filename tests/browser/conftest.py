@@ -20,7 +20,7 @@ import pytest
 from app.auth.accounts import create_account
 from app.db import Database
 from app.settings import load_settings
-from tests.e2e.server import LiveServer
+from tests.e2e.server import LiveServer, free_port
 from tests.filehost import FileServer, serving_files
 
 if TYPE_CHECKING:
@@ -43,7 +43,9 @@ def _unavailable(reason: str) -> None:
     pytest.skip(reason)
 
 
-@pytest.fixture(scope="session")
+# Package scope, not session: the sync Playwright API runs an asyncio loop in this thread while it
+# is open, and every anyio test collected after these ones would fail ("another loop is running").
+@pytest.fixture(scope="package")
 def browser() -> Iterator[object]:
     if not CHROMIUM.exists():
         _unavailable(f"{CHROMIUM} is missing: install Debian's chromium package to run the browser tests")
@@ -64,12 +66,14 @@ def file_host() -> Iterator[FileServer]:
         yield server
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def browser_server(browser: object, database_url: str, file_host: FileServer,
                    tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
-    server = LiveServer(database_url, tmp_path_factory.mktemp("browser-logs") / "server.log", extra_env={
-        # analyze_file may fetch from the loopback file host (as the e2e/integration tests allow theirs).
-        "APP_OUTBOUND_ALLOWLIST": file_host.origin.removeprefix("http://"),
+    port = free_port()
+    server = LiveServer(database_url, tmp_path_factory.mktemp("browser-logs") / "server.log", port=port, extra_env={
+        # analyze_file may fetch from the loopback file host (as the e2e/integration tests allow theirs)
+        # and from the host emulator's file library, which this server keeps at /dev/files.
+        "APP_OUTBOUND_ALLOWLIST": f"{file_host.origin.removeprefix('http://')},127.0.0.1:{port}",
         # Every test signs in with a fresh browser context, so registers a new client.
         "APP_OAUTH_REGISTRATIONS_PER_HOUR": "1000",
     }).start()

@@ -63,3 +63,17 @@ def test_a_view_with_the_full_handshake_gets_the_result(host: Host) -> None:
     host.page.wait_for_function("() => window.hostEmulator.state.initialized === true")
     expect(host.page.get_by_test_id("status")).to_have_text("view initialized")
     assert host.violations == []
+
+
+def test_a_view_that_leaves_the_teardown_request_unanswered_is_listed(host: Host) -> None:
+    host.check_violations = False  # this test is about the violation
+    answering = "if (m.method && m.id !== undefined) window.parent.postMessage"
+    html = (FIXTURES / "full_handshake.html").read_text()
+    assert answering in html
+    serve_view_instead_of_widgets(host, html.replace(answering, "if (false) window.parent.postMessage"))
+
+    host.call("get_zoo_animals", {"count": 2})
+    expect(host.by_testid("delivered")).to_have_text("ui/notifications/tool-input, ui/notifications/tool-result")
+    assert host.violations == []
+    host.remount()
+    assert host.violations == ["ui/resource-teardown got no response"]

@@ -117,6 +117,25 @@ def test_files_analyses_a_csv_from_the_file_host(host: Host, file_host: FileServ
     host.screenshot("files")
 
 
+def test_files_analyses_another_file_the_user_picks_from_the_hosts_library(host: Host, file_host: FileServer) -> None:
+    first = file_host.offer(b"a,b\n1,2\n", "text/csv", name=f"first-{uuid.uuid4().hex[:6]}.csv")
+    host.call("analyze_file", {"file": {"download_url": first, "file_id": f"file_{uuid.uuid4().hex}",
+                                        "file_name": "first.csv"}})
+    host.expect_state("files", "ready", timeout=30_000)
+    # The user's library (ChatGPT's file storage; here the emulator's, kept by the server's /dev/files).
+    host.page.evaluate("""() => window.hostEmulator.addToLibrary(
+        new File(["city,cafes\\nParis,4\\nLyon,2\\nNice,1\\n"], "cities.csv", {type: "text/csv"}))""")
+    host.by_testid("analyze-another").click()
+    expect(host.by_testid("file-name")).to_have_text("cities.csv", timeout=30_000)
+    columns = host.by_testid("csv-columns").get_by_test_id("csv-column")
+    assert [columns.nth(i).get_attribute("data-column") for i in range(columns.count())] == ["city", "cafes"]
+    calls = host.page.evaluate("() => window.hostEmulator.widgetCalls.filter((c) => c.name === 'analyze_file')")
+    (call,) = calls
+    assert call["args"]["file"]["file_name"] == "cities.csv"
+    assert call["args"]["file"]["download_url"].startswith(f"{host.base_url}/dev/files/devfile_")
+    assert call["result"].get("isError") is not True
+
+
 def test_late_tool_result_renders_after_loading(host: Host) -> None:
     result = host.call("get_zoo_animals", {"count": 3}, delayResultMs=1500)
     host.expect_state("zoo", "loading", timeout=1000)

@@ -80,7 +80,8 @@ async def test_the_widget_log_is_app_only_and_its_lines_follow_the_widget_sessio
         receipt = await client.call_tool(
             "log_widget_event",
             {"event": "zoo.open", "level": "warning", "widget": "zoo", "message": "m" * 5000,
-             "data": {"animal_id": "red-panda-ember", "nested": {"token": "s3cret"}}},
+             "data": {"animal_id": "red-panda-ember", "nested": {"accessToken": "s3cret"},
+                      "link": "https://x.example/f?sig=s3cret"}},
             meta={"openai/widgetSessionId": sid})
         big = await client.call_tool("log_widget_event", {"event": "zoo.big", "data": {"blob": "x" * 5000}},
                                      meta={"openai/widgetSessionId": sid})
@@ -97,7 +98,9 @@ async def test_the_widget_log_is_app_only_and_its_lines_follow_the_widget_sessio
     opened = body["lines"][1]
     assert opened["level"] == "warning" and opened["widget"] == "zoo"
     assert opened["message"] == "m" * 1000 and opened["message_truncated"] == 5000
-    assert opened["data"] == {"animal_id": "red-panda-ember", "nested": {"token": "[redacted]"}}
+    assert opened["data"] == {"animal_id": "red-panda-ember", "nested": {"accessToken": "[redacted]"},
+                              "link": "https://x.example/f?[redacted]"}
+    assert "s3cret" not in live_server.log_path.read_text()
     assert "data" not in body["lines"][3] and body["lines"][3]["data_dropped_bytes"] > 5000
     assert later == {"lines": [], "last": body["last"]}
     # The same lines are in the server's JSON log, so production can follow a session too.
@@ -107,12 +110,13 @@ async def test_the_widget_log_is_app_only_and_its_lines_follow_the_widget_sessio
 
 
 async def test_a_widget_session_flooding_the_log_is_rate_limited_without_an_error(live_server: LiveServer):
-    sid = f"ws-{uuid.uuid4().hex}"
+    sid, user = f"ws-{uuid.uuid4().hex}", f"user-{uuid.uuid4().hex}"  # a caller of its own: budgets are per caller
     async with Client(live_server.mcp_url) as client:
         receipts = [await client.call_tool("log_widget_event", {"event": "widget.error", "level": "error"},
-                                           meta={"openai/widgetSessionId": sid}) for _ in range(32)]
+                                           meta={"openai/widgetSessionId": sid, "openai/subject": user})
+                    for _ in range(32)]
         other = await client.call_tool("log_widget_event", {"event": "widget.mount"},
-                                       meta={"openai/widgetSessionId": sid + "-other"})
+                                       meta={"openai/widgetSessionId": sid + "-other", "openai/subject": user})
     assert [r.structured_content["outcome"] for r in receipts] == ["logged"] * 30 + ["rate_limited"] * 2
     assert not any(r.is_error for r in receipts)
     assert other.structured_content == {"outcome": "logged"}  # limits are per widget session
@@ -136,3 +140,19 @@ def test_the_dev_host_page_and_log_endpoint_are_served_in_development(live_serve
                            ({"widget_session_id": "a", "after": "-1"}, "after")):
         bad = httpx.get(f"{live_server.base_url}/dev/logs", params=params, timeout=10)
         assert bad.status_code == 400 and needle in bad.json()["error_description"]
+
+
+def test_the_dev_file_library_keeps_an_upload_for_the_server_to_fetch(live_server: LiveServer):
+    body = b"<script>alert(1)</script>"
+    made = httpx.post(f"{live_server.base_url}/dev/files", content=body,
+                      headers={"content-type": "text/html", "x-file-name": "page.html"}, timeout=10)
+    assert made.status_code == 201
+    url = made.json()["url"]
+    assert url.startswith(f"{live_server.base_url}/dev/files/devfile_")
+    got = httpx.get(url, timeout=10)
+    assert got.content == body
+    assert got.headers["content-type"] == "application/octet-stream"  # active types never render here
+    assert 'filename="page.html"' in got.headers["content-disposition"]
+    assert httpx.get(f"{live_server.base_url}/dev/files/devfile_nope", timeout=10).status_code == 404
+    chunked = httpx.post(f"{live_server.base_url}/dev/files", content=iter([b"a", b"b"]), timeout=10)
+    assert chunked.status_code == 411 and "Content-Length" in chunked.json()["error_description"]

@@ -639,3 +639,25 @@ async def test_s3_failed_part_aborts_the_upload(s3: S3Server, bucket: str, direc
         await storage.aclose()
     assert direct.list_objects_v2(Bucket=bucket)["KeyCount"] == 0
     assert direct.list_multipart_uploads(Bucket=bucket).get("Uploads", []) == []
+
+
+@pytest.mark.anyio
+async def test_every_download_link_points_at_the_declared_link_origin(storage: Storage) -> None:
+    # The files widget lists link_origin() in its redirect_domains: a link elsewhere could not be opened.
+    put = await storage.put_bytes(b"origin probe")
+    url = await storage.download_url(put.key, file_name="p.txt", content_type="text/plain", ttl=60)
+    parts = urlsplit(url)
+    assert storage.link_origin() == f"{parts.scheme}://{parts.netloc}"
+
+
+@pytest.mark.parametrize(("bucket", "region"), [("my-bucket", "eu-west-1"), ("my-bucket", "us-east-1"),
+                                               ("dotted.bucket", "eu-west-1")])
+@pytest.mark.anyio
+async def test_an_aws_bucket_declares_the_host_botocore_signs_for(monkeypatch, bucket: str, region: str) -> None:
+    # Virtual-hosted or path style, global or regional: whatever botocore picks (signed locally, no network).
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "test")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "test")
+    storage = S3Storage(bucket=bucket, region=region)
+    url = await storage.download_url(storage.key_for("a" * 64), file_name="x", content_type="text/plain", ttl=60)
+    parts = urlsplit(url)
+    assert storage.link_origin() == f"{parts.scheme}://{parts.netloc}"

@@ -72,3 +72,16 @@ def test_a_number_too_long_for_int_makes_its_column_text_not_the_analysis_fail(t
     columns = {c["name"]: c["type"] for c in result.details["columns"]}
     assert (result.details["rows"], columns) == (3, {"id": "integer", "serial": "string"})
     assert not any("stopped early" in w for w in result.warnings), result.warnings
+
+
+@pytest.mark.parametrize(("origin", "declared"), [
+    ("https://files.example.com", ("https://files.example.com",)),
+    ("http://127.0.0.1:8000", ("http://127.0.0.1:8000",)),
+    # A LAN dev server or an http MinIO: not a redirect target ChatGPT takes; the server still starts.
+    ("http://192.168.1.20:8000", ()),
+    ("http://0.0.0.0:8000", ()),
+])
+def test_the_files_widget_declares_the_download_origin_only_when_chatgpt_could_open_it(origin, declared):
+    from app.features.files.tool import files_widget
+
+    assert files_widget(origin).redirect_domains == declared

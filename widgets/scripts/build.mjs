@@ -15,7 +15,7 @@ const root = resolve(here, "..");
 const src = join(root, "src");
 const staticDir = resolve(root, "..", "app", "static");
 // Built into a staging folder and swapped in at the end: a failed or over-budget build leaves
-// the shipped bundles as they were, and a running server never sees a half-written folder.
+// the shipped bundles as they were. (`--no-host` skips the host emulator.)
 const staging = join(root, "node_modules", ".widget-staging");
 const outDir = join(staging, "widgets");
 const hostOut = join(staging, "devhost");
@@ -39,7 +39,7 @@ async function bundle(entryDir, dest) {
   return html;
 }
 
-const only = process.argv.slice(2);
+const args = process.argv.slice(2);
 const names = readdirSync(src, { withFileTypes: true })
   .filter((d) => d.isDirectory() && !NOT_WIDGETS.has(d.name) && existsSync(join(src, d.name, "index.html")))
   .map((d) => d.name)
@@ -62,7 +62,7 @@ for (const name of names) {
 }
 writeFileSync(join(outDir, "manifest.json"), JSON.stringify(manifest, null, 2) + "\n");
 
-const withHost = !only.includes("--no-host") && existsSync(join(src, "host", "index.html"));
+const withHost = !args.includes("--no-host") && existsSync(join(src, "host", "index.html"));
 if (withHost) await bundle(join(src, "host"), join(hostOut, "index.html"));
 
 const kb = (n) => (n / 1024).toFixed(1).padStart(7) + " KB";

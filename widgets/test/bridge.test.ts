@@ -61,6 +61,35 @@ describe("MCP Apps handshake", () => {
     expect(bridge.snapshot.context.safeArea.top).toBe(5);
   });
 
+  it("completes the handshake when the host answers ui/initialize late, and sends nothing else before", async () => {
+    vi.useFakeTimers();
+    try {
+      const h = scriptedHost();
+      const bridge = new Bridge({ name: "t", version: "1" }, { host: h.host, self: window });
+      const started = bridge.start();
+      bridge.log("early.event");
+      await vi.advanceTimersByTimeAsync(30_000);
+      expect(h.sent.map((m) => m.method)).toEqual(["ui/initialize"]);
+      h.answer("ui/initialize", INIT_RESULT);
+      await started;
+      expect(bridge.snapshot.connected).toBe(true);
+      expect(h.sent[1].method).toBe("ui/notifications/initialized");
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it("holds log events until the tool result names the widget session, then sends them with it", async () => {
+    const { bridge, deliver, host, sent } = await connected();
+    bridge.log("zoo.open", "info", { animal_id: "a" });
+    expect(sent.filter((m) => m.method === "tools/call")).toEqual([]);
+    deliver({ jsonrpc: "2.0", method: "ui/notifications/tool-result",
+              params: { structuredContent: {}, _meta: { "openai/widgetSessionId": "ws-7" } } }, host);
+    const logs = sent.filter((m) => m.method === "tools/call").map((m) => m.params);
+    expect(logs.map((p) => p.arguments.event)).toEqual(["widget.mount", "zoo.open"]);
+    expect(logs.every((p) => p._meta["openai/widgetSessionId"] === "ws-7")).toBe(true);
+  });
+
   it("renders a tool result that arrives late, after input, and records the widget session id", async () => {
     const { bridge, deliver, host } = await connected();
     expect(bridge.snapshot.result).toBeNull();

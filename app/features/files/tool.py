@@ -30,7 +30,7 @@ from app.features.files.schemas import (
 )
 from app.mcp.registry import ToolRegistry
 from app.mcp.results import tool_result
-from app.mcp.widgets import Widget
+from app.mcp.widgets import Widget, is_origin
 
 READ_SCOPE = "files.read"
 WRITE_SCOPE = "files.write"
@@ -88,13 +88,15 @@ def comparison_of(ingested: list[Ingested]) -> Comparison:
 
 
 def files_widget(link_origin: str) -> Widget:
+    # An http origin off loopback (a LAN dev server, an http MinIO) is no redirect target ChatGPT
+    # accepts; such a deployment is not reachable from ChatGPT anyway, so it is left out.
     return Widget(
         name="files",
         title="File analysis",
         description="Shows the file's analysis (columns and statistics, page text, image facts, warnings), a "
         "download of the report, and the user's file library; the user can see all of it.",
         # Downloads open where storage serves them (this app's /files/blob, or the S3 endpoint).
-        redirect_domains=(link_origin,),
+        redirect_domains=(link_origin,) if is_origin(link_origin) else (),
     )
 
 

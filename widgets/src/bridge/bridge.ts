@@ -22,7 +22,6 @@ export const PROTOCOL_VERSION = "2026-01-26";
 export const LOG_TOOL = "log_widget_event";
 const WIDGET_SESSION_KEY = "openai/widgetSessionId";
 const WWW_AUTHENTICATE = "mcp/www_authenticate";
-const INIT_TIMEOUT_MS = 4000;
 // The server rate-limits too; this keeps a widget in an error loop from flooding it.
 const LOG_BURST = 30;
 const LOG_WINDOW_MS = 60_000;
@@ -86,6 +85,9 @@ export class Bridge {
   private inputFromMcp = false;
   private lastHeight = -1;
   private logTimes: number[] = [];
+  // Log events wait for the tool result: it carries the widget session id the server log keys on.
+  private logQueue: Json[] | null = [];
+  private unmountLogged = false;
   private started = false;
   private snap: Snapshot;
 
@@ -130,32 +132,37 @@ export class Bridge {
     this.env.self.addEventListener("openai:set_globals", (ev) => {
       this.syncOpenAi(((ev as CustomEvent).detail?.globals ?? {}) as OpenAiGlobals);
     });
+    this.env.self.addEventListener("pagehide", () => this.unmounted());
     this.syncOpenAi(this.openai ?? {});
     this.watchErrors();
+    this.watchSize();
     return this.handshake();
   }
 
   private async handshake(): Promise<void> {
     try {
-      const result = (await this.request(
-        "ui/initialize",
-        {
-          appInfo: this.appInfo,
-          appCapabilities: { availableDisplayModes: ["inline", "fullscreen", "pip"] },
-          protocolVersion: PROTOCOL_VERSION,
-        },
-        INIT_TIMEOUT_MS,
-      )) as { hostCapabilities?: Json; hostContext?: Json };
+      // No deadline: a slow host (a sandbox proxy, a busy device) may answer late, and giving up
+      // would leave the widget without its tool result forever. Until then, window.openai renders.
+      const result = (await this.request("ui/initialize", {
+        appInfo: this.appInfo,
+        appCapabilities: { availableDisplayModes: ["inline", "fullscreen", "pip"] },
+        protocolVersion: PROTOCOL_VERSION,
+      })) as { hostCapabilities?: Json; hostContext?: Json };
       this.hostCapabilities = result?.hostCapabilities ?? {};
       this.update({ connected: true, context: mergeContext(this.snap.context, result?.hostContext ?? {}) });
       // The host delivers tool input and result only after this notification.
       this.notify("ui/notifications/initialized", {});
-      this.watchSize();
+      this.lastHeight = -1;
+      this.reportSize();
     } catch {
-      // No MCP Apps host answered: a window.openai-only host (or none). Render from its globals.
-      this.watchSize();
+      // The host refused the handshake: what window.openai offers is all there is.
     }
-    this.log("widget.mount", "info", { connected: this.snap.connected, openai: Boolean(this.openai) });
+  }
+
+  private unmounted(): void {
+    if (this.unmountLogged) return;
+    this.unmountLogged = true;
+    this.log("widget.unmount", "info");
   }
 
   // ---- wire ------------------------------------------------------------------------------
@@ -203,7 +210,7 @@ export class Bridge {
     if (method === "ping") {
       this.post({ jsonrpc: "2.0", id, result: {} });
     } else if (method === "ui/resource-teardown") {
-      this.log("widget.unmount", "info");
+      this.unmounted();
       this.post({ jsonrpc: "2.0", id, result: {} });
     } else {
       this.post({ jsonrpc: "2.0", id, error: { code: -32601, message: `Method not found: ${method}` } });
@@ -236,6 +243,12 @@ export class Bridge {
       cancelled: null,
       widgetSessionId: typeof sid === "string" && sid ? sid : this.snap.widgetSessionId,
     });
+    const queued = this.logQueue;
+    if (queued) {
+      this.logQueue = null;
+      this.log("widget.mount", "info", { connected: this.snap.connected, openai: Boolean(this.openai) });
+      for (const args of queued) this.sendLog(args);
+    }
   }
 
   private syncOpenAi(globals: OpenAiGlobals): void {
@@ -388,23 +401,31 @@ export class Bridge {
     const args: Json = { event, level, widget: this.appInfo.name };
     if (message) args.message = message.slice(0, 1000);
     if (data) args.data = data;
+    if (this.logQueue) this.logQueue.push(args);
+    else this.sendLog(args);
+  }
+
+  private sendLog(args: Json): void {
     this.callTool(LOG_TOOL, args).catch(() => undefined);
   }
 
   // ---- size and errors -------------------------------------------------------------------
 
   private watchSize(): void {
-    const doc = this.env.self.document;
-    if (!doc?.documentElement || typeof ResizeObserver === "undefined") return;
-    const report = () => {
-      const height = Math.ceil(doc.documentElement.getBoundingClientRect().height);
-      if (height === this.lastHeight) return;
-      this.lastHeight = height;
-      if (this.snap.connected) this.notify("ui/notifications/size-changed", { height });
-      this.openai?.notifyIntrinsicHeight?.(height);
-    };
-    new ResizeObserver(report).observe(doc.documentElement);
-    report();
+    if (!this.env.self.document?.documentElement || typeof ResizeObserver === "undefined") return;
+    new ResizeObserver(() => this.reportSize()).observe(this.env.self.document.documentElement);
+    this.reportSize();
+  }
+
+  private reportSize(): void {
+    const root = this.env.self.document?.documentElement;
+    if (!root) return;
+    const height = Math.ceil(root.getBoundingClientRect().height);
+    if (height === this.lastHeight) return;
+    this.lastHeight = height;
+    // Nothing but ui/initialize goes to the host before the handshake completed.
+    if (this.snap.connected) this.notify("ui/notifications/size-changed", { height });
+    this.openai?.notifyIntrinsicHeight?.(height);
   }
 
   private watchErrors(): void {

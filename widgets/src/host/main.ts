@@ -11,6 +11,7 @@
 //   remount() -> Promise<void>                tear down and mount the same result again (state kept)
 //   state: {widgetSessionId, initialized, displayMode, widgetStates}
 //   violations, widgetCalls, links, messages, modelContext, logs: arrays of what happened
+//   addToLibrary(file) -> fileId              put a File in the fake library (kept by /dev/files)
 //   frame(): HTMLIFrameElement | null
 
 import { AppBridge, PostMessageTransport } from "@modelcontextprotocol/ext-apps/app-bridge";
@@ -58,7 +59,22 @@ interface Mounted {
   lastLog: number;
 }
 let mounted: Mounted | null = null;
-const files = new Map<string, { name: string; type: string; blob: Blob }>();
+/** The fake file library: ChatGPT's file ids for files kept by the server's /dev/files store. */
+const files = new Map<string, { name: string; type: string; url: string }>();
+
+async function addToLibrary(file: File): Promise<string> {
+  const resp = await fetch(`${location.origin}/dev/files`, {
+    method: "POST",
+    headers: { "content-type": file.type || "application/octet-stream", "x-file-name": file.name },
+    body: file,
+  });
+  const body = await resp.json();
+  if (!resp.ok) throw new Error(`library upload refused: ${body.error_description ?? resp.status}`);
+  const id = `file-dev-${files.size + 1}`;
+  files.set(id, { name: file.name, type: file.type, url: body.url });
+  render();
+  return id;
+}
 
 function violation(text: string): void {
   record.violations.push(text);
@@ -119,20 +135,30 @@ function redirectAllowed(m: Mounted, href: string): boolean {
   return allowed.includes(origin);
 }
 
-function meta(): Json {
-  return {
-    "openai/widgetSessionId": state.widgetSessionId,
-    "openai/locale": state.locale,
-    "openai/session": "devhost-session",
-    "openai/subject": "devhost-subject",
-  };
+/** What ChatGPT adds to every tool call (the model's and the widget's). */
+function hostMeta(): Json {
+  return { "openai/locale": state.locale, "openai/session": "devhost-session", "openai/subject": "devhost-subject" };
 }
 
-async function proxyCall(name: string, args: Json, from: string): Promise<Json> {
+/** A tool call the WIDGET made: only tools it may see, with the request _meta a host adds. */
+async function proxyCall(name: string, args: Json, from: "mcp-apps" | "window.openai", widgetMeta: Json = {}): Promise<Json> {
   const entry: Json = { from, name, args };
   record.widgetCalls.push(entry);
+  const tool = state.tools.find((t) => t.name === name);
+  const visibility = (tool?._meta?.ui?.visibility ?? ["model", "app"]) as string[];
+  if (!tool || !visibility.includes("app")) {
+    entry.error = `${name}: not a tool this widget may call`;
+    violation(`the widget called ${name}, which is ${tool ? "not visible to apps" : "not listed"}`);
+    throw new Error(entry.error);
+  }
+  // MCP Apps: the widget's own _meta travels (its bridge adds the widget session id itself);
+  // window.openai.callTool has no _meta, so there the host adds the session id, as ChatGPT does.
+  const meta = from === "mcp-apps"
+    ? { ...hostMeta(), ...widgetMeta }
+    : { ...hostMeta(), "openai/widgetSessionId": state.widgetSessionId };
+  entry.meta = meta;
   try {
-    entry.result = await server.callTool(name, args, meta());
+    entry.result = await server.callTool(name, args, meta);
   } catch (err) {
     entry.error = (err as Error).message;
     render();
@@ -211,7 +237,8 @@ async function mount(m: Mounted): Promise<void> {
       if (m.openai) sendGlobals({ toolOutput: m.result.structuredContent ?? null, toolResponseMetadata: m.result._meta ?? null });
     }, m.delayResultMs);
   };
-  bridge.oncalltool = async (params) => (await proxyCall(params.name, (params.arguments ?? {}) as Json, "mcp-apps")) as any;
+  bridge.oncalltool = async (params) =>
+    (await proxyCall(params.name, (params.arguments ?? {}) as Json, "mcp-apps", (params._meta ?? {}) as Json)) as any;
   bridge.onopenlink = async ({ url }) => {
     record.links.push({ via: "ui/open-link", url });
     render();
@@ -239,6 +266,14 @@ async function mount(m: Mounted): Promise<void> {
   };
 
   watchProtocol(iframe);
+  let loads = 0;
+  iframe.addEventListener("load", () => {
+    // A second document in the frame is not the widget we vetted: cut it off from the host.
+    if (++loads > 1 && mounted === m) {
+      violation("the widget frame navigated away from the widget: unmounted");
+      void teardown();
+    }
+  });
   await bridge.connect(new PostMessageTransport(iframe.contentWindow!, iframe.contentWindow!));
   window.setTimeout(() => {
     if (mounted === m && !state.initialized) violation("view never initialized (no ui/notifications/initialized)");
@@ -314,19 +349,17 @@ window.addEventListener("message", async (ev) => {
         record.links.push({ via: "openExternal", url: args.href });
         render();
         return reply(null);
-      case "uploadFile": {
-        const file = args.file as File;
-        const id = `file-dev-${files.size + 1}`;
-        files.set(id, { name: file.name, type: file.type, blob: file });
-        render();
-        return reply({ fileId: id });
+      case "uploadFile":
+        return reply({ fileId: await addToLibrary(args.file as File) });
+      case "selectFiles": {
+        // ChatGPT shows a picker; this one picks the newest file of the library (none when it is empty).
+        const newest = [...files.entries()].at(-1);
+        return reply(newest ? [{ fileId: newest[0], fileName: newest[1].name, mimeType: newest[1].type }] : []);
       }
-      case "selectFiles":
-        return reply([...files.entries()].map(([fileId, f]) => ({ fileId, fileName: f.name, mimeType: f.type })));
       case "getFileDownloadUrl": {
         const f = files.get(String(args.fileId));
         if (!f) return reply(null, `unknown file id ${args.fileId}`);
-        return reply({ downloadUrl: await dataUrl(f.blob) });
+        return reply({ downloadUrl: f.url });
       }
       default:
         violation(`window.openai.${msg.method}: no such method`);
@@ -368,17 +401,14 @@ function setLocale(locale: string): void {
 async function call(name: string, args: Json, opts: { delayInputMs?: number; delayResultMs?: number; openai?: boolean } = {}) {
   const tool = state.tools.find((t) => t.name === name);
   if (!tool) throw new Error(`no tool named ${name}`);
+  for (const list of Object.values(record)) list.length = 0;
+  // After the reset: a view that does not answer its teardown is this call's violation.
   await teardown();
   state.widgetSessionId = `ws-${crypto.randomUUID()}`;
-  record.violations.length = 0;
-  record.widgetCalls.length = 0;
-  record.links.length = 0;
-  record.messages.length = 0;
-  record.logs.length = 0;
   ($("tool") as HTMLSelectElement).value = name;
   ($("args") as HTMLTextAreaElement).value = JSON.stringify(args);
   $("status").textContent = `calling ${name}…`;
-  const result = await server.callTool(name, args, meta());
+  const result = await server.callTool(name, args, { ...hostMeta(), "openai/widgetSessionId": state.widgetSessionId });
   // What ChatGPT adds to the result it hands the widget.
   result._meta = { ...(result._meta ?? {}), "openai/widgetSessionId": state.widgetSessionId };
   text("structured", result.structuredContent ?? null);
@@ -424,15 +454,6 @@ function sleep(ms: number): Promise<void> {
   return new Promise((r) => setTimeout(r, ms));
 }
 
-function dataUrl(blob: Blob): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const reader = new FileReader();
-    reader.onload = () => resolve(String(reader.result));
-    reader.onerror = () => reject(reader.error);
-    reader.readAsDataURL(blob);
-  });
-}
-
 async function start(): Promise<void> {
   const signInError = await server.finishSignIn();
   if (signInError) violation(signInError);
@@ -466,9 +487,8 @@ async function start(): Promise<void> {
   ($("locale") as HTMLSelectElement).onchange = (e) => setLocale((e.target as HTMLSelectElement).value);
   ($("display-mode") as HTMLSelectElement).onchange = (e) => setDisplayMode((e.target as HTMLSelectElement).value as Mode);
   $("remount").onclick = () => void remount();
-  ($("add-file") as HTMLInputElement).onchange = (e) => {
-    for (const f of (e.target as HTMLInputElement).files ?? []) files.set(`file-dev-${files.size + 1}`, { name: f.name, type: f.type, blob: f });
-    render();
+  ($("add-file") as HTMLInputElement).onchange = async (e) => {
+    for (const f of (e.target as HTMLInputElement).files ?? []) await addToLibrary(f).catch((err: Error) => violation(err.message));
   };
   render();
 }
@@ -484,4 +504,5 @@ const ready = start();
   state,
   frame: () => mounted?.iframe ?? null,
   ...record,
+  addToLibrary,
 };

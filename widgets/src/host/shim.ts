@@ -15,7 +15,7 @@ export function shimScript(initial: Record<string, unknown>): string {
     pending.set(id, { resolve, reject });
     window.parent.postMessage({ type: TYPE, id, method, args }, "*");
   });
-  const openai = Object.assign(${JSON.stringify(initial)}, {
+  const openai = Object.assign(${JSON.stringify(initial).replace(/</g, "\\u003c")}, {
     callTool: (name, args) => call("callTool", { name, args: args || {} }),
     setWidgetState: (state) => { openai.widgetState = state; return call("setWidgetState", state); },
     sendFollowUpMessage: (args) => call("sendFollowUpMessage", args),
@@ -45,7 +45,7 @@ export function shimScript(initial: Record<string, unknown>): string {
     }
   });
 })();`;
-  return `<script>${body.replace(/<\/script/gi, "<\\/script")}</script>`;
+  return `<script>${body}</script>`;
 }
 
 /** The widget HTML with the shim as the first thing in <head> (or the document when it has none). */

@@ -91,7 +91,9 @@ export function ZooWidget() {
   }
 
   const actions = canFullscreen ? (
-    <button class="btn" data-testid="fullscreen" onClick={() => bridge.requestDisplayMode(fullscreen ? "inline" : "fullscreen")}>
+    <button class="btn" data-testid="fullscreen" onClick={() =>
+      bridge.requestDisplayMode(fullscreen ? "inline" : "fullscreen").catch((err: Error) =>
+        bridge.log("zoo.display_mode_refused", "warning", undefined, err.message))}>
       {fullscreen ? common("exitFullscreen") : common("fullscreen")}
     </button>
   ) : null;
