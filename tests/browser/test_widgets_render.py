@@ -143,3 +143,11 @@ def test_late_tool_result_renders_after_loading(host: Host) -> None:
     host.expect_state("zoo", "ready", timeout=5000)
     expect(host.by_testid("animal-card").locator("h2")).to_have_text(
         [a["name"] for a in result["structuredContent"]["animals"]])
+
+
+def test_late_tool_input_fills_in_after_the_results(host: Host) -> None:
+    # An approval flow: the host hands over the arguments only once the user approved the call.
+    host.call("search", {"q": "asyncio gather"}, delayInputMs=1500)
+    host.expect_state("search", "ready")
+    expect(host.by_testid("search-query")).to_have_attribute("data-query", "")
+    expect(host.by_testid("search-query")).to_have_attribute("data-query", "asyncio gather", timeout=5000)

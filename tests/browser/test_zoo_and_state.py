@@ -87,7 +87,8 @@ def test_widget_log_lines_carry_the_widget_session_id(host: Host) -> None:
     lines = host.wait_server_logs(sid, {"widget.mount", "zoo.open"})
     events = [line for line in lines if line.get("event") == "widget.event"]
     assert {line["widget_event"] for line in events} >= {"widget.mount", "zoo.open"}, lines
-    assert all(line["widget_session_id"] == sid for line in lines)
+    # From the first tool call on: the model's call, then the widget's own events.
+    assert (lines[0]["event"], lines[0]["tool"]) == ("mcp.tool_call", "get_zoo_animals")
     zoo_open = next(line for line in events if line["widget_event"] == "zoo.open")
     assert zoo_open["widget"] == "zoo"
     assert zoo_open["data"] == {"animal_id": animal["id"]}
@@ -95,6 +96,10 @@ def test_widget_log_lines_carry_the_widget_session_id(host: Host) -> None:
     panel = host.page.get_by_test_id("logs")
     expect(panel).to_contain_text("widget.event log_widget_event widget.mount", timeout=5000)
     expect(panel).to_contain_text("widget.event log_widget_event zoo.open", timeout=5000)
+
+    # ... to the unmount: the host's teardown request makes the widget say goodbye.
+    host.remount()
+    assert "widget.unmount" in {line.get("widget_event") for line in host.wait_server_logs(sid, {"widget.unmount"})}
 
 
 def test_zoo_full_screen_button_asks_the_host_and_follows_the_granted_mode(host: Host) -> None:
