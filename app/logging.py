@@ -8,6 +8,7 @@ processor chain so every line has one shape and carries the bound context
 from __future__ import annotations
 
 import itertools
+import json
 import logging
 import logging.config
 import os
@@ -51,8 +52,10 @@ class RecentEvents:
 
     def __call__(self, _: Any, __: str, event_dict: dict[str, Any]) -> dict[str, Any]:
         if event_dict.get("widget_session_id"):
-            entry = {k: v if isinstance(v, str | int | float | bool | None | dict | list) else str(v)
-                     for k, v in event_dict.items() if not k.startswith("_")}
+            # A JSON copy (anything else as text): the dev page reads it, and later mutation of the
+            # event's values must not change what was recorded.
+            entry = json.loads(json.dumps({k: v for k, v in event_dict.items() if not k.startswith("_")},
+                                          default=str))
             with self._lock:
                 entry["seq"] = next(self._seq)
                 self._events.append(entry)

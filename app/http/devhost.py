@@ -63,7 +63,7 @@ def devhost_routes(recent: RecentEvents | None, library: DevFiles, page: Path = 
         if not sid or len(sid) > MAX_ID:
             return JSONResponse({"error": "invalid_request",
                                  "error_description": f"widget_session_id: 1 to {MAX_ID} characters"}, status_code=400)
-        if not after_raw.isdigit() or len(after_raw) > 18:
+        if not (after_raw.isascii() and after_raw.isdigit()) or len(after_raw) > 18:
             return JSONResponse({"error": "invalid_request", "error_description": "after: a sequence number"},
                                 status_code=400)
         if recent is None:
@@ -75,7 +75,7 @@ def devhost_routes(recent: RecentEvents | None, library: DevFiles, page: Path = 
 
     async def upload(request: Request) -> Response:
         declared = request.headers.get("content-length", "")
-        if not declared.isdigit():
+        if not (declared.isascii() and declared.isdigit()):
             return JSONResponse({"error": "invalid_request", "error_description": "send the file with a "
                                  "Content-Length"}, status_code=411)
         if int(declared) > library.max_bytes:

@@ -37,7 +37,7 @@ def lint(tools: list[dict[str, Any]], resources: Resources) -> list[str]:
 
 
 def _lint_tool(tool: dict[str, Any], resources: Resources) -> Iterator[str]:
-    meta = tool.get("_meta") or {}
+    meta = _object(tool.get("_meta"))
     if not tool.get("outputSchema"):
         yield "no outputSchema (every tool returning structuredContent must declare one)"
     hints = tool.get("annotations") or {}
@@ -58,7 +58,7 @@ def _lint_tool(tool: dict[str, Any], resources: Resources) -> Iterator[str]:
         value = meta.get(key)
         if value is not None and (not isinstance(value, str) or len(value) > MAX_STATUS):
             yield f"{key} must be a string of at most {MAX_STATUS} characters"
-    ui = meta.get("ui") or {}
+    ui = _object(meta.get("ui"))
     uri, template = ui.get("resourceUri"), meta.get("openai/outputTemplate")
     if (uri or template) and uri != template:
         yield f"ui.resourceUri ({uri!r}) and openai/outputTemplate ({template!r}) must be identical"
@@ -141,7 +141,10 @@ def _lint_widget(res: dict[str, Any]) -> Iterator[str]:
     if not contents:
         yield "resources/read returned no contents"
     for item in contents:
-        meta = item.get("_meta") or {}
+        if not isinstance(item, dict):
+            yield "resources/read contents must be objects"
+            continue
+        meta = _object(item.get("_meta"))
         if item.get("mimeType") != APP_MIME_TYPE:
             yield f"contents mimeType must be {APP_MIME_TYPE!r}"
         text = item.get("text")
@@ -154,7 +157,7 @@ def _lint_widget(res: dict[str, Any]) -> Iterator[str]:
 
 def _lint_widget_meta(meta: dict[str, Any]) -> Iterator[str]:
     """Every key of SPEC §5, and the standard and ChatGPT aliases saying the same thing."""
-    ui = meta.get("ui") or {}
+    ui = _object(meta.get("ui"))
     csp, legacy = ui.get("csp"), meta.get("openai/widgetCSP")
     if not ui.get("domain"):
         yield "ui.domain is missing"
@@ -164,8 +167,8 @@ def _lint_widget_meta(meta: dict[str, Any]) -> Iterator[str]:
         yield "ui.prefersBorder is missing"
     if ui.get("prefersBorder") != meta.get("openai/widgetPrefersBorder"):
         yield "openai/widgetPrefersBorder must equal ui.prefersBorder"
-    modes = (meta.get("openai/ui") or {}).get("availableDisplayModes")
-    if not isinstance(modes, list) or not modes or not set(modes) <= {"inline", "fullscreen", "pip"}:
+    modes = _object(meta.get("openai/ui")).get("availableDisplayModes")
+    if not isinstance(modes, list) or not modes or not all(m in ("inline", "fullscreen", "pip") for m in modes):
         yield "openai/ui.availableDisplayModes must be a non-empty subset of inline, fullscreen, pip"
     if not isinstance(meta.get("openai/widgetDescription"), str) or not meta["openai/widgetDescription"].strip():
         yield "openai/widgetDescription is missing"
@@ -181,30 +184,46 @@ def _lint_widget_meta(meta: dict[str, Any]) -> Iterator[str]:
         if (csp.get(std) or []) != (legacy.get(snake) or []):
             yield f"ui.csp.{std} and openai/widgetCSP.{snake} must list the same domains"
     for key, lists in (("ui.csp", csp), ("openai/widgetCSP", legacy)):
-        for domains in lists.values():
-            if any("*" in d for d in domains or []):
+        for name, domains in lists.items():
+            if not isinstance(domains, list) or not all(isinstance(d, str) for d in domains):
+                yield f"{key}.{name} must be a list of origins"
+            elif any("*" in d for d in domains):
                 yield f"{key} must not use wildcard domains"
 
 
 CSP_KEYS = (("connectDomains", "connect_domains"), ("resourceDomains", "resource_domains"),
             ("frameDomains", "frame_domains"))
-# A script, style, image or frame fetched from another origin (not inlined into the bundle).
-_EXTERNAL = re.compile(r"<(?:script|link|img|iframe|source|video|audio)\b[^>]*?\b(?:src|href)\s*=\s*[\"']?"
-                       r"((?:https?:)?//[^\"'\s>]+)", re.IGNORECASE)
+# A script, style, image, font or frame fetched from another origin (not inlined into the bundle):
+# src/href/srcset of the tags that load something, and CSS @import / url(...).
+_EXTERNAL = (
+    re.compile(r"<(?:script|link|img|iframe|source|video|audio|embed|object)\b[^>]*?\b(?:src|href|srcset|data)"
+               r"\s*=\s*[\"']?((?:https?:)?//[^\"'\s>,]+)", re.IGNORECASE),
+    re.compile(r"@import\s+(?:url\(\s*)?[\"']?((?:https?:)?//[^\"')\s;]+)", re.IGNORECASE),
+    re.compile(r"url\(\s*[\"']?((?:https?:)?//[^\"')\s]+)", re.IGNORECASE),
+)
 
 
 def _lint_widget_html(text: str, meta: dict[str, Any]) -> Iterator[str]:
     if text and not text.lstrip()[:15].lower().startswith("<!doctype html"):
         yield "contents text must be an HTML document (<!doctype html>)"
-    allowed = {_origin(d) for d in ((meta.get("ui") or {}).get("csp") or {}).get("resourceDomains") or []}
-    for url in sorted(set(_EXTERNAL.findall(text))):
+    declared = _object(_object(meta.get("ui")).get("csp")).get("resourceDomains")
+    allowed = {_origin(d) for d in declared if isinstance(d, str)} if isinstance(declared, list) else set()
+    for url in sorted({u for pattern in _EXTERNAL for u in pattern.findall(text)}):
         if _origin(url) not in allowed:
             yield f"the HTML loads {url[:120]} from an origin not in ui.csp.resourceDomains (the host will block it)"
 
 
 def _origin(url: str) -> str:
-    parts = urlsplit(url if not url.startswith("//") else "https:" + url)
+    try:
+        parts = urlsplit(url if not url.startswith("//") else "https:" + url)
+    except ValueError:  # e.g. a malformed IPv6 literal: matches no declared origin
+        return url
     return f"{parts.scheme}://{parts.netloc}".lower()
+
+
+def _object(value: Any) -> dict[str, Any]:
+    """``value`` when it is a JSON object; ``{}`` otherwise (its absence is reported by the caller)."""
+    return value if isinstance(value, dict) else {}
 
 
 class RpcClient:

@@ -112,7 +112,10 @@ def host(browser, browser_server: LiveServer) -> Iterator[Host]:
         yield h
         if h.check_violations:
             assert h.violations == [], f"the host emulator listed protocol violations: {h.violations}"
-        # An exception thrown in the host page or a widget frame is a bug even when the page looks right.
-        assert h.page_errors == [], f"uncaught errors in the page or a widget: {h.page_errors}"
+        # An exception is a bug even when the page looks right: in the host page (pageerror), or in a
+        # widget frame, which the bridge reports as widget.error (the emulator keeps every one).
+        assert h.page_errors == [], f"uncaught errors in the host page: {h.page_errors}"
+        widget_errors = h.page.evaluate("() => window.hostEmulator.state.widgetErrors")
+        assert widget_errors == [], f"a widget reported errors: {widget_errors}"
     finally:
         context.close()

@@ -43,3 +43,12 @@ def test_locale_switch_translates_the_cafes_heading(host: Host) -> None:
     expect(heading).to_have_text(f"Cafés à {city}")
     expect(host.by_testid("cafe-map").first).to_have_text("Ouvrir la carte")
     expect(host.frame.locator("html")).to_have_attribute("lang", "fr-FR")
+
+
+def test_a_locale_written_with_an_underscore_is_understood_and_breaks_nothing(host: Host) -> None:
+    # Some hosts send POSIX-style tags ("pt_BR"): Intl throws on them, so the bridge canonicalises.
+    result = host.call("recommend_cafe", {})
+    city = result["structuredContent"]["city"]
+    host.set_locale("pt_BR")
+    expect(host.frame.locator("html")).to_have_attribute("lang", "pt-BR")
+    expect(host.by_testid("cafes-heading")).to_have_text(f"Cafés em {city}")

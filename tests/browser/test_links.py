@@ -33,3 +33,22 @@ def test_cafe_map_opens_openstreetmap_externally(host: Host) -> None:
     host.wait_for_record("links", f"(l) => l.via === 'openExternal' && l.url === {json.dumps(expected)}")
     assert host.record("links") == [{"via": "openExternal", "url": expected}]
     expect(host.by_testid("action-error")).to_have_count(0)
+
+
+def test_without_window_openai_the_standard_requests_carry_links_and_follow_ups(host: Host) -> None:
+    # A pure MCP Apps host (no ChatGPT extensions): the bridge falls back to ui/open-link and ui/message,
+    # answered by ext-apps' own AppBridge.
+    result = host.call("search", {"q": "asyncio gather"}, openai=False)
+    hit = next(h for h in result["structuredContent"]["results"] if h["title"] == "asyncio.gather")
+    host.expect_state("search", "ready")
+    assert host.frame_object().evaluate("() => typeof window.openai") == "undefined"
+    row = host.frame.locator(f'[data-testid="search-result"][data-result-id="{hit["id"]}"]')
+
+    row.get_by_test_id("search-result-link").click()
+    host.wait_for_record("links", f"(l) => l.via === 'ui/open-link' && l.url === {json.dumps(hit['url'])}")
+    row.get_by_test_id("search-result-ask").click()
+    host.wait_for_record("messages", "(m) => m.via === 'ui/message' && m.role === 'user' && "
+                                     "m.content[0].text === 'Tell me more about asyncio.gather'")
+    assert host.record("links") == [{"via": "ui/open-link", "url": hit["url"]}]
+    # The visited mark is widget state: without window.openai it goes to the model as context.
+    host.wait_for_record("modelContext", "(c) => c.content[0].text.includes('asyncio.gather')")

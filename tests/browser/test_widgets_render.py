@@ -73,6 +73,11 @@ def test_recipes_signed_in_save_and_delete(host: Host, demo_password: str) -> No
     host.wait_for_record("widgetCalls", "(c) => c.name === 'save_recipe' && c.result && !c.result.isError")
     host.screenshot("recipes")
 
+    # Re-mounted (the same message shown again): the host's result predates the save, the list does not.
+    host.remount()
+    expect(row).to_have_count(1)
+    host.expect_state("recipes", "ready")
+
     recipe_id = row.get_attribute("data-recipe-id")
     row.get_by_test_id("delete").click()
     row.get_by_test_id("confirm-yes").click()

@@ -137,7 +137,8 @@ def test_the_dev_host_page_and_log_endpoint_are_served_in_development(live_serve
     assert page.status_code == 200 and page.headers["content-type"].startswith("text/html")
     assert page.text == (DIST.parent / "devhost" / "index.html").read_text()
     for params, needle in (({}, "widget_session_id"), ({"widget_session_id": "x" * 129}, "widget_session_id"),
-                           ({"widget_session_id": "a", "after": "-1"}, "after")):
+                           ({"widget_session_id": "a", "after": "-1"}, "after"),
+                           ({"widget_session_id": "a", "after": "²"}, "after")):
         bad = httpx.get(f"{live_server.base_url}/dev/logs", params=params, timeout=10)
         assert bad.status_code == 400 and needle in bad.json()["error_description"]
 

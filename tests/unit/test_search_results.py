@@ -15,3 +15,8 @@ def test_search_says_top_result_for_one_hit_and_top_n_results_for_more():
     assert search_result("q", _hits(1)).content[0].text == "Top result for 'q':\n1. T0 — https://docs.python.org/3/0"
     assert search_result("q", _hits(2)).content[0].text.startswith("Top 2 results for 'q':\n1. T0")
     assert search_result("q", _hits(0)).content[0].text == "No documentation matches 'q'."
+
+
+def test_the_widget_is_told_which_link_origins_the_host_will_open():
+    for n in (0, 2):
+        assert search_result("q", _hits(n)).meta == {"linkOrigins": ["https://docs.python.org"]}

@@ -164,6 +164,12 @@ describe("reduce", () => {
 });
 
 describe("resolveDownload", () => {
+  it("never hands out a URL that is not http(s), whoever offered it", async () => {
+    const list = vi.fn(async () => libraryResult("file_9"));
+    const got = resolveDownload("file_1", { host: async () => "javascript:alert(1)", list }, "data:text/html,<b>x</b>");
+    await expect(got).rejects.toThrow();
+  });
+
   it("takes the host's URL when it has one", async () => {
     const list = vi.fn();
     await expect(resolveDownload("file_1", { host: async () => "https://host/1", list })).resolves.toEqual({

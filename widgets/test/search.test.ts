@@ -50,3 +50,15 @@ describe("search helpers", () => {
     expect(readQuery({ q: 3 })).toBe("");
   });
 });
+
+describe("links the host can open", () => {
+  it("links only results on an origin the server listed, and any http(s) URL when it listed none", async () => {
+    const { openableUrl, linkOrigins } = await import("../src/search/helpers");
+    const origins = linkOrigins({ linkOrigins: ["https://docs.python.org"] });
+    expect(openableUrl("https://docs.python.org/3/library/asyncio.html", origins)).toBe(
+      "https://docs.python.org/3/library/asyncio.html");
+    expect(openableUrl("https://notes.example/alice/1", origins)).toBeNull();
+    expect(openableUrl("javascript:alert(1)", null)).toBeNull();
+    expect(openableUrl("https://notes.example/alice/1", linkOrigins({}))).toBe("https://notes.example/alice/1");
+  });
+});

@@ -29,11 +29,13 @@ SEARCH_WIDGET = Widget(
 
 def search_result(q: str, results: SearchResults) -> CallToolResult:
     hits = results.results
+    # The widget links only what the host lets it open (a private note's URL may be elsewhere).
+    widget_meta = {"linkOrigins": list(SEARCH_WIDGET.redirect_domains)}
     if not hits:
-        return tool_result(results, f"No documentation matches {q!r}.")
+        return tool_result(results, f"No documentation matches {q!r}.", widget_meta)
     lines = [f"{i}. {h.title} — {h.url}" for i, h in enumerate(hits, 1)]
     heading = f"Top result for {q!r}:" if len(hits) == 1 else f"Top {len(hits)} results for {q!r}:"
-    return tool_result(results, heading + "\n" + "\n".join(lines))
+    return tool_result(results, heading + "\n" + "\n".join(lines), widget_meta)
 
 
 def register(registry: ToolRegistry, deps: Deps) -> None:

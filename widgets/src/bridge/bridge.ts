@@ -88,6 +88,7 @@ export class Bridge {
   // Log events wait for the tool result: it carries the widget session id the server log keys on.
   private logQueue: Json[] | null = [];
   private unmountLogged = false;
+  private resultKey = "";
   private started = false;
   private snap: Snapshot;
 
@@ -229,6 +230,7 @@ export class Bridge {
         break;
       case "ui/notifications/tool-cancelled":
         this.update({ cancelled: String(params.reason ?? "cancelled") });
+        this.flushLogs();
         break;
       case "ui/notifications/host-context-changed":
         this.update({ context: mergeContext(this.snap.context, params) });
@@ -237,18 +239,26 @@ export class Bridge {
   }
 
   private setResult(result: ToolResult): void {
+    // ChatGPT may hand the same result over both channels, and set_globals repeats unchanged
+    // globals: widgets react to a new result, not to a second delivery of the same one.
+    const key = JSON.stringify(result);
+    if (key === this.resultKey) return;
+    this.resultKey = key;
     const sid = result._meta?.[WIDGET_SESSION_KEY];
     this.update({
       result,
       cancelled: null,
       widgetSessionId: typeof sid === "string" && sid ? sid : this.snap.widgetSessionId,
     });
+    this.flushLogs();
+  }
+
+  private flushLogs(): void {
     const queued = this.logQueue;
-    if (queued) {
-      this.logQueue = null;
-      this.log("widget.mount", "info", { connected: this.snap.connected, openai: Boolean(this.openai) });
-      for (const args of queued) this.sendLog(args);
-    }
+    if (!queued) return;
+    this.logQueue = null;
+    this.log("widget.mount", "info", { connected: this.snap.connected, openai: Boolean(this.openai) });
+    for (const args of queued) this.sendLog(args);
   }
 
   private syncOpenAi(globals: OpenAiGlobals): void {
@@ -305,19 +315,31 @@ export class Bridge {
     throw new Unsupported("this host cannot open links");
   }
 
+  /** Whether asking for `mode` can work: the MCP Apps host lists it, or ChatGPT's window.openai can ask. */
+  canRequestDisplayMode(mode: DisplayMode): boolean {
+    if (this.snap.connected && this.snap.context.availableDisplayModes.includes(mode)) return true;
+    return Boolean(this.openai?.requestDisplayMode);
+  }
+
   async requestDisplayMode(mode: DisplayMode): Promise<DisplayMode> {
-    if (this.snap.connected) {
-      const result = (await this.request("ui/request-display-mode", { mode })) as { mode?: DisplayMode };
-      const granted = result?.mode ?? mode;
+    const openai = this.openai;
+    if (this.snap.connected && this.snap.context.availableDisplayModes.includes(mode)) {
+      try {
+        const result = (await this.request("ui/request-display-mode", { mode })) as { mode?: DisplayMode };
+        const granted = result?.mode ?? mode;
+        this.update({ context: { ...this.snap.context, displayMode: granted } });
+        return granted;
+      } catch (err) {
+        if (!openai?.requestDisplayMode) throw err;
+      }
+    }
+    if (openai?.requestDisplayMode) {
+      const result = await openai.requestDisplayMode({ mode });
+      const granted = (result && result.mode) || mode;
       this.update({ context: { ...this.snap.context, displayMode: granted } });
       return granted;
     }
-    const openai = this.openai;
-    if (openai?.requestDisplayMode) {
-      const result = await openai.requestDisplayMode({ mode });
-      return (result && result.mode) || mode;
-    }
-    throw new Unsupported("this host has one display mode");
+    throw new Unsupported(`this host cannot switch to ${mode}`);
   }
 
   /** Ask the assistant something on the user's behalf. */
@@ -442,7 +464,7 @@ export class Bridge {
 export function mergeContext(current: HostContext, incoming: Json): HostContext {
   const next = { ...current };
   if (incoming.theme === "light" || incoming.theme === "dark") next.theme = incoming.theme;
-  if (typeof incoming.locale === "string" && incoming.locale) next.locale = incoming.locale;
+  if (typeof incoming.locale === "string" && incoming.locale) next.locale = canonicalLocale(incoming.locale, next.locale);
   if (isMode(incoming.displayMode)) next.displayMode = incoming.displayMode;
   if (Array.isArray(incoming.availableDisplayModes)) {
     const modes = incoming.availableDisplayModes.filter(isMode);
@@ -464,6 +486,15 @@ export function mergeContext(current: HostContext, incoming: Json): HostContext 
   }
   if (typeof incoming.platform === "string") next.platform = incoming.platform;
   return next;
+}
+
+/** A BCP 47 tag Intl accepts ("en_US" -> "en-US"); `fallback` when the host sent something unusable. */
+export function canonicalLocale(tag: string, fallback: string): string {
+  try {
+    return Intl.getCanonicalLocales(tag.trim().replace(/_/g, "-"))[0] ?? fallback;
+  } catch {
+    return fallback;
+  }
 }
 
 function isMode(value: unknown): value is DisplayMode {

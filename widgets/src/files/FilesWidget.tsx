@@ -102,7 +102,9 @@ export function FilesWidget() {
     const step = reduce({ kind: "loading" }, outcomeOf(snap.result), "first");
     show(step, "first");
     if (step.deleted) setNotice(step.deleted.deleted ? { key: "deletedUnknown" } : { key: "notFound" });
-    if (step.refresh) void loadLibrary(PAGE);
+    // Re-mounted after the user went to the library here (where files may have been deleted): back to it.
+    const lastView = (snap.widgetState?.privateContent as { view?: string } | undefined)?.view;
+    if (step.refresh || (lastView === "library" && step.screen.kind !== "signed-out")) void loadLibrary(PAGE);
   }, [snap.result, snap.cancelled]);
 
   function startAction(next: Busy) {

@@ -2,6 +2,7 @@
 // (tested in test/files.test.ts). Shapes: app/features/files/schemas.py (structuredContent) and
 // app/features/files/tool.py `widget_analysis` (the hidden `_meta.analysis` / `_meta.analyses`).
 import { needsSignIn, resultText } from "../bridge/bridge";
+import { httpUrl } from "../ui/urls";
 import type { Json, LibraryFile, ToolResult } from "../bridge/types";
 
 export interface FileReference {
@@ -249,7 +250,7 @@ export async function resolveDownload(
   carried?: string,
 ): Promise<{ url: string; source: DownloadSource }> {
   try {
-    const url = await deps.host(fileId);
+    const url = httpUrl(await deps.host(fileId));
     if (url) return { url, source: "host" };
   } catch {
     // the host does not know our id: go on
@@ -259,7 +260,8 @@ export async function resolveDownload(
     const outcome = outcomeOf(await deps.list());
     if (outcome.kind === "library") {
       const entry = outcome.files.find((e) => e.download.file_id === fileId || e.file.id === fileId);
-      if (entry?.download.download_url) return { url: entry.download.download_url, source: "list" };
+      const listed = httpUrl(entry?.download.download_url);
+      if (listed) return { url: listed, source: "list" };
     } else if (outcome.kind === "signed-out") {
       failure = new DownloadError("signIn", outcome.message);
     } else if (outcome.kind === "error") {
@@ -268,7 +270,8 @@ export async function resolveDownload(
   } catch (err) {
     failure = new DownloadError("failed", (err as Error).message);
   }
-  if (carried) return { url: carried, source: "result" };
+  const fallback = httpUrl(carried);
+  if (fallback) return { url: fallback, source: "result" };
   throw failure;
 }
 

@@ -9,7 +9,7 @@
 //   call(name, args, {delayInputMs, delayResultMs, openai}) -> Promise<result>   call + mount its widget
 //   setTheme(t) / setLocale(l) / setDisplayMode(m)   host context changes (both channels)
 //   remount() -> Promise<void>                tear down and mount the same result again (state kept)
-//   state: {widgetSessionId, initialized, displayMode, widgetStates}
+//   state: {widgetSessionId, initialized, displayMode, widgetStates, widgetErrors}
 //   violations, widgetCalls, links, messages, modelContext, logs: arrays of what happened
 //   addToLibrary(file) -> fileId              put a File in the fake library (kept by /dev/files)
 //   frame(): HTMLIFrameElement | null
@@ -41,6 +41,9 @@ const state = {
   locale: "en-US",
   displayMode: "inline" as Mode,
   widgetStates: {} as Record<string, unknown>,
+  // Every error a widget reported (widget.error through the log tool), never cleared: a crash
+  // inside a widget frame is invisible to the host page otherwise.
+  widgetErrors: [] as Json[],
   tools: [] as Json[],
 };
 
@@ -144,6 +147,7 @@ function hostMeta(): Json {
 async function proxyCall(name: string, args: Json, from: "mcp-apps" | "window.openai", widgetMeta: Json = {}): Promise<Json> {
   const entry: Json = { from, name, args };
   record.widgetCalls.push(entry);
+  if (name === "log_widget_event" && args.event === "widget.error") state.widgetErrors.push(args);
   const tool = state.tools.find((t) => t.name === name);
   const visibility = (tool?._meta?.ui?.visibility ?? ["model", "app"]) as string[];
   if (!tool || !visibility.includes("app")) {
@@ -166,6 +170,18 @@ async function proxyCall(name: string, args: Json, from: "mcp-apps" | "window.op
   }
   render();
   return entry.result;
+}
+
+/**
+ * A host setting changed: tell a mounted view on both channels, but only once it is initialized.
+ * Before that the change goes into the context ui/initialize answers with (AppBridge keeps it),
+ * and oninitialized brings the window.openai globals up to date.
+ */
+function pushContext(globals: Json): void {
+  const m = mounted;
+  if (!m?.bridge || !state.initialized) return;
+  m.bridge.setHostContext(hostContext(availableModes(m)) as any);
+  sendGlobals(globals);
 }
 
 function sendGlobals(globals: Json): void {
@@ -227,6 +243,9 @@ async function mount(m: Mounted): Promise<void> {
   m.bridge = bridge;
   bridge.oninitialized = () => {
     state.initialized = true;
+    // Settings changed while the view was starting: AppBridge sends the difference, the shim gets all.
+    bridge.setHostContext(hostContext(modes) as any);
+    if (m.openai) sendGlobals(openaiGlobals());
     $("status").textContent = "view initialized";
     window.setTimeout(() => {
       void bridge.sendToolInput({ arguments: m.args });
@@ -378,8 +397,7 @@ function setDisplayMode(mode: Mode): Mode {
   state.displayMode = granted;
   ($("display-mode") as HTMLSelectElement).value = granted;
   $("frame-box").dataset.displayMode = granted;
-  void mounted?.bridge?.sendHostContextChange({ displayMode: granted, containerDimensions: hostContext(available).containerDimensions });
-  sendGlobals({ displayMode: granted, maxHeight: openaiGlobals().maxHeight, view: { mode: granted } });
+  pushContext({ displayMode: granted, maxHeight: openaiGlobals().maxHeight, view: { mode: granted } });
   return granted;
 }
 
@@ -387,15 +405,13 @@ function setTheme(theme: "light" | "dark"): void {
   state.theme = theme;
   ($("theme") as HTMLSelectElement).value = theme;
   document.documentElement.dataset.theme = theme;
-  void mounted?.bridge?.sendHostContextChange({ theme });
-  sendGlobals({ theme });
+  pushContext({ theme });
 }
 
 function setLocale(locale: string): void {
   state.locale = locale;
   ($("locale") as HTMLSelectElement).value = locale;
-  void mounted?.bridge?.sendHostContextChange({ locale });
-  sendGlobals({ locale });
+  pushContext({ locale });
 }
 
 async function call(name: string, args: Json, opts: { delayInputMs?: number; delayResultMs?: number; openai?: boolean } = {}) {

@@ -83,7 +83,10 @@ export function RecipesWidget() {
       return;
     }
     if (!snap.result) return;
-    apply(reduceFirst(outcomeOf(snap.result), snap.input));
+    const step = reduceFirst(outcomeOf(snap.result), snap.input);
+    apply(step);
+    // Re-mounted after the user changed the list here: the host's result is older than the list.
+    if (!step.refresh && step.view.status === "ready" && snap.widgetState?.privateContent) void refresh();
   }, [snap.result, snap.cancelled]);
 
   async function save(args: Json): Promise<boolean> {

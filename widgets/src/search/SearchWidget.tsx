@@ -6,7 +6,7 @@ import { useState } from "preact/hooks";
 import { useBridge, useSnapshot } from "../bridge";
 import { tr } from "../ui/i18n";
 import { Frame, useResultState } from "../ui/mount";
-import { readHits, readQuery, safeHttpUrl, urlHost, type Hit } from "./helpers";
+import { linkOrigins, openableUrl, readHits, readQuery, urlHost, type Hit } from "./helpers";
 import "./search.css";
 
 interface SearchState {
@@ -89,6 +89,7 @@ export function SearchWidget() {
   const t = tr(TEXT, snap.context.locale);
   const q = readQuery(snap.input);
   const hits = readHits(snap.result?.structuredContent);
+  const origins = linkOrigins(snap.result?._meta);
   const lastOpened = (snap.widgetState?.privateContent as SearchState | undefined)?.lastOpened ?? null;
 
   async function open(hit: Hit, href: string) {
@@ -142,7 +143,7 @@ export function SearchWidget() {
           )}
           <ul class="list" data-testid="search-results">
             {hits.map((hit) => {
-              const href = safeHttpUrl(hit.url);
+              const href = openableUrl(hit.url, origins);
               const visited = hit.id === lastOpened;
               return (
                 <li

@@ -1,4 +1,5 @@
 // Pure helpers of the search widget (no DOM, no bridge): tested in test/search.test.ts.
+import { httpUrl } from "../ui/urls";
 
 export interface Hit {
   id: string;
@@ -26,15 +27,23 @@ export function readHits(structured: Record<string, unknown> | null | undefined)
   return hits;
 }
 
-/** `url` when it is an absolute http(s) URL (safe to put in an href and to open), else null. */
-export function safeHttpUrl(url: string | null | undefined): string | null {
-  if (!url) return null;
-  try {
-    const parsed = new URL(url);
-    return parsed.protocol === "https:" || parsed.protocol === "http:" ? parsed.href : null;
-  } catch {
-    return null;
-  }
+/** An absolute http(s) URL, else null (the shared rule of what a widget may open). */
+export const safeHttpUrl = httpUrl;
+
+/**
+ * The URL a result may link to: http(s), and when the server listed the origins the host lets the
+ * widget open (`_meta.linkOrigins`, the widget's redirect_domains), one of those. null: no link.
+ */
+export function openableUrl(url: string | null | undefined, origins: readonly string[] | null): string | null {
+  const safe = safeHttpUrl(url);
+  if (!safe || origins === null) return safe;
+  return origins.includes(new URL(safe).origin) ? safe : null;
+}
+
+/** The origins from a result's `_meta.linkOrigins`; null when the server did not say. */
+export function linkOrigins(meta: Record<string, unknown> | null | undefined): string[] | null {
+  const origins = meta?.linkOrigins;
+  return Array.isArray(origins) ? origins.filter((o): o is string => typeof o === "string") : null;
 }
 
 /** The host shown under a result title: `docs.python.org` (no `www.`); "" for an unusable URL. */

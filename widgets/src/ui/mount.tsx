@@ -1,7 +1,7 @@
 // Mounting a widget: one bridge, host context applied to the document (theme, language, safe
 // area, max height), and the shared states every widget has (loading, error, signed-out).
 import type { ComponentChildren, ComponentType } from "preact";
-import { render } from "preact";
+import { Component, render } from "preact";
 import { useEffect } from "preact/hooks";
 import { Bridge, BridgeContext, needsSignIn, resultText, useSnapshot } from "../bridge";
 import { COMMON, tr } from "./i18n";
@@ -23,13 +23,36 @@ function HostDocument({ children }: { children: ComponentChildren }) {
   return <>{children}</>;
 }
 
+/** A render error shows the error state (and reaches the server log) instead of a blank frame. */
+class Crashed extends Component<{ name: string; bridge: Bridge; children: ComponentChildren }, { error: string | null }> {
+  state = { error: null as string | null };
+
+  componentDidCatch(error: unknown) {
+    const message = error instanceof Error ? error.message : String(error);
+    this.props.bridge.log("widget.error", "error", { phase: "render" }, message);
+    this.setState({ error: message });
+  }
+
+  render() {
+    if (this.state.error === null) return this.props.children;
+    const t = tr(COMMON, this.props.bridge.snapshot.context.locale);
+    return (
+      <main class="w" data-widget={this.props.name} data-state="error">
+        <p class="state error" data-testid="error">{t("error")}</p>
+      </main>
+    );
+  }
+}
+
 /** Render `App` into #root with a started bridge. */
 export function mountWidget(name: string, App: ComponentType, version = "1"): Bridge {
   const bridge = new Bridge({ name, version });
   render(
     <BridgeContext.Provider value={bridge}>
       <HostDocument>
-        <App />
+        <Crashed name={name} bridge={bridge}>
+          <App />
+        </Crashed>
       </HostDocument>
     </BridgeContext.Provider>,
     document.getElementById("root")!,

@@ -1,7 +1,7 @@
 // Zoo: cards from structuredContent, details from _meta.allAnimalsById (instant) refreshed by the
 // app-only tool get_zoo_animal_details, likes through like_zoo_animal, a route per animal
 // (#/animal/<id>) so the host's back button returns to the cards, and a full-screen mode.
-import { useEffect, useState } from "preact/hooks";
+import { useEffect, useRef, useState } from "preact/hooks";
 import { match, navigate, resultText, useBridge, useRoute, useSnapshot } from "../bridge";
 import { COMMON, tr } from "../ui/i18n";
 import { Frame, useResultState } from "../ui/mount";
@@ -59,9 +59,51 @@ const TEXT = {
     likes: "{n} j’aime",
     unknown: "Cet animal n’est pas dans la liste.",
   },
-  es: { title: "Animales del zoo", empty: "No hay animales.", like: "Me gusta", liked: "Te gusta", years: "{n} años" },
-  pt: { title: "Animais do zoo", empty: "Nenhum animal.", like: "Curtir", liked: "Curtido", years: "{n} anos" },
-  zh: { title: "动物园的动物", empty: "没有可显示的动物。", like: "点赞", liked: "已赞", years: "{n} 年" },
+  es: {
+    title: "Animales del zoo",
+    empty: "No hay animales para mostrar.",
+    habitat: "Hábitat",
+    diet: "Dieta",
+    status: "Conservación",
+    lifespan: "Esperanza de vida",
+    weight: "Peso",
+    enclosure: "Recinto",
+    years: "{n} años",
+    like: "Me gusta",
+    liked: "Te gusta",
+    likes: "{n} me gusta",
+    unknown: "Este animal no está en la lista.",
+  },
+  pt: {
+    title: "Animais do zoológico",
+    empty: "Nenhum animal para mostrar.",
+    habitat: "Hábitat",
+    diet: "Dieta",
+    status: "Conservação",
+    lifespan: "Expectativa de vida",
+    weight: "Peso",
+    enclosure: "Recinto",
+    years: "{n} anos",
+    like: "Curtir",
+    liked: "Curtido",
+    likes: "{n} curtidas",
+    unknown: "Este animal não está na lista.",
+  },
+  zh: {
+    title: "动物园的动物",
+    empty: "没有可显示的动物。",
+    habitat: "栖息地",
+    diet: "食性",
+    status: "保护状况",
+    lifespan: "寿命",
+    weight: "体重",
+    enclosure: "展区",
+    years: "{n} 年",
+    like: "点赞",
+    liked: "已赞",
+    likes: "{n} 个赞",
+    unknown: "这只动物不在列表中。",
+  },
 };
 
 export function ZooWidget() {
@@ -76,7 +118,7 @@ export function ZooWidget() {
   const liked = new Set(((snap.widgetState?.privateContent as ZooState | undefined)?.liked) ?? []);
   const selected = match("/animal/:id", route)?.id ?? null;
   const fullscreen = snap.context.displayMode === "fullscreen";
-  const canFullscreen = snap.context.availableDisplayModes.includes("fullscreen");
+  const canFullscreen = bridge.canRequestDisplayMode(fullscreen ? "inline" : "fullscreen");
 
   async function like(animal: Details) {
     const result = await bridge.callTool("like_zoo_animal", { animal_id: animal.id });
@@ -130,6 +172,7 @@ export function ZooWidget() {
           known={byId[selected] ?? animals.find((a) => a.id === selected) ?? null}
           liked={liked.has(selected)}
           onLike={like}
+          locale={snap.context.locale}
           t={t}
           common={common}
         />
@@ -138,7 +181,16 @@ export function ZooWidget() {
   );
 }
 
+function formatKg(kg: number, locale: string): string {
+  try {
+    return new Intl.NumberFormat(locale, { style: "unit", unit: "kilogram", maximumFractionDigits: 1 }).format(kg);
+  } catch {
+    return `${kg} kg`;
+  }
+}
+
 function AnimalPage(props: {
+  locale: string;
   id: string;
   known: Partial<Details> | null;
   liked: boolean;
@@ -150,6 +202,8 @@ function AnimalPage(props: {
   const [details, setDetails] = useState<Partial<Details> | null>(props.known);
   const [error, setError] = useState("");
   const [busy, setBusy] = useState(false);
+  // A like answered before the details call returns knows the newer count: keep it.
+  const likedHere = useRef(false);
   const { t, common } = props;
 
   useEffect(() => {
@@ -160,7 +214,10 @@ function AnimalPage(props: {
       .then((result) => {
         if (!live) return;
         if (result.isError) setError(resultText(result) || common("error"));
-        else setDetails((result.structuredContent?.animal as Details) ?? null);
+        else {
+          const fetched = (result.structuredContent?.animal as Details) ?? null;
+          setDetails((prev) => (fetched && likedHere.current && prev?.likes != null ? { ...fetched, likes: prev.likes } : fetched));
+        }
       })
       .catch((err: Error) => live && setError(err.message));
     return () => {
@@ -188,7 +245,7 @@ function AnimalPage(props: {
             {details.diet && (<><dt>{t("diet")}</dt><dd>{details.diet}</dd></>)}
             {details.conservation_status && (<><dt>{t("status")}</dt><dd>{details.conservation_status}</dd></>)}
             {details.lifespan_years != null && (<><dt>{t("lifespan")}</dt><dd>{t("years", { n: details.lifespan_years })}</dd></>)}
-            {details.weight_kg != null && (<><dt>{t("weight")}</dt><dd>{details.weight_kg} kg</dd></>)}
+            {details.weight_kg != null && (<><dt>{t("weight")}</dt><dd>{formatKg(details.weight_kg, props.locale)}</dd></>)}
             {details.enclosure && (<><dt>{t("enclosure")}</dt><dd>{details.enclosure}</dd></>)}
           </dl>
           {details.fun_fact && <p data-testid="fun-fact">{details.fun_fact}</p>}
@@ -201,7 +258,8 @@ function AnimalPage(props: {
                 setBusy(true);
                 try {
                   const likes = await props.onLike(details as Details);
-                  setDetails({ ...details, likes });
+                  likedHere.current = true;
+                  setDetails((prev) => ({ ...prev, likes }));
                 } catch (err) {
                   setError((err as Error).message || common("error"));
                 } finally {
