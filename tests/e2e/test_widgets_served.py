@@ -83,7 +83,8 @@ async def test_the_widget_log_is_app_only_and_its_lines_follow_the_widget_sessio
              "data": {"animal_id": "red-panda-ember", "nested": {"accessToken": "s3cret"},
                       "link": "https://x.example/f?sig=s3cret"}},
             meta={"openai/widgetSessionId": sid})
-        big = await client.call_tool("log_widget_event", {"event": "zoo.big", "data": {"blob": "x" * 5000}},
+        big = await client.call_tool("log_widget_event", {"event": "zoo.big", "data": {"blob": "x" * 5000},
+                                                          "message": "failed at https://x.example/f?sig=s3cret"},
                                      meta={"openai/widgetSessionId": sid})
     assert log_tool.meta["ui"] == {"visibility": ["app"]} and log_tool.meta["openai/visibility"] == "private"
     assert "openai/outputTemplate" not in log_tool.meta
@@ -102,6 +103,7 @@ async def test_the_widget_log_is_app_only_and_its_lines_follow_the_widget_sessio
                               "link": "https://x.example/f?[redacted]"}
     assert "s3cret" not in live_server.log_path.read_text()
     assert "data" not in body["lines"][3] and body["lines"][3]["data_dropped_bytes"] > 5000
+    assert body["lines"][3]["message"] == "failed at https://x.example/f?[redacted]"
     assert later == {"lines": [], "last": body["last"]}
     # The same lines are in the server's JSON log, so production can follow a session too.
     logged = [json.loads(line) for line in live_server.log_path.read_text().splitlines() if line.startswith("{")]
