@@ -2,6 +2,10 @@
 
 For each wire path (legacy 2025-06-18, modern 2026-07-28) the app serves ``tools/call`` of one
 tool under ``wrk`` (C connections, S seconds) while ``py-spy record`` samples the server process.
+By default only the thread holding the GIL is sampled (``py-spy --gil``): that is where the one
+core a worker has goes. Sampling every thread (``--all-threads``) instead counts each database
+thread parked in the driver, waiting to take the GIL back, as if it were working.
+
 The summary attributes every sample to the innermost frame that belongs to a known area (this
 app, the SDK's transport, its request handling, pydantic, SQLAlchemy, the logging path, anyio's
 thread hop, ...), so each sample counts once, for the most specific work it was doing, and
@@ -111,6 +115,8 @@ def main() -> int:
     parser.add_argument("--seconds", type=int, default=10)
     parser.add_argument("--concurrency", type=int, default=16)
     parser.add_argument("--rate", type=int, default=250, help="py-spy samples per second")
+    parser.add_argument("--all-threads", action="store_true",
+                        help="sample every thread, not only the one holding the GIL (shows where threads WAIT)")
     parser.add_argument("--database-url", help="default: a fresh temporary SQLite database")
     parser.add_argument("--keep", type=Path, help="keep the raw collapsed stacks (flamegraph input) here")
     args = parser.parse_args()
@@ -137,7 +143,7 @@ def main() -> int:
                 collapsed.parent.mkdir(parents=True, exist_ok=True)
                 spy = subprocess.Popen([pyspy, "record", "--pid", str(app.proc.pid), "--rate", str(args.rate),
                                         "--duration", str(args.seconds), "--format", "raw", "--nonblocking",
-                                        "--output", str(collapsed)],
+                                        *([] if args.all_threads else ["--gil"]), "--output", str(collapsed)],
                                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
                 wrk = subprocess.run(["wrk", "-t", "1", "-c", str(args.concurrency), "-d", f"{args.seconds}s",
                                       "--latency", "-s", str(script), f"{app.url}/mcp"],
