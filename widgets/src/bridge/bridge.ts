@@ -176,15 +176,11 @@ export class Bridge {
     this.post({ jsonrpc: "2.0", method, params });
   }
 
-  private request(method: string, params: Json, timeoutMs = 0): Promise<unknown> {
+  // No deadline: a tool call may take minutes (a file analysis), and a late answer is still an answer.
+  private request(method: string, params: Json): Promise<unknown> {
     const id = this.nextId++;
     return new Promise((resolve, reject) => {
       this.pending.set(id, { resolve, reject });
-      if (timeoutMs > 0) {
-        setTimeout(() => {
-          if (this.pending.delete(id)) reject(new BridgeError(`${method}: no answer from the host`));
-        }, timeoutMs);
-      }
       this.post({ jsonrpc: "2.0", id, method, params });
     });
   }
