@@ -38,6 +38,7 @@ from app.http.devhost import DevFiles, devhost_routes
 from app.http.health import health_routes
 from app.http.middleware import AccessLogMiddleware, McpRequestNormalizer
 from app.logging import RecentEvents
+from app.mcp.lane import SingleExchangeLane
 from app.mcp.registry import ToolRegistry
 from app.mcp.server import build_mcp_server
 from app.mcp.widget_log import register_widget_log
@@ -249,7 +250,7 @@ def create_app(
                                      f"(add Scope({scope!r}, ...) to the feature's scopes)"
                                      for scope, tools in undeclared.items()))
     mcp = build_mcp_server(registry, instructions=server_instructions(features))
-    mcp_http = mcp.streamable_http_app(
+    mcp_http: ASGIApp = mcp.streamable_http_app(
         streamable_http_path="/mcp",
         stateless_http=True,
         json_response=True,
@@ -261,6 +262,9 @@ def create_app(
             allowed_origins=settings.origin_allow_list,
         ),
     )
+    lane = None
+    if settings.mcp_fast_lane:
+        mcp_http = lane = SingleExchangeLane(mcp.session_manager, mcp_http)
     # The token is optional on /mcp: each tool enforces its own schemes (app.mcp.registry).
     mcp_endpoint = bearer_auth(mcp_http, token_verifier, resource=settings.mcp_url,
                                resource_metadata_url=settings.resource_metadata_url)
@@ -268,7 +272,7 @@ def create_app(
     @contextlib.asynccontextmanager
     async def lifespan(_: Starlette) -> AsyncIterator[None]:
         try:
-            async with mcp.session_manager.run():
+            async with mcp.session_manager.run(), (lane.run() if lane else contextlib.nullcontext()):
                 yield
         finally:
             await storage.aclose()

@@ -1,0 +1,166 @@
+"""The single-exchange lane answers exactly what the SDK transport answers, over real HTTP.
+
+Two copies of the full app, one with ``APP_MCP_FAST_LANE=false``, get the same requests:
+every handshake version, every kind of method, tool results, tool errors, linking
+challenges, protocol errors, and the shapes the lane hands to the transport. Status,
+content type and body must be identical. Only one difference is by design and tested
+on its own (``tests/integration/test_fast_lane.py``): an exception that escapes the whole
+handler chain, which the transport answers with code 0 and the exception's text.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+
+import httpx
+import pytest
+from mcp.server.auth.provider import AccessToken
+
+from app.main import create_app
+from app.settings import load_settings
+from tests.fakes import StaticTokenVerifier
+from tests.serving import serving
+
+HEADERS = {"content-type": "application/json", "accept": "application/json, text/event-stream"}
+ALL_SCOPES = ["recipes.read", "recipes.write", "search.read", "files.read", "files.write"]
+
+
+def _app(database_url: str, fast_lane: bool):
+    def build(base_url: str):
+        mcp_url = f"{base_url}/mcp"
+        verifier = StaticTokenVerifier({
+            "alice": AccessToken(token="alice", client_id="chatgpt", scopes=ALL_SCOPES, subject="alice",
+                                 resource=mcp_url),
+        })
+        settings = load_settings(database_url=database_url, base_url=base_url, log_format="json",
+                                 mcp_fast_lane=fast_lane, max_body_bytes=64 * 1024, _env_file=None)
+        return create_app(settings, token_verifier=verifier)
+
+    return build
+
+
+@pytest.fixture(scope="module")
+def servers(database_url: str) -> Iterator[tuple[str, str]]:
+    with serving(_app(database_url, True)) as lane, serving(_app(database_url, False)) as transport:
+        yield lane, transport
+
+
+def _rpc(method: str, params: dict | None = None, id_: object = 1) -> dict:
+    message: dict = {"jsonrpc": "2.0", "id": id_, "method": method}
+    if params is not None:
+        message["params"] = params
+    return message
+
+
+def _init(version: str) -> dict:
+    return _rpc("initialize", {"protocolVersion": version, "capabilities": {},
+                               "clientInfo": {"name": "parity", "version": "1"}})
+
+
+def _call(name: str, arguments: object, **extra: object) -> dict:
+    return _rpc("tools/call", {"name": name, "arguments": arguments, **extra})
+
+
+CHATGPT_META = {"openai/widgetSessionId": "ws-1", "openai/locale": "fr-FR", "openai/subject": "anon-1"}
+# (name, protocol version header or None, extra headers, body: dict / list / raw bytes)
+CASES: list[tuple[str, str | None, dict[str, str], object]] = [
+    *[(f"initialize {v}", v, {}, _init(v)) for v in ("2025-06-18", "2025-11-25", "2025-03-26", "2024-11-05")],
+    ("initialize without a version header", None, {}, _init("2025-06-18")),
+    ("initialize asking for a version nobody speaks", "2025-06-18", {}, _init("1999-01-01")),
+    ("tools/list", "2025-06-18", {}, _rpc("tools/list")),
+    ("tools/list 2025-11-25", "2025-11-25", {}, _rpc("tools/list")),
+    ("tools/list without a version header", None, {}, _rpc("tools/list")),
+    ("tools/list signed in", "2025-06-18", {"authorization": "Bearer alice"}, _rpc("tools/list")),
+    ("resources/list", "2025-06-18", {}, _rpc("resources/list")),
+    ("resources/templates/list", "2025-06-18", {}, _rpc("resources/templates/list")),
+    ("resources/read unknown", "2025-06-18", {}, _rpc("resources/read", {"uri": "ui://widget/nope.html"})),
+    ("prompts/list", "2025-06-18", {}, _rpc("prompts/list")),
+    ("ping", "2025-06-18", {}, _rpc("ping")),
+    ("ping with a string id", "2025-06-18", {}, _rpc("ping", id_="abc-1")),
+    ("ping with id 0", "2025-06-18", {}, _rpc("ping", id_=0)),
+    ("zoo", "2025-06-18", {}, _call("get_zoo_animals", {"count": 3})),
+    ("zoo with ChatGPT's _meta", "2025-06-18", {}, _call("get_zoo_animals", {"count": 2}, _meta=CHATGPT_META)),
+    ("zoo 2025-11-25", "2025-11-25", {}, _call("get_zoo_animals", {"count": 3})),
+    ("zoo default count", "2025-06-18", {}, _call("get_zoo_animals", {})),
+    ("zoo count out of range", "2025-06-18", {}, _call("get_zoo_animals", {"count": 0})),
+    ("zoo count of the wrong type", "2025-06-18", {}, _call("get_zoo_animals", {"count": "many"})),
+    ("zoo details unknown id", "2025-06-18", {}, _call("get_zoo_animal_details", {"animal_id": "nope"})),
+    ("cafe", "2025-06-18", {}, _call("recommend_cafe", {"city": "Paris"})),
+    ("search", "2025-06-18", {}, _call("search", {"q": "json dumps"})),
+    ("search signed in", "2025-06-18", {"authorization": "Bearer alice"}, _call("search", {"q": "json dumps"})),
+    ("recipes anonymous: a linking challenge", "2025-06-18", {}, _call("list_saved_recipes", {})),
+    ("recipes signed in", "2025-06-18", {"authorization": "Bearer alice"}, _call("list_saved_recipes", {})),
+    ("profile anonymous", "2025-06-18", {}, _call("get_account_profile", {})),
+    ("unknown tool", "2025-06-18", {}, _call("no_such_tool", {})),
+    ("arguments not an object", "2025-06-18", {}, _call("get_zoo_animals", [1, 2])),
+    ("tools/call without a name", "2025-06-18", {}, _rpc("tools/call", {"arguments": {}})),
+    ("unknown method", "2025-06-18", {}, _rpc("no/such/method")),
+    ("params not an object", "2025-06-18", {}, _rpc("tools/list", [1])),
+    ("a method of a later protocol", "2025-06-18", {}, _rpc("subscriptions/listen", {})),
+    ("notification", "2025-06-18", {}, {"jsonrpc": "2.0", "method": "notifications/initialized"}),
+    ("cancel notification", "2025-06-18", {}, {"jsonrpc": "2.0", "method": "notifications/cancelled",
+                                                "params": {"requestId": 1}}),
+    ("a posted response", "2025-06-18", {}, {"jsonrpc": "2.0", "id": 5, "result": {}}),
+    ("batch", "2025-06-18", {}, [_rpc("ping"), _rpc("ping", id_=2)]),
+    ("empty batch", "2025-06-18", {}, []),
+    ("malformed JSON", "2025-06-18", {}, b'{"jsonrpc": "2.0", "id": 1, "method": "ping"'),
+    ("empty body", "2025-06-18", {}, b""),
+    ("wrong jsonrpc version", "2025-06-18", {}, {"jsonrpc": "1.0", "id": 1, "method": "ping"}),
+    ("null id", "2025-06-18", {}, {"jsonrpc": "2.0", "id": None, "method": "ping"}),
+    ("unknown version header", "1999-01-01", {}, _rpc("ping")),
+    ("accepts only SSE", "2025-06-18", {"accept": "text/event-stream"}, _rpc("ping")),
+    ("octet-stream body (ChatGPT's scanner)", "2025-06-18", {"content-type": "application/octet-stream"},
+     _rpc("tools/list")),
+    ("an HTML body", "2025-06-18", {"content-type": "text/html"}, _rpc("ping")),
+    ("a foreign Origin", "2025-06-18", {"origin": "https://evil.example"}, _rpc("ping")),
+    ("a bad token", "2025-06-18", {"authorization": "Bearer nope"}, _rpc("ping")),
+    ("a body over the limit", "2025-06-18", {}, _call("search", {"q": "x" * 70_000})),
+]
+
+
+def _send(base_url: str, version: str | None, extra: dict[str, str], body: object) -> httpx.Response:
+    headers = dict(HEADERS)
+    if version:
+        headers["mcp-protocol-version"] = version
+    headers |= extra
+    content = body if isinstance(body, bytes) else json.dumps(body).encode()
+    return httpx.post(f"{base_url}/mcp", content=content, headers=headers, timeout=30)
+
+
+def _seen(response: httpx.Response) -> tuple[int, str | None, object]:
+    # Each copy names its own origin (the files widget's redirect domain, challenge URLs).
+    text = response.text.replace(str(response.url.copy_with(path="/", query=None)).rstrip("/"), "ORIGIN")
+    try:
+        body: object = json.loads(text)
+    except ValueError:
+        body = text
+    return response.status_code, response.headers.get("content-type"), body
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c[0] for c in CASES])
+def test_the_lane_answers_what_the_sdk_transport_answers(servers: tuple[str, str], case):
+    _, version, extra, body = case
+    lane, transport = servers
+    assert _seen(_send(lane, version, extra, body)) == _seen(_send(transport, version, extra, body))
+
+
+def test_every_widget_resource_reads_the_same_through_both(servers: tuple[str, str]):
+    lane, transport = servers
+    listed = _send(lane, "2025-06-18", {}, _rpc("resources/list")).json()["result"]["resources"]
+    assert len(listed) >= 5
+    for resource in listed:
+        read = _rpc("resources/read", {"uri": resource["uri"]})
+        assert _seen(_send(lane, "2025-06-18", {}, read)) == _seen(_send(transport, "2025-06-18", {}, read))
+
+
+def test_the_modern_path_is_untouched_by_the_lane(servers: tuple[str, str]):
+    lane, transport = servers
+    body = _call("get_zoo_animals", {"count": 2}, _meta={
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientInfo": {"name": "parity", "version": "1"},
+        "io.modelcontextprotocol/clientCapabilities": {}})
+    extra = {"mcp-method": "tools/call", "mcp-name": "get_zoo_animals"}
+    seen = _seen(_send(lane, "2026-07-28", extra, body))
+    assert seen == _seen(_send(transport, "2026-07-28", extra, body))
+    assert seen[0] == 200 and seen[2]["result"]["structuredContent"]["animals"]

@@ -1,0 +1,278 @@
+"""The single-exchange lane in front of a real SDK transport: what it answers itself, what it hands over.
+
+The fallback is the SDK's own stateless JSON app, wrapped only to count what reaches it.
+That the lane's answers equal the transport's, request by request, is pinned over real HTTP
+in ``tests/e2e/test_fast_lane_parity.py``.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+
+import httpx
+import pytest
+import typing_extensions
+from mcp.server.connection import Connection
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.runner import serve_one
+from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+from mcp.server.transport_security import TransportSecuritySettings
+from mcp.shared.dispatcher import DispatchContext
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from app.mcp.lane import ExchangeContext, SingleExchangeLane
+
+pytestmark = pytest.mark.anyio
+NO_REBINDING_CHECK = TransportSecuritySettings(enable_dns_rebinding_protection=False)
+LEGACY = {"content-type": "application/json", "accept": "application/json, text/event-stream",
+          "mcp-protocol-version": "2025-06-18"}
+
+
+@dataclass
+class CountingFallback:
+    app: ASGIApp
+    calls: int = 0
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        self.calls += 1
+        await self.app(scope, receive, send)
+
+
+def build_server() -> MCPServer:
+    mcp = MCPServer("lane-test")
+
+    @mcp.tool(name="echo", description="Echo")
+    async def echo(text: str) -> str:
+        return text
+
+    @mcp.tool(name="explode", description="Raises something no handler maps")
+    async def explode() -> str:
+        raise RuntimeError("secret internal detail /etc/passwd")
+
+    @mcp.tool(name="chatty", description="Reports progress and logs mid-request")
+    async def chatty(ctx: Context) -> str:
+        await ctx.report_progress(1, 2)
+        await ctx.info("halfway")
+        return "done"
+
+    @mcp.tool(name="version", description="The protocol version this request is served at")
+    async def version(ctx: Context) -> str:
+        return str(ctx.protocol_version)
+
+    return mcp
+
+
+@dataclass
+class Rig:
+    client: httpx.AsyncClient
+    fallback: CountingFallback
+    lane: SingleExchangeLane
+
+    async def post(self, body: object, headers: dict[str, str] | None = None) -> httpx.Response:
+        content = body if isinstance(body, bytes) else json.dumps(body).encode()
+        return await self.client.post("/mcp", content=content, headers=headers if headers is not None else LEGACY)
+
+
+@pytest.fixture
+async def rig() -> AsyncIterator[Rig]:
+    mcp = build_server()
+    fallback = CountingFallback(mcp.streamable_http_app(streamable_http_path="/mcp", stateless_http=True,
+                                                        json_response=True, max_request_body_size=4096,
+                                                        transport_security=NO_REBINDING_CHECK))
+    lane = SingleExchangeLane(mcp.session_manager, fallback)
+    async with mcp.session_manager.run(), lane.run():
+        transport = httpx.ASGITransport(app=lane)
+        async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as client:
+            yield Rig(client, fallback, lane)
+
+
+def call(name: str, arguments: dict, id_: int | str = 1) -> dict:
+    return {"jsonrpc": "2.0", "id": id_, "method": "tools/call", "params": {"name": name, "arguments": arguments}}
+
+
+async def test_a_legacy_tool_call_is_answered_without_the_sdk_transport(rig: Rig):
+    response = await rig.post(call("echo", {"text": "hi"}, "req-7"))
+    assert response.status_code == 200
+    assert response.headers["content-type"] == "application/json"
+    body = response.json()
+    assert body["id"] == "req-7" and body["result"]["content"][0]["text"] == "hi"
+    assert rig.fallback.calls == 0
+
+
+@pytest.mark.parametrize("version", ["2025-06-18", "2025-11-25", None])
+async def test_initialize_list_and_ping_are_answered_in_the_lane_on_every_handshake_version(rig: Rig, version):
+    headers = {k: v for k, v in LEGACY.items() if k != "mcp-protocol-version"}
+    if version:
+        headers["mcp-protocol-version"] = version
+    init = await rig.post({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": version or "2025-03-26", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}},
+        headers)
+    tools = await rig.post({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}, headers)
+    ping = await rig.post({"jsonrpc": "2.0", "id": 3, "method": "ping"}, headers)
+    assert init.json()["result"]["protocolVersion"] == (version or "2025-03-26")
+    assert init.json()["result"]["serverInfo"]["name"] == "lane-test"
+    assert {t["name"] for t in tools.json()["result"]["tools"]} == {"echo", "explode", "chatty", "version"}
+    assert ping.json() == {"jsonrpc": "2.0", "id": 3, "result": {}}
+    assert rig.fallback.calls == 0
+
+
+@pytest.mark.parametrize("header,served_at", [("2025-06-18", "2025-06-18"), ("2025-11-25", "2025-11-25"),
+                                              ("2024-11-05", "2024-11-05"), (None, "2025-03-26")])
+async def test_a_request_is_served_at_the_version_its_header_names_or_the_specs_default(rig: Rig, header, served_at):
+    headers = {k: v for k, v in LEGACY.items() if k != "mcp-protocol-version"}
+    if header:
+        headers["mcp-protocol-version"] = header
+    response = await rig.post(call("version", {}), headers)
+    assert response.json()["result"]["content"][0]["text"] == served_at
+    assert rig.fallback.calls == 0
+
+
+async def test_sdk_validation_errors_come_back_from_the_lane_as_the_sdk_words_them(rig: Rig):
+    unknown_method = await rig.post({"jsonrpc": "2.0", "id": 1, "method": "no/such"})
+    bad_params = await rig.post({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": 5}})
+    bad_arguments = await rig.post(call("echo", {"text": 5}, 3))
+    assert unknown_method.json()["error"]["code"] == -32601
+    assert bad_params.json()["error"]["code"] == -32602
+    assert bad_arguments.json()["result"]["isError"] is True
+    assert rig.fallback.calls == 0
+
+
+async def test_an_unmapped_handler_exception_is_an_internal_error_without_its_text(rig: Rig):
+    # MCPServer turns a tool's exception into an error result; the lane's own boundary is for
+    # what escapes the whole chain, e.g. a broken middleware. Call a method whose handler raises.
+    async def broken(ctx, call_next):
+        if ctx.method == "ping":
+            raise RuntimeError("secret internal detail /etc/passwd")
+        return await call_next(ctx)
+
+    rig.lane.server.middleware.append(broken)
+    response = await rig.post({"jsonrpc": "2.0", "id": 9, "method": "ping"})
+    assert response.status_code == 200
+    assert response.json() == {"jsonrpc": "2.0", "id": 9, "error": {"code": -32603, "message": "Internal error"}}
+    assert "passwd" not in response.text
+
+
+async def test_notifications_sent_mid_request_are_dropped_and_the_answer_still_arrives(rig: Rig):
+    request = call("chatty", {})
+    request["params"]["_meta"] = {"progressToken": "p1"}
+    response = await rig.post(request)
+    assert response.json()["result"]["content"][0]["text"] == "done"
+    assert rig.fallback.calls == 0
+
+
+@pytest.mark.parametrize("case", [
+    "notification", "response", "batch", "parse_error", "bad_envelope", "null_id", "modern", "unknown_version",
+    "no_json_accept", "wrong_content_type", "chunked_body_over_limit", "declared_body_over_limit",
+])
+async def test_anything_but_one_legacy_json_request_goes_to_the_sdk_transport_unchanged(rig: Rig, case: str):
+    headers = dict(LEGACY)
+    body: object = call("echo", {"text": "x"})
+    expected_status = 200
+    if case == "notification":
+        body, expected_status = {"jsonrpc": "2.0", "method": "notifications/initialized"}, 202
+    elif case == "response":
+        body, expected_status = {"jsonrpc": "2.0", "id": 4, "result": {}}, 202
+    elif case == "batch":
+        body, expected_status = [call("echo", {"text": "x"})], 400
+    elif case == "parse_error":
+        body, expected_status = b'{"jsonrpc": "2.0", "id": 1, "method": ', 400
+    elif case == "bad_envelope":
+        body, expected_status = {"jsonrpc": "1.0", "id": 1, "method": "ping"}, 400
+    elif case == "null_id":
+        # The SDK takes an id-less-looking request for a notification; whatever it says, it says it.
+        body, expected_status = {"jsonrpc": "2.0", "id": None, "method": "ping"}, 202
+    elif case == "modern":
+        headers |= {"mcp-protocol-version": "2026-07-28", "mcp-method": "tools/call", "mcp-name": "echo"}
+        body = call("echo", {"text": "x"})
+        body["params"]["_meta"] = {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                                   "io.modelcontextprotocol/clientCapabilities": {}}
+    elif case == "unknown_version":
+        headers["mcp-protocol-version"] = "1999-01-01"
+        expected_status = 400
+    elif case == "no_json_accept":
+        headers["accept"] = "text/event-stream"
+        expected_status = 406
+    elif case == "wrong_content_type":
+        headers["content-type"] = "text/html"
+        expected_status = 400
+    elif case == "chunked_body_over_limit":
+        async def chunks():
+            for _ in range(10):
+                yield b"x" * 1000
+        response = await rig.client.post("/mcp", content=chunks(), headers=headers)
+        assert response.status_code == 413
+        # The limit answered before either path looked at the body.
+        assert rig.fallback.calls == 0
+        return
+    elif case == "declared_body_over_limit":
+        response = await rig.post(b" " * 5000)
+        assert response.status_code == 413
+        assert rig.fallback.calls == 0
+        return
+    response = await rig.post(body, headers)
+    assert response.status_code == expected_status, response.text
+    assert rig.fallback.calls == 1
+
+
+async def test_other_methods_than_post_go_to_the_sdk_transport(rig: Rig):
+    response = await rig.client.delete("/mcp", headers=LEGACY)
+    assert response.status_code == 405  # stateless: no session to delete
+    assert rig.fallback.calls == 1
+
+
+async def test_the_transport_security_refusals_stay_the_transports():
+    mcp = build_server()
+    security = TransportSecuritySettings(enable_dns_rebinding_protection=True, allowed_hosts=["good.example"],
+                                         allowed_origins=[])
+    fallback = CountingFallback(mcp.streamable_http_app(streamable_http_path="/mcp", stateless_http=True,
+                                                        json_response=True, transport_security=security))
+    lane = SingleExchangeLane(mcp.session_manager, fallback)
+    async with mcp.session_manager.run(), lane.run():
+        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=lane), base_url="http://evil.example") as c:
+            response = await c.post("/mcp", content=json.dumps(call("echo", {"text": "x"})), headers=LEGACY)
+    assert response.status_code == 421 and response.text == "Invalid Host header"
+    assert fallback.calls == 1
+
+
+def test_a_server_with_a_lifespan_is_refused_with_the_reason():
+    from contextlib import asynccontextmanager
+
+    @asynccontextmanager
+    async def lifespan(_):
+        yield {"pool": object()}
+
+    mcp = MCPServer("with-lifespan", lifespan=lifespan)
+    app = mcp.streamable_http_app(stateless_http=True, json_response=True)
+    with pytest.raises(ValueError, match="without a lifespan"):
+        SingleExchangeLane(mcp.session_manager, app)
+
+
+@pytest.mark.parametrize("stateless,json_response", [(False, True), (True, False)])
+def test_a_stateful_or_sse_transport_is_refused(stateless: bool, json_response: bool):
+    mcp = build_server()
+    app = mcp.streamable_http_app(stateless_http=stateless, json_response=json_response)
+    with pytest.raises(ValueError, match="stateless, JSON-response transport only"):
+        SingleExchangeLane(mcp.session_manager, app)
+
+
+def test_the_sdk_pieces_the_lane_is_built_on_keep_their_shape():
+    """Fails loudly when an SDK upgrade moves what the lane relies on (all public names)."""
+    assert sorted(typing_extensions.get_protocol_members(DispatchContext)) == [
+        "can_send_request", "cancel_requested", "message_metadata", "notify", "progress", "request_id",
+        "send_raw_request", "transport"]
+    context_fields = {"can_send_request", "cancel_requested", "message_metadata", "notify", "progress",
+                      "request_id", "send_raw_request", "transport"}
+    assert context_fields <= set(dir(ExchangeContext)) | set(ExchangeContext.__dataclass_fields__)
+    assert list(inspect.signature(serve_one).parameters) == [
+        "server", "dctx", "method", "params", "connection", "lifespan_state"]
+    assert list(inspect.signature(Connection.from_envelope).parameters) == [
+        "protocol_version", "client_info", "client_capabilities", "outbound"]
+    mcp = MCPServer("shape")
+    mcp.streamable_http_app(stateless_http=True, json_response=True, max_request_body_size=1234)
+    manager = mcp.session_manager
+    assert isinstance(manager, StreamableHTTPSessionManager)
+    assert (manager.stateless, manager.json_response, manager.max_request_body_size) == (True, True, 1234)
+    assert manager.security_settings is not None and callable(manager.app.lifespan)
