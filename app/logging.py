@@ -7,16 +7,20 @@ processor chain so every line has one shape and carries the bound context
 
 from __future__ import annotations
 
+import atexit
 import itertools
 import json
 import logging
 import logging.config
+import multiprocessing.util
 import os
+import sys
 import threading
 from collections import deque
-from typing import Any
+from typing import IO, Any
 
 import structlog
+from pydantic_core import to_json
 
 # Keys that must never reach a log line, wherever they were bound.
 REDACTED_KEYS = frozenset(
@@ -66,21 +70,165 @@ class RecentEvents:
             return [e for e in self._events if e["seq"] > after and e.get("widget_session_id") == widget_session_id]
 
 
-def configure_logging(log_format: str = "console", level: str = "INFO", recent: RecentEvents | None = None) -> None:
-    shared: list[Any] = [
-        structlog.contextvars.merge_contextvars,
-        structlog.stdlib.add_log_level,
-        structlog.stdlib.add_logger_name,
-        structlog.processors.TimeStamper(fmt="iso", utc=True),
-        _add_pid,
-        _redact,
-        *([recent] if recent is not None else []),
-    ]
-    renderer: Any = (
-        structlog.processors.JSONRenderer()
-        if log_format == "json"
-        else structlog.dev.ConsoleRenderer(colors=False)
-    )
+class LogWriter:
+    """Log lines go into a bounded in-memory buffer; one thread writes them to the stream in batches.
+
+    Logging from the event loop then costs an append: it never waits on the stream (a slow log
+    collector, a full pipe) and takes no lock another worker could hold. Every worker has its
+    own writer. When the buffer is full, lines are dropped and counted, and the count is written
+    as a ``log.dropped`` line once the stream keeps up again: losing lines beats stalling requests.
+    ``close()`` writes what is left; it runs at interpreter exit and when a uvicorn worker ends.
+    """
+
+    def __init__(self, stream: IO[str] | None = None, *, capacity: int = 50_000, interval: float = 0.02) -> None:
+        self._stream = stream  # None: whatever sys.stderr is when a batch is written
+        self.capacity = capacity
+        self.interval = interval
+        self._lines: deque[str] = deque()
+        self._dropped = 0
+        self._closed = threading.Event()
+        self._write_lock = threading.Lock()  # close() and the thread never write at once; the loop never takes it
+        self._thread = threading.Thread(target=self._run, name="log-writer", daemon=True)
+        self._thread.start()
+        atexit.register(self.close)
+        # uvicorn's worker processes leave through multiprocessing, which skips atexit but runs these.
+        multiprocessing.util.Finalize(self, self.close, exitpriority=100)
+
+    def put(self, line: str) -> None:
+        if len(self._lines) >= self.capacity:
+            self._dropped += 1
+            return
+        self._lines.append(line)
+
+    def flush(self) -> None:
+        """Write everything buffered so far, now (tests; shutdown)."""
+        with self._write_lock:
+            self._drain()
+
+    def close(self) -> None:
+        if not self._closed.is_set():
+            self._closed.set()
+            self._thread.join(timeout=2)
+        self.flush()
+
+    def _run(self) -> None:
+        while not self._closed.wait(self.interval):
+            with self._write_lock:
+                self._drain()
+
+    def _drain(self) -> None:
+        batch = []
+        while self._lines:
+            batch.append(self._lines.popleft())
+        if self._dropped:
+            dropped, self._dropped = self._dropped, 0
+            batch.append(json.dumps({"event": "log.dropped", "level": "warning", "logger": "app.logging",
+                                     "count": dropped, "pid": os.getpid()}))
+        if batch:
+            try:
+                stream = self._stream if self._stream is not None else sys.stderr
+                stream.write("\n".join(batch) + "\n")
+                stream.flush()
+            except (OSError, ValueError):  # stream closed or gone: nothing left to tell
+                pass
+
+
+class _WriterLogger:
+    """structlog's final logger: hands the rendered line to the current writer.
+
+    Looked up per line, not bound: structlog caches loggers on first use, and a later
+    ``configure_logging`` (tests, the worker after the supervisor) replaces the writer.
+    """
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def msg(self, line: str) -> None:
+        if _writer is not None:
+            _writer.put(line)
+
+    debug = info = warning = warn = error = critical = exception = fatal = log = msg
+
+
+class _WriterHandler(logging.Handler):
+    """The stdlib side (uvicorn, SQLAlchemy, the SDK): formatted by structlog, written by the writer."""
+
+    def __init__(self, writer: LogWriter) -> None:
+        super().__init__()
+        self.writer = writer
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            self.writer.put(self.format(record))
+        except Exception:
+            self.handleError(record)
+
+    def createLock(self) -> None:  # noqa: N802  (stdlib name) - the writer is lock-free for producers
+        self.lock = None
+
+    def acquire(self) -> None:
+        pass
+
+    def release(self) -> None:
+        pass
+
+
+def _add_logger_name(logger: Any, _: str, event_dict: dict[str, Any]) -> dict[str, Any]:
+    name = getattr(logger, "name", None)
+    if name:
+        event_dict.setdefault("logger", name)
+    return event_dict
+
+
+def _at_level(_: Any, method: str, event_dict: dict[str, Any]) -> dict[str, Any]:
+    # A processor rather than a filtering logger class: cached loggers follow a later configure_logging.
+    if _LEVELS.get(method, logging.INFO) < _threshold:
+        raise structlog.DropEvent
+    return event_dict
+
+
+_LEVELS = {"debug": logging.DEBUG, "info": logging.INFO, "warning": logging.WARNING, "warn": logging.WARNING,
+           "error": logging.ERROR, "exception": logging.ERROR, "critical": logging.CRITICAL,
+           "fatal": logging.CRITICAL}
+_threshold = logging.INFO
+
+
+def _to_json(obj: Any, **_: Any) -> str:
+    # pydantic-core's serializer (already a dependency): several times faster than json.dumps here.
+    return to_json(obj, fallback=repr).decode()
+
+
+_writer: LogWriter | None = None
+
+
+def _record_recent(logger: Any, method: str, event_dict: dict[str, Any]) -> dict[str, Any]:
+    return _recent(logger, method, event_dict) if _recent is not None else event_dict
+
+
+def _render(logger: Any, method: str, event_dict: dict[str, Any]) -> str:
+    return _renderer(logger, method, event_dict)
+
+
+_recent: RecentEvents | None = None
+_renderer: Any = structlog.dev.ConsoleRenderer(colors=False)
+# The same objects at every configure_logging: structlog caches a logger's chain on first use, so what
+# changes (writer, level, format, recent events) is read from the module state above, per line.
+_SHARED: list[Any] = [structlog.contextvars.merge_contextvars, structlog.processors.add_log_level,
+                      structlog.processors.TimeStamper(fmt="iso", utc=True), _add_pid, _redact, _record_recent]
+
+
+def configure_logging(log_format: str = "console", level: str = "INFO", recent: RecentEvents | None = None,
+                      stream: IO[str] | None = None) -> LogWriter:
+    """Route every log line, ours and the libraries', through one writer to ``stream`` (stderr)."""
+    global _writer, _threshold, _recent, _renderer
+    if _writer is not None:
+        _writer.close()
+    writer = _writer = LogWriter(stream)
+    _threshold = logging.getLevelName(level.upper())
+    _recent = recent
+    _renderer = (structlog.processors.JSONRenderer(serializer=_to_json) if log_format == "json"
+                 else structlog.dev.ConsoleRenderer(colors=False))
+    shared, renderer = _SHARED, _render
     logging.config.dictConfig(
         {
             "version": 1,
@@ -93,10 +241,10 @@ def configure_logging(log_format: str = "console", level: str = "INFO", recent: 
                         structlog.processors.format_exc_info,
                         renderer,
                     ],
-                    "foreign_pre_chain": shared,
+                    "foreign_pre_chain": [structlog.stdlib.add_logger_name, *shared],
                 }
             },
-            "handlers": {"default": {"class": "logging.StreamHandler", "formatter": "structlog"}},
+            "handlers": {"default": {"()": _WriterHandler, "writer": writer, "formatter": "structlog"}},
             "root": {"handlers": ["default"], "level": level.upper()},
             "loggers": {
                 # uvicorn's access log duplicates our own http.request event.
@@ -114,10 +262,12 @@ def configure_logging(log_format: str = "console", level: str = "INFO", recent: 
             },
         }
     )
+    # Our own events skip the stdlib machinery (records, handlers, formatter): a disabled level costs
+    # nothing, an enabled one is rendered here and handed to the writer.
     structlog.configure(
-        # filter_by_level first: a disabled event costs one level check, not the whole chain.
-        processors=[structlog.stdlib.filter_by_level, *shared, structlog.stdlib.ProcessorFormatter.wrap_for_formatter],
-        logger_factory=structlog.stdlib.LoggerFactory(),
-        wrapper_class=structlog.stdlib.BoundLogger,
+        processors=[_at_level, _add_logger_name, *shared, structlog.processors.format_exc_info, renderer],
+        logger_factory=lambda *args: _WriterLogger(str(args[0]) if args else ""),
+        wrapper_class=structlog.make_filtering_bound_logger(logging.DEBUG),
         cache_logger_on_first_use=True,
     )
+    return writer

@@ -36,7 +36,7 @@ from app.db.locks import SEED_LOCK, advisory_lock
 from app.feature import Deps, Feature, PrivateDocuments
 from app.http.devhost import DevFiles, devhost_routes
 from app.http.health import health_routes
-from app.http.middleware import AccessLogMiddleware, McpRequestNormalizer
+from app.http.middleware import AccessLogMiddleware, McpRequestNormalizer, Shortcut
 from app.logging import RecentEvents
 from app.mcp.lane import SingleExchangeLane
 from app.mcp.registry import ToolRegistry
@@ -250,7 +250,9 @@ def create_app(
                                      f"(add Scope({scope!r}, ...) to the feature's scopes)"
                                      for scope, tools in undeclared.items()))
     mcp = build_mcp_server(registry, instructions=server_instructions(features))
-    mcp_http: ASGIApp = mcp.streamable_http_app(
+    # Builds the SDK's stateless JSON transport; its Starlette wrapper (one route, its own lifespan) is not
+    # used: /mcp reaches the session manager directly, and our lifespan runs the manager.
+    mcp.streamable_http_app(
         streamable_http_path="/mcp",
         stateless_http=True,
         json_response=True,
@@ -262,6 +264,7 @@ def create_app(
             allowed_origins=settings.origin_allow_list,
         ),
     )
+    mcp_http: ASGIApp = mcp.session_manager.handle_request
     lane = None
     if settings.mcp_fast_lane:
         mcp_http = lane = SingleExchangeLane(mcp.session_manager, mcp_http)
@@ -295,14 +298,14 @@ def create_app(
             *feature_routes,
             *([] if settings.production else devhost_routes(recent_events, DevFiles(settings.files_max_bytes))),
             Route("/mcp", no_standalone_stream, methods=["GET"]),
-            # Only /mcp passes the bearer check: feature routes (OAuth endpoints take client
-            # credentials in Authorization) and unknown paths never see it.
-            Route("/mcp", mcp_endpoint, methods=["POST", "DELETE"]),
         ],
         lifespan=lifespan,
         exception_handlers={Exception: internal_error},
     )
-    return AccessLogMiddleware(McpRequestNormalizer(app, max_body_bytes=settings.max_body_bytes))
+    # Only /mcp passes the bearer check: feature routes (OAuth endpoints take client credentials in
+    # Authorization) and unknown paths never see it.
+    routed = Shortcut(app, "/mcp", ("POST", "DELETE"), mcp_endpoint)
+    return AccessLogMiddleware(McpRequestNormalizer(routed, max_body_bytes=settings.max_body_bytes))
 
 
 async def internal_error(_: Request, __: Exception) -> JSONResponse:

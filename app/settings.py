@@ -58,6 +58,9 @@ class Settings(BaseSettings):
     seed_on_start: bool = True
     widget_domain: str = "https://web-sandbox.oaiusercontent.com"
     db_pool_size: int = Field(default=10, ge=1)
+    # Seconds a worker keeps read-mostly reference data (zoo animals, cafés) without asking the database;
+    # the worker that writes sees its write at once, the others within this bound. 0: no cache.
+    cache_ttl: float = Field(default=2.0, ge=0, le=300)
     db_connect_timeout: float = Field(default=5.0, gt=0)
     db_statement_timeout: float = Field(default=15.0, gt=0)
     # development: demo accounts and generated keys under var_dir are fine; production refuses both

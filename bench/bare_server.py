@@ -7,7 +7,7 @@ settings, no structlog. Served by uvicorn as the top-level ASGI app, so the
 Starlette app returned by ``streamable_http_app`` runs its own lifespan, which
 starts the stateless session manager.
 
-Usage: ``APP_DATABASE_URL=sqlite:////tmp/x.db python bench/bare_server.py --port 8001``
+Usage: ``APP_DATABASE_URL=sqlite:////tmp/x.db python bench/bare_server.py --port 8001 [--workers N]``
 (the database must already be migrated and seeded).
 """
 
@@ -15,12 +15,14 @@ from __future__ import annotations
 
 import argparse
 import os
+from pathlib import Path
 from typing import Annotated
 
 import uvicorn
 from mcp.server.mcpserver import MCPServer
 from mcp.types import CallToolResult
 from pydantic import Field
+from starlette.types import ASGIApp
 
 from app.db import Database
 from app.features.search import service as search_service
@@ -29,6 +31,8 @@ from app.features.search.tool import search_result
 from app.features.zoo import service as zoo_service
 from app.features.zoo.schemas import ZooAnimals
 from app.features.zoo.tool import animals_result
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def build(db: Database) -> MCPServer:
@@ -49,13 +53,18 @@ def build(db: Database) -> MCPServer:
     return mcp
 
 
+def create() -> ASGIApp:
+    db = Database(os.environ["APP_DATABASE_URL"])
+    return build(db).streamable_http_app(stateless_http=True, json_response=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--port", type=int, required=True)
+    parser.add_argument("--workers", type=int, default=1)
     args = parser.parse_args()
-    db = Database(os.environ["APP_DATABASE_URL"])
-    app = build(db).streamable_http_app(stateless_http=True, json_response=True)
-    uvicorn.run(app, host="127.0.0.1", port=args.port, log_level="warning")
+    uvicorn.run("bare_server:create", factory=True, app_dir=str(ROOT / "bench"), host="127.0.0.1", port=args.port,
+                workers=args.workers, log_level="warning", access_log=False)
 
 
 if __name__ == "__main__":

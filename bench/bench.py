@@ -1,44 +1,45 @@
-"""Throughput/latency of the MCP app against two baselines, on loopback.
+"""Throughput and latency of the MCP app against three baselines, measured with wrk on loopback.
 
-Targets (each a single-worker uvicorn subprocess on a free 127.0.0.1 port):
+Targets (uvicorn subprocesses on free 127.0.0.1 ports, the same worker count each):
 
-* ``app``  - this server with everything on (``python -m app serve``), on a
-  freshly migrated and seeded temporary SQLite database.
-* ``bare`` - ``bench/bare_server.py``: a plain mcp ``MCPServer`` exposing the
-  same two tools through the same service functions and ``Database.read``, with
-  none of the app's middleware, extensions or logging. ``app / bare`` is the
-  cost of what the app adds on top of the SDK.
-* ``raw``  - ``bench/raw_server.py``: a Starlette endpoint that parses the
-  request and replays the bytes the app answered. ``x / raw`` is the share of
-  the HTTP-stack ceiling a target reaches; the goal is ``app >= 0.5x raw``.
+* ``app``    - this server with everything on (``python -m app serve``): auth, the lane,
+  logging (JSON, INFO, to a file), every feature, on a migrated and seeded database.
+* ``bare``   - ``bench/bare_server.py``: a plain ``MCPServer`` with the same two tools, the same
+  service functions and ``Database.read`` hop, nothing else. ``app / bare`` is what the app
+  adds to (or saves on) the SDK with the same work.
+* ``static`` - ``bench/static_server.py``: a plain ``MCPServer`` answering ``get_zoo_animals``
+  from memory through the same result builder: the SDK's own cost per request.
+* ``raw``    - ``bench/raw_server.py``: a Starlette endpoint that parses the JSON-RPC body and
+  builds the same zoo result with dicts and ``JSONResponse``: the HTTP stack's ceiling.
 
-Each (tool, wire path) is measured on both the legacy (2025-06-18, plain
-JSON-RPC) and modern (2026-07-28, routing headers + ``_meta``) paths. C
-asyncio loops, one keep-alive connection each, send requests back to back
-for S seconds after a short warm-up; non-200 answers, JSON-RPC errors and
-``isError`` results count as failures.
+Each (tool, path) cell is measured on the 2025-06-18 path (plain JSON-RPC) and the 2026-07-28
+path (routing headers + ``_meta`` envelope). ``static`` and ``raw`` serve ``get_zoo_animals``
+only. The load generator is wrk (Debian package ``wrk``): C, its own thread, no Python on
+the client side; a Lua hook counts non-200 answers, JSON-RPC errors and ``isError`` results
+as failures. Every target is first checked to answer each of its cells correctly.
 
-The load generator writes prebuilt HTTP/1.1 requests on C keep-alive
-connections (an httpx client cost ~2 ms of CPU per request and saturated
-before the raw server did). The table also shows each server process's CPU
-time per request (from /proc, all threads) and the client's CPU share; the
-"by server CPU" ratios compare capacity independently of the client.
+Why one alternating schedule: on a small shared machine the load generator and the servers
+compete for CPU and background noise comes and goes. Every target runs back to back inside
+each (round, tool, path) cell, and the cells repeat R times, so noise spreads evenly.
 
-Why one alternating schedule: on a shared 2-core machine the load generator and
-server compete for CPU and background noise comes and goes. Running every
-target back to back inside each (round, tool, path) cell, and repeating the
-cells R times, spreads that noise evenly over all targets instead of letting
-one target's block of measurements absorb a noisy minute.
+Columns: req/s; p50 and p99 latency from wrk; server CPU per request (user + system of the
+server and its worker processes, from /proc); server and client (wrk) CPU as a share of one
+core over the measured seconds.
 
-Usage: ``python bench/bench.py [--seconds S] [--concurrency C] [--rounds R] [--json PATH]``
+Usage::
+
+    python bench/bench.py [--workers 1,2] [--database sqlite|URL ...] [--seconds S] [--rounds R]
+                          [--concurrency C] [--tools zoo,search] [--targets app,bare,static,raw]
+                          [--json PATH]
 """
 
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import os
+import resource
+import shutil
 import socket
 import subprocess
 import sys
@@ -53,15 +54,22 @@ import httpx
 ROOT = Path(__file__).resolve().parents[1]
 PY = sys.executable
 TOOLS = {"get_zoo_animals": {"count": 10}, "search": {"q": "json dumps"}}
+TOOL_ALIASES = {"zoo": "get_zoo_animals", "search": "search"}
 PATHS = ("legacy", "modern")
-TARGETS = ("app", "bare", "raw")
 VERSIONS = {"legacy": "2025-06-18", "modern": "2026-07-28"}
+TARGETS = ("app", "bare", "static", "raw")
+# Not measured unless asked for: the app with its legacy requests through the SDK transport.
+EXTRA_TARGETS = ("app-nolane",)
+SERVES = {"app": set(TOOLS), "app-nolane": set(TOOLS), "bare": set(TOOLS), "static": {"get_zoo_animals"},
+          "raw": {"get_zoo_animals"}}
 SEED_FILES = (
     "app/features/zoo/data/animals.json",
     "app/features/cafes/data/cafes.json",
     "app/features/search/data/corpus.jsonl.gz",
 )
-GOAL = 0.5  # app must reach at least this share of raw req/s
+# The throughput issue's targets, checked against the figures of one run.
+GOALS = {"app_raw": 0.35, "app_static_legacy": 1.0, "p99_ms": 25.0, "search_p99_ms": 30.0, "pg_sqlite": 1.5,
+         "two_workers": 1.7}
 
 
 # --------------------------------------------------------------------- requests
@@ -100,6 +108,15 @@ def failure_of(response: httpx.Response) -> str | None:
     if result.get("isError"):
         return f"isError: {json.dumps(result.get('content'))[:200]}"
     return None
+
+
+def call_once(url: str, tool: str, path: str) -> httpx.Response:
+    headers, body = build_request(tool, path)
+    response = httpx.post(url + "/mcp", headers=headers, content=body, timeout=30)
+    reason = failure_of(response)
+    if reason:
+        raise RuntimeError(f"{url} {tool}/{path}: {reason}")
+    return response
 
 
 # ---------------------------------------------------------------------- servers
@@ -159,17 +176,114 @@ class Server:
         return "\n".join(text.splitlines()[-lines:])
 
 
+def process_tree(pid: int) -> list[int]:
+    """``pid`` and every process below it (uvicorn's workers are children of its supervisor)."""
+    children: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                ppid = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                continue
+            children.setdefault(ppid, []).append(int(entry.name))
+    tree, todo = [], [pid]
+    while todo:
+        current = todo.pop()
+        tree.append(current)
+        todo.extend(children.get(current, []))
+    return tree
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU of a process tree, every thread included (Linux /proc)."""
+    total = 0
+    for member in process_tree(pid):
+        try:
+            fields = Path(f"/proc/{member}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        total += int(fields[11]) + int(fields[12])
+    return total / os.sysconf("SC_CLK_TCK")
+
+
+def migrate_and_seed(env: dict[str, str]) -> None:
+    for step in ("migrate", "seed"):
+        done = subprocess.run([PY, "-m", "app", step], cwd=ROOT, env=env, capture_output=True, text=True)
+        if done.returncode:
+            raise RuntimeError(f"python -m app {step} failed:\n{done.stderr[-2000:]}")
+
+
+def start_servers(stack: ExitStack, tmp: Path, database_url: str, workers: int,
+                  targets: tuple[str, ...], log_level: str = "info") -> dict[str, Server]:
+    env = {**os.environ, "APP_DATABASE_URL": database_url, "APP_LOG_FORMAT": "json", "APP_LOG_LEVEL": log_level,
+           "APP_MIGRATE_ON_START": "false", "APP_SEED_ON_START": "false", "PYTHONUNBUFFERED": "1"}
+    migrate_and_seed(env)
+    servers: dict[str, Server] = {}
+    argv = {
+        "app": [PY, "-m", "app", "serve", "--workers", str(workers)],
+        "app-nolane": [PY, "-m", "app", "serve", "--workers", str(workers)],
+        "bare": [PY, str(ROOT / "bench" / "bare_server.py"), "--workers", str(workers)],
+        "static": [PY, str(ROOT / "bench" / "static_server.py"), "--workers", str(workers)],
+        "raw": [PY, str(ROOT / "bench" / "raw_server.py"), "--workers", str(workers)],
+    }
+    for name in targets:
+        own_env = {**env, "APP_MCP_FAST_LANE": "false"} if name == "app-nolane" else env
+        server = Server(name, argv[name], own_env, tmp / f"{name}-{workers}.log",
+                        "/readyz" if name.startswith("app") else "/mcp")
+        stack.callback(server.stop)
+        server.start()
+        servers[name] = server
+    reference = {(t, p): call_once(servers["app"].url, t, p).json()["result"]["structuredContent"]
+                 for t in TOOLS for p in PATHS} if "app" in servers else {}
+    for name, server in servers.items():  # every target answers every cell correctly before timing starts
+        for tool in SERVES[name]:
+            for path in PATHS:
+                structured = call_once(server.url, tool, path).json()["result"].get("structuredContent")
+                if reference and structured != reference[tool, path]:
+                    raise RuntimeError(f"{name} answers {tool}/{path} with other data than the app")
+    return servers
+
+
 # ------------------------------------------------------------------------- load
+
+LUA = """
+wrk.method = "POST"
+wrk.body = {body}
+{headers}
+local threads = {{}}
+function setup(thread) table.insert(threads, thread) end
+function init(args) failures = 0 end
+function response(status, headers, body)
+  if status ~= 200 or not body:find('"result"', 1, true) or body:find('"isError":true', 1, true) then
+    failures = failures + 1
+  end
+end
+function done(summary, latency, requests)
+  local failed = 0
+  for _, t in ipairs(threads) do failed = failed + t:get("failures") end
+  local e = summary.errors
+  io.write(string.format('WRK {{"requests": %d, "duration_us": %d, "p50_us": %d, "p99_us": %d, '
+    .. '"failures": %d, "socket_errors": %d}}\\n', summary.requests, summary.duration,
+    latency:percentile(50), latency:percentile(99), failed,
+    e.connect + e.read + e.write + e.status + e.timeout))
+end
+"""
+
+
+def lua_script(headers: dict[str, str], body: bytes) -> str:
+    lines = "\n".join(f'wrk.headers["{k}"] = {json.dumps(v)}' for k, v in headers.items())
+    return LUA.format(body=json.dumps(body.decode()), headers=lines)
+
 
 @dataclass
 class Sample:
     requests: int = 0
     seconds: float = 0.0
     failures: int = 0
-    server_cpu: float = 0.0  # CPU seconds the server process (all threads) used while measured
-    client_cpu: float = 0.0  # CPU seconds this load generator used while measured
-    latencies: list[float] = field(default_factory=list)
-    reasons: dict[str, int] = field(default_factory=dict)
+    server_cpu: float = 0.0
+    client_cpu: float = 0.0
+    p50: list[float] = field(default_factory=list)  # ms, one per measurement (wrk keeps no raw latencies)
+    p99: list[float] = field(default_factory=list)
 
     def add(self, other: Sample) -> None:
         self.requests += other.requests
@@ -177,245 +291,202 @@ class Sample:
         self.failures += other.failures
         self.server_cpu += other.server_cpu
         self.client_cpu += other.client_cpu
-        self.latencies += other.latencies
-        for reason, n in other.reasons.items():
-            self.reasons[reason] = self.reasons.get(reason, 0) + n
-
-    def percentile(self, q: float) -> float:
-        if not self.latencies:
-            return float("nan")
-        ordered = sorted(self.latencies)
-        return ordered[min(len(ordered) - 1, int(q * len(ordered)))] * 1000
+        self.p50 += other.p50
+        self.p99 += other.p99
 
 
-class Connection:
-    """A keep-alive HTTP/1.1 connection with nothing on top.
-
-    httpx costs ~2 ms of client CPU per request, which made the load generator,
-    not the servers, the bottleneck. Sending prebuilt bytes and reading
-    Content-Length (or chunked) bodies costs a few tens of microseconds.
-    """
-
-    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        self.reader, self.writer = reader, writer
-
-    @classmethod
-    async def open(cls, port: int) -> Connection:
-        return cls(*await asyncio.open_connection("127.0.0.1", port))
-
-    async def send(self, request: bytes) -> tuple[int, bytes]:
-        self.writer.write(request)
-        head = await self.reader.readuntil(b"\r\n\r\n")
-        lines = head.decode("latin-1").split("\r\n")
-        status = int(lines[0].split(" ", 2)[1])
-        headers = {k.strip().lower(): v.strip() for k, _, v in (line.partition(":") for line in lines[1:] if line)}
-        if "content-length" in headers:
-            return status, await self.reader.readexactly(int(headers["content-length"]))
-        body = b""
-        while (size := int((await self.reader.readline()).strip() or b"0", 16)) > 0:
-            body += await self.reader.readexactly(size)
-            await self.reader.readline()
-        await self.reader.readline()
-        return status, body
-
-    def close(self) -> None:
-        self.writer.close()
+def run_wrk(url: str, script: Path, seconds: int, concurrency: int, threads: int) -> dict:
+    done = subprocess.run(["wrk", f"-t{threads}", f"-c{concurrency}", f"-d{seconds}s", "--timeout", "10s",
+                           "-s", str(script), url + "/mcp"], capture_output=True, text=True)
+    line = next((x for x in done.stdout.splitlines() if x.startswith("WRK ")), None)
+    if done.returncode or line is None:
+        raise RuntimeError(f"wrk failed ({done.returncode}): {done.stderr[-500:]}{done.stdout[-500:]}")
+    return json.loads(line[4:])
 
 
-def raw_request(port: int, headers: dict[str, str], body: bytes) -> bytes:
-    lines = ["POST /mcp HTTP/1.1", f"host: 127.0.0.1:{port}", f"content-length: {len(body)}",
-             *(f"{k}: {v}" for k, v in headers.items())]
-    return ("\r\n".join(lines) + "\r\n\r\n").encode() + body
-
-
-def failure_of_bytes(status: int, body: bytes) -> str | None:
-    return failure_of(httpx.Response(status, content=body)) if status != 200 or b'"result"' not in body \
-        or b'"isError":true' in body else None
-
-
-async def hammer(conns: list[Connection], request: bytes, seconds: float) -> Sample:
-    sample = Sample()
-    deadline = time.perf_counter() + seconds
-
-    async def loop(conn: Connection) -> None:
-        while time.perf_counter() < deadline:
-            t0 = time.perf_counter()
-            try:
-                reason = failure_of_bytes(*await conn.send(request))
-            except (OSError, asyncio.IncompleteReadError, ValueError) as exc:
-                reason = f"{type(exc).__name__}: {exc}"[:200]
-            sample.latencies.append(time.perf_counter() - t0)
-            sample.requests += 1
-            if reason:
-                sample.failures += 1
-                sample.reasons[reason] = sample.reasons.get(reason, 0) + 1
-
-    start = time.perf_counter()
-    await asyncio.gather(*(loop(c) for c in conns))
-    sample.seconds = time.perf_counter() - start
+def measure(server: Server, tool: str, path: str, args: argparse.Namespace, tmp: Path) -> Sample:
+    script = tmp / f"{tool}-{path}.lua"
+    script.write_text(lua_script(*build_request(tool, path)), encoding="utf-8")
+    run_wrk(server.url, script, args.warmup, args.concurrency, args.wrk_threads)
+    assert server.proc is not None
+    before_server, before_client = cpu_seconds(server.proc.pid), resource.getrusage(resource.RUSAGE_CHILDREN)
+    figures = run_wrk(server.url, script, args.seconds, args.concurrency, args.wrk_threads)
+    after_client = resource.getrusage(resource.RUSAGE_CHILDREN)
+    sample = Sample(requests=figures["requests"], seconds=figures["duration_us"] / 1e6,
+                    failures=figures["failures"] + figures["socket_errors"],
+                    server_cpu=cpu_seconds(server.proc.pid) - before_server,
+                    client_cpu=(after_client.ru_utime + after_client.ru_stime)
+                    - (before_client.ru_utime + before_client.ru_stime),
+                    p50=[figures["p50_us"] / 1000], p99=[figures["p99_us"] / 1000])
     return sample
 
 
-def cpu_seconds(pid: int) -> float:
-    """User + system CPU of a process, all threads included (Linux /proc)."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
-async def measure(server: Server, tool: str, path: str, args: argparse.Namespace) -> Sample:
-    headers, body = build_request(tool, path)
-    request = raw_request(server.port, headers, body)
-    conns = [await Connection.open(server.port) for _ in range(args.concurrency)]
-    try:
-        await hammer(conns, request, args.warmup)
-        server_cpu, client_cpu = cpu_seconds(server.proc.pid), time.process_time()
-        sample = await hammer(conns, request, args.seconds)
-        sample.server_cpu = cpu_seconds(server.proc.pid) - server_cpu
-        sample.client_cpu = time.process_time() - client_cpu
-        return sample
-    finally:
-        for conn in conns:
-            conn.close()
-
-
-# ---------------------------------------------------------------------- running
-
-def call_once(url: str, tool: str, path: str) -> httpx.Response:
-    headers, body = build_request(tool, path)
-    response = httpx.post(url + "/mcp", headers=headers, content=body, timeout=30)
-    reason = failure_of(response)
-    if reason:
-        raise RuntimeError(f"{url} {tool}/{path}: {reason}")
-    return response
-
-
-def start_servers(stack: ExitStack, tmp: Path) -> dict[str, Server]:
-    env = {**os.environ, "APP_DATABASE_URL": f"sqlite:///{tmp / 'bench.db'}", "APP_LOG_FORMAT": "json",
-           "APP_LOG_LEVEL": "WARNING", "APP_MIGRATE_ON_START": "false", "APP_SEED_ON_START": "false",
-           "PYTHONUNBUFFERED": "1"}
-    subprocess.run([PY, "-m", "app", "migrate"], cwd=ROOT, env=env, check=True, capture_output=True)
-    subprocess.run([PY, "-m", "app", "seed"], cwd=ROOT, env=env, check=True, capture_output=True)
-    servers: dict[str, Server] = {}
-
-    def launch(server: Server) -> None:
-        stack.callback(server.stop)
-        server.start()
-        servers[server.name] = server
-
-    app = Server("app", [PY, "-m", "app", "serve", "--workers", "1"], env, tmp / "app.log", "/readyz")
-    launch(app)
-    env["APP_BASE_URL"] = app.url  # only the app reads it; set for completeness
-    launch(Server("bare", [PY, str(ROOT / "bench" / "bare_server.py")], env, tmp / "bare.log"))
-    recorded = {VERSIONS[p]: {t: call_once(app.url, t, p).text for t in TOOLS} for p in PATHS}
-    (tmp / "recorded.json").write_text(json.dumps(recorded), encoding="utf-8")
-    raw_env = {**env, "BENCH_RAW_RESPONSES": str(tmp / "recorded.json")}
-    launch(Server("raw", [PY, str(ROOT / "bench" / "raw_server.py")], raw_env, tmp / "raw.log"))
-    for tool in TOOLS:  # every target answers every (tool, path) correctly before timing starts
-        for path in PATHS:
-            app_structured = call_once(app.url, tool, path).json()["result"].get("structuredContent")
-            bare_structured = call_once(servers["bare"].url, tool, path).json()["result"].get("structuredContent")
-            call_once(servers["raw"].url, tool, path)
-            if app_structured != bare_structured:
-                print(f"note: {tool}/{path}: bare structuredContent differs from app's", file=sys.stderr)
-    return servers
-
-
-def run_schedule(servers: dict[str, Server], args: argparse.Namespace) -> dict[tuple, Sample]:
-    totals = {(t, p, s): Sample() for t in TOOLS for p in PATHS for s in TARGETS}
+def run_schedule(servers: dict[str, Server], args: argparse.Namespace, tmp: Path, label: str) -> dict[tuple, Sample]:
+    totals: dict[tuple, Sample] = {}
     for r in range(args.rounds):
-        for tool in TOOLS:
+        for tool in args.tools:
             for path in PATHS:
-                for target in TARGETS:
-                    sample = asyncio.run(measure(servers[target], tool, path, args))
-                    totals[tool, path, target].add(sample)
-                    print(f"  round {r + 1}/{args.rounds} {tool:<16} {path:<6} {target:<4} "
-                          f"{sample.requests / sample.seconds:8.1f} req/s  failures {sample.failures}",
-                          file=sys.stderr, flush=True)
+                for target, server in servers.items():
+                    if tool not in SERVES[target]:
+                        continue
+                    sample = measure(server, tool, path, args, tmp)
+                    totals.setdefault((tool, path, target), Sample()).add(sample)
+                    print(f"  {label} round {r + 1}/{args.rounds} {tool:<16} {path:<6} {target:<6} "
+                          f"{sample.requests / sample.seconds:8.1f} req/s  p99 {sample.p99[0]:7.2f} ms  "
+                          f"failures {sample.failures}", file=sys.stderr, flush=True)
     return totals
 
 
 # ---------------------------------------------------------------------- reports
 
-def report(totals: dict[tuple, Sample], args: argparse.Namespace) -> dict:
-    rows, ratios = [], []
+def median(values: list[float]) -> float:
+    ordered = sorted(values)
+    return ordered[len(ordered) // 2] if ordered else float("nan")
+
+
+def rows_of(totals: dict[tuple, Sample], database: str, workers: int) -> list[dict]:
+    rows = []
     for (tool, path, target), s in totals.items():
-        rows.append({"tool": tool, "path": path, "target": target, "requests": s.requests,
-                     "seconds": round(s.seconds, 3), "rps": round(s.requests / s.seconds, 1),
-                     "p50_ms": round(s.percentile(0.50), 2), "p99_ms": round(s.percentile(0.99), 2),
-                     "failures": s.failures, "failure_reasons": s.reasons,
+        rows.append({"database": database, "workers": workers, "tool": tool, "path": path, "target": target,
+                     "requests": s.requests, "rps": round(s.requests / s.seconds, 1),
+                     # wrk reports percentiles per run: the median over the rounds
+                     "p50_ms": round(median(s.p50), 2), "p99_ms": round(median(s.p99), 2),
+                     "failures": s.failures,
                      "server_cpu_ms_per_req": round(1000 * s.server_cpu / max(s.requests, 1), 3),
                      "server_cpu_pct": round(100 * s.server_cpu / s.seconds),
                      "client_cpu_pct": round(100 * s.client_cpu / s.seconds)})
-    by = {(r["tool"], r["path"], r["target"]): r for r in rows}
-    for tool in TOOLS:
-        for path in PATHS:
-            app, bare, raw = (by[tool, path, t]["rps"] for t in TARGETS)
-            cost = {t: by[tool, path, t]["server_cpu_ms_per_req"] for t in TARGETS}
-            ratios.append({"tool": tool, "path": path, "app_raw": round(app / raw, 3),
-                           "bare_raw": round(bare / raw, 3), "app_bare": round(app / bare, 3),
-                           "goal_met": app >= GOAL * raw,
-                           # capacity per server CPU second: immune to a saturated load generator
-                           "cpu_app_raw": round(cost["raw"] / cost["app"], 3) if cost["app"] else None,
-                           "cpu_bare_raw": round(cost["raw"] / cost["bare"], 3) if cost["bare"] else None,
-                           "raw_client_bound": by[tool, path, "raw"]["client_cpu_pct"] >= 85
-                           and by[tool, path, "raw"]["server_cpu_pct"] < 60})
+    return rows
 
-    header = (f"{'tool':<16} | {'path':<6} | {'target':<6} | {'req/s':>8} | {'p50 ms':>7} | {'p99 ms':>7} | "
-              f"failures | srv cpu ms/req | srv cpu % | client cpu %")
+
+def print_table(rows: list[dict]) -> None:
+    header = (f"{'db':<8} | {'w':>1} | {'tool':<16} | {'path':<6} | {'target':<6} | {'req/s':>8} | {'p50 ms':>7} | "
+              f"{'p99 ms':>7} | fail | srv cpu ms/req | srv cpu % | wrk cpu %")
     print(header)
     print("-" * len(header))
     for r in rows:
-        print(f"{r['tool']:<16} | {r['path']:<6} | {r['target']:<6} | {r['rps']:>8.1f} | "
-              f"{r['p50_ms']:>7.2f} | {r['p99_ms']:>7.2f} | {r['failures']:>8} | "
-              f"{r['server_cpu_ms_per_req']:>14.3f} | {r['server_cpu_pct']:>9} | {r['client_cpu_pct']:>12}")
-    print("\nratios (req/s)")
-    for q in ratios:
-        print(f"{q['tool']:<16} | {q['path']:<6} | app/raw {q['app_raw']:.3f} | bare/raw {q['bare_raw']:.3f} | "
-              f"app/bare {q['app_bare']:.3f}")
-    print("\nratios by server CPU per request (raw cost / target cost; what each would reach if the server "
-          "were the bottleneck)")
-    for q in ratios:
-        print(f"{q['tool']:<16} | {q['path']:<6} | app/raw {q['cpu_app_raw']} | bare/raw {q['cpu_bare_raw']}")
-    print(f"\ntarget app >= {GOAL}x raw")
-    for q in ratios:
-        note = ("  [raw was bound by the load generator, not its server: the req/s ratio overstates app; "
-                f"by server CPU app/raw is {q['cpu_app_raw']}]") if q["raw_client_bound"] else ""
-        print(f"{q['tool']:<16} | {q['path']:<6} | {'MET' if q['goal_met'] else 'NOT MET'} "
-              f"(app/raw {q['app_raw']:.3f}){note}")
-    for r in rows:
-        for reason, n in r["failure_reasons"].items():
-            print(f"failure {r['tool']}/{r['path']}/{r['target']} x{n}: {reason}")
-    config = {k: getattr(args, k) for k in ("seconds", "warmup", "concurrency", "rounds")}
-    return {"config": config, "results": rows, "ratios": ratios}
+        print(f"{r['database']:<8} | {r['workers']:>1} | {r['tool']:<16} | {r['path']:<6} | {r['target']:<6} | "
+              f"{r['rps']:>8.1f} | {r['p50_ms']:>7.2f} | {r['p99_ms']:>7.2f} | {r['failures']:>4} | "
+              f"{r['server_cpu_ms_per_req']:>14.3f} | {r['server_cpu_pct']:>9} | {r['client_cpu_pct']:>9}")
+
+
+def ratios_of(rows: list[dict]) -> list[str]:
+    by = {(r["database"], r["workers"], r["tool"], r["path"], r["target"]): r for r in rows}
+    lines = []
+    for (database, workers, tool, path, target), r in sorted(by.items()):
+        if target != "app":
+            continue
+        parts = []
+        for base in ("raw", "static", "bare", "app-nolane"):
+            other = by.get((database, workers, tool, path, base))
+            if other:
+                parts.append(f"app/{base} {r['rps'] / other['rps']:.2f}")
+        lines.append(f"{database:<8} w={workers} {tool:<16} {path:<6} " + "  ".join(parts))
+    return lines
+
+
+def goals_of(rows: list[dict]) -> list[str]:
+    by = {(r["database"], r["workers"], r["tool"], r["path"], r["target"]): r for r in rows}
+    lines = []
+
+    def verdict(ok: bool) -> str:
+        return "met" if ok else "NOT MET"
+
+    for (database, workers, tool, path, target), r in sorted(by.items()):
+        if target != "app" or workers != 1:
+            continue
+        if tool == "get_zoo_animals":
+            if raw := by.get((database, 1, tool, path, "raw")):
+                share = r["rps"] / raw["rps"]
+                lines.append(f"{database} {path}: app >= {GOALS['app_raw']}x raw: {share:.2f}x "
+                             f"{verdict(share >= GOALS['app_raw'])}")
+            if path == "legacy" and (static := by.get((database, 1, tool, path, "static"))):
+                share = r["rps"] / static["rps"]
+                lines.append(f"{database} {path}: app >= {GOALS['app_static_legacy']}x bare static: {share:.2f}x "
+                             f"{verdict(share >= GOALS['app_static_legacy'])}")
+            lines.append(f"{database} {path}: zoo p99 <= {GOALS['p99_ms']:.0f} ms: {r['p99_ms']:.1f} ms "
+                         f"{verdict(r['p99_ms'] <= GOALS['p99_ms'])}")
+        else:
+            lines.append(f"{database} {path}: search p99 <= {GOALS['search_p99_ms']:.0f} ms: {r['p99_ms']:.1f} ms "
+                         f"{verdict(r['p99_ms'] <= GOALS['search_p99_ms'])}")
+        if database != "sqlite" and (lite := by.get(("sqlite", 1, tool, path, "app"))):
+            slower = lite["rps"] / r["rps"]
+            lines.append(f"{database} {tool} {path}: within {GOALS['pg_sqlite']}x of SQLite: {slower:.2f}x slower "
+                         f"{verdict(slower <= GOALS['pg_sqlite'])}")
+        if two := by.get((database, 2, tool, path, "app")):
+            gain = two["rps"] / r["rps"]
+            lines.append(f"{database} {tool} {path}: 2 workers >= {GOALS['two_workers']}x one: {gain:.2f}x "
+                         f"{verdict(gain >= GOALS['two_workers'])}")
+    return lines
+
+
+def database_urls(specs: list[str], tmp: Path) -> list[tuple[str, str]]:
+    urls = []
+    for spec in specs:
+        if spec == "sqlite":
+            urls.append(("sqlite", f"sqlite:///{tmp / 'bench.db'}"))
+        else:
+            urls.append(("postgres" if spec.startswith("postgresql") else spec.split(":", 1)[0], spec))
+    return urls
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
-    parser.add_argument("--seconds", type=float, default=4.0, help="measured seconds per cell and round")
-    parser.add_argument("--warmup", type=float, default=0.5, help="warm-up seconds before each measurement")
+    parser.add_argument("--seconds", type=int, default=5, help="measured seconds per cell and round")
+    parser.add_argument("--warmup", type=int, default=1, help="warm-up seconds before each measurement")
     parser.add_argument("--concurrency", type=int, default=16)
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--wrk-threads", type=int, default=1, help="wrk threads (each one core at most)")
+    parser.add_argument("--workers", default="1", help="comma-separated worker counts, e.g. 1,2")
+    parser.add_argument("--database", action="append",
+                        help="sqlite (a fresh temporary file, the default) or a PostgreSQL URL; repeatable")
+    parser.add_argument("--tools", default="zoo,search", help="comma-separated: zoo, search")
+    parser.add_argument("--targets", default=",".join(TARGETS),
+                        help="comma-separated, of " + ", ".join(TARGETS + EXTRA_TARGETS))
+    parser.add_argument("--log-level", default="info", help="the app's APP_LOG_LEVEL (info: a line per request)")
     parser.add_argument("--json", type=Path, help="also write the figures to this JSON file")
     args = parser.parse_args()
+    if shutil.which("wrk") is None:
+        print("wrk is not installed (Debian: apt-get install wrk)", file=sys.stderr)
+        return 2
     missing = [f for f in SEED_FILES if not (ROOT / f).exists()]
     if missing:
         print(f"seed data missing: {', '.join(missing)}", file=sys.stderr)
         return 2
-    cells = args.rounds * len(TOOLS) * len(PATHS) * len(TARGETS)
-    print(f"{cells} measurements, ~{cells * (args.seconds + args.warmup):.0f}s of load "
-          f"(C={args.concurrency}, S={args.seconds}s, warm-up {args.warmup}s, R={args.rounds})", file=sys.stderr)
-    with tempfile.TemporaryDirectory(prefix="mcp-bench-") as tmp, ExitStack() as stack:
-        servers = start_servers(stack, Path(tmp))
-        totals = run_schedule(servers, args)
-        crashed = [s.name for s in servers.values() if s.proc and s.proc.poll() is not None]
-        failing = {target for (_, _, target), s in totals.items() if s.failures}
-        for name in sorted(set(crashed) | failing):
-            state = "exited during the run" if name in crashed else "had failures"
-            print(f"{name} {state}; its log ends with:\n{servers[name].log_tail()}", file=sys.stderr)
-    figures = report(totals, args)
+    try:
+        args.tools = [TOOL_ALIASES[t.strip()] for t in args.tools.split(",")]
+        targets = tuple(t.strip() for t in args.targets.split(",") if t.strip())
+        worker_counts = [int(w) for w in args.workers.split(",")]
+        if unknown := set(targets) - set(TARGETS) - set(EXTRA_TARGETS):
+            raise KeyError(", ".join(sorted(unknown)))
+    except (KeyError, ValueError) as exc:
+        print(f"bad --tools, --targets or --workers: {exc}", file=sys.stderr)
+        return 2
+    rows: list[dict] = []
+    with tempfile.TemporaryDirectory(prefix="mcp-bench-") as tmp_name:
+        tmp = Path(tmp_name)
+        for label, url in database_urls(args.database or ["sqlite"], tmp):
+            for workers in worker_counts:
+                with ExitStack() as stack:
+                    servers = start_servers(stack, tmp, url, workers, targets, args.log_level)
+                    totals = run_schedule(servers, args, tmp, f"{label} w={workers}")
+                    crashed = [s.name for s in servers.values() if s.proc and s.proc.poll() is not None]
+                    for name in crashed:
+                        print(f"{name} exited during the run; its log ends with:\n{servers[name].log_tail()}",
+                              file=sys.stderr)
+                    if crashed:
+                        return 1
+                rows += rows_of(totals, label, workers)
+    print(f"wrk: {args.wrk_threads} thread(s), {args.concurrency} connections, {args.seconds}s x {args.rounds} "
+          f"rounds per cell; {os.cpu_count()} CPUs")
+    print_table(rows)
+    print("\nratios (req/s, same run)")
+    print("\n".join(ratios_of(rows)))
+    print("\ntargets")
+    print("\n".join(goals_of(rows)))
     if args.json:
-        args.json.write_text(json.dumps(figures, indent=2), encoding="utf-8")
-    return 1 if crashed else 0
+        args.json.write_text(json.dumps({"config": vars(args) | {"json": str(args.json)}, "results": rows},
+                                        indent=2, default=str), encoding="utf-8")
+    return 1 if any(r["failures"] for r in rows) else 0
 
 
 if __name__ == "__main__":

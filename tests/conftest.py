@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import io
 import json
-import logging
 import os
 import uuid
 from collections.abc import Callable, Iterator
@@ -25,6 +24,11 @@ from app.main import discover_features, seed
 from app.settings import Settings, load_settings
 
 ROOT = Path(__file__).resolve().parents[1]
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    # As the app does before anything logs: a logger first used unconfigured would keep structlog's defaults.
+    configure_logging("console", "info")
 
 
 @pytest.fixture
@@ -102,15 +106,17 @@ def db(database_url: str) -> Iterator[Database]:
 @pytest.fixture
 def json_log() -> Iterator[Callable[[], list[dict]]]:
     """Capture what the app logs, rendered as the production JSON lines; call it to read them."""
-    configure_logging("json", "info")
     stream = io.StringIO()
-    handler = logging.StreamHandler(stream)
-    handler.setFormatter(logging.getLogger().handlers[0].formatter)
-    logging.getLogger().addHandler(handler)
+    writer = configure_logging("json", "info", stream=stream)
+
+    def lines() -> list[dict]:
+        writer.flush()
+        return [json.loads(line) for line in stream.getvalue().splitlines() if line.startswith("{")]
+
     try:
-        yield lambda: [json.loads(line) for line in stream.getvalue().splitlines() if line.startswith("{")]
+        yield lines
     finally:
-        logging.getLogger().removeHandler(handler)
+        configure_logging("console", "info")
 
 
 @pytest.fixture(scope="session")

@@ -124,3 +124,24 @@ class McpRequestNormalizer:
                 await send(message)
 
         return json_send
+
+
+class Shortcut:
+    """Requests to ``path`` with one of ``methods`` go straight to ``endpoint``; the rest to ``app``.
+
+    /mcp carries nearly all the traffic, and Starlette's router would try every other route's
+    pattern and add its exception middleware first. The access log above already turns a crash
+    into a JSON 500 with the request id, so /mcp loses nothing by skipping them.
+    """
+
+    def __init__(self, app: ASGIApp, path: str, methods: Iterable[str], endpoint: ASGIApp) -> None:
+        self.app = app
+        self.path = path
+        self.methods = frozenset(methods)
+        self.endpoint = endpoint
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and scope["path"] == self.path and scope["method"] in self.methods:
+            await self.endpoint(scope, receive, send)
+        else:
+            await self.app(scope, receive, send)

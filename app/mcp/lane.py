@@ -51,14 +51,13 @@ from mcp_types import (
     ErrorData,
     JSONRPCError,
     JSONRPCRequest,
-    JSONRPCResponse,
     ProgressToken,
     RequestId,
     jsonrpc_message_adapter,
 )
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from pydantic import ValidationError
-from pydantic_core import from_json
+from pydantic_core import from_json, to_json
 from starlette.requests import Request
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -152,18 +151,18 @@ class SingleExchangeLane:
         dctx = ExchangeContext(request_id=message.id,
                                message_metadata=ServerMessageMetadata(request_context=request, can_send_request=False),
                                progress_token=progress_token_from_params(message.params))
-        reply: JSONRPCResponse | JSONRPCError
         try:
             result = await serve_one(self.server, dctx, message.method, message.params, connection=connection,
                                      lifespan_state=self._lifespan_state)
-            reply = JSONRPCResponse(jsonrpc="2.0", id=message.id, result=result)
+            # The result is the runner's wire-ready dict: serialised as is, not re-validated into a model.
+            body = to_json({"jsonrpc": "2.0", "id": message.id, "result": result})
         except Exception as exc:
             error = handler_exception_to_error_data(exc)
             if error is None:
                 log.exception("mcp.handler_failed", rpc_method=message.method[:64])
                 error = ErrorData(code=INTERNAL_ERROR, message="Internal error")
-            reply = JSONRPCError(jsonrpc="2.0", id=message.id, error=error)
-        body = reply.model_dump_json(by_alias=True, exclude_unset=True).encode()
+            body = JSONRPCError(jsonrpc="2.0", id=message.id, error=error).model_dump_json(
+                by_alias=True, exclude_unset=True).encode()
         await send({"type": "http.response.start", "status": 200,
                     "headers": [*_JSON_HEADERS, (b"content-length", str(len(body)).encode())]})
         await send({"type": "http.response.body", "body": body})

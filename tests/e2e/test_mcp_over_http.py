@@ -63,6 +63,19 @@ async def test_the_zoo_widget_opens_an_animal_and_likes_it_in_both_modes(live_se
 
 
 @pytest.mark.parametrize("mode", MODES)
+async def test_a_like_shows_at_once_in_the_cached_list_and_details_of_the_worker_that_took_it(
+        live_server: LiveServer, mode: str):
+    async with Client(live_server.mcp_url, mode=mode) as client:
+        listed = await client.call_tool("get_zoo_animals", {"count": 20})  # fills this worker's cache
+        before = listed.meta["allAnimalsById"]["king-penguin-admiral"]["likes"]
+        await client.call_tool("like_zoo_animal", {"animal_id": "king-penguin-admiral"})
+        details = await client.call_tool("get_zoo_animal_details", {"animal_id": "king-penguin-admiral"})
+        relisted = await client.call_tool("get_zoo_animals", {"count": 20})
+    assert details.structured_content["animal"]["likes"] == before + 1
+    assert relisted.meta["allAnimalsById"]["king-penguin-admiral"]["likes"] == before + 1
+
+
+@pytest.mark.parametrize("mode", MODES)
 async def test_zoo_animals_respect_count_and_carry_widget_only_details(live_server: LiveServer, mode: str):
     async with Client(live_server.mcp_url, mode=mode) as client:
         result = await client.call_tool("get_zoo_animals", {"count": 3})

@@ -8,6 +8,7 @@ from mcp.server.mcpserver import Context
 from mcp.types import CallToolResult
 
 from app.auth.schemes import NOAUTH
+from app.db.cache import ReadCache
 from app.feature import Deps
 from app.features.cafes import service
 from app.features.cafes.schemas import CafeRecommendations
@@ -36,6 +37,8 @@ def _city_hint(meta: dict[str, Any]) -> str | None:
 
 def register(registry: ToolRegistry, deps: Deps) -> None:
     db = deps.db
+    # Cafés change only when seeded: each answer is kept APP_CACHE_TTL seconds per worker.
+    answers = ReadCache[service.Recommendation](deps.settings.cache_ttl)
 
     @registry.tool(
         name="recommend_cafe",
@@ -55,6 +58,8 @@ def register(registry: ToolRegistry, deps: Deps) -> None:
         meta = request_meta(ctx.request_context.meta)
         locale_tag = requested_locale(meta)
         language = lookup(locale_tag, service.LANGUAGES)
-        rec = await db.read(lambda uow: service.recommend(uow, language, locale_tag, _city_hint(meta)))
+        hint = _city_hint(meta)
+        rec = await answers.get((language, locale_tag, hint),
+                                lambda: db.read(lambda uow: service.recommend(uow, language, locale_tag, hint)))
         lines = [rec.intro, *(f"- {c.name}, {c.address}" for c in rec.output.cafes)]
         return tool_result(rec.output, "\n".join(lines), {"cafesById": rec.details, "locale": language})

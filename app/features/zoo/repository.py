@@ -11,8 +11,9 @@ class AnimalRepository:
     def __init__(self, session: Session) -> None:
         self.session = session
 
-    def first(self, count: int) -> list[Animal]:
-        return list(self.session.scalars(select(Animal).order_by(Animal.name).limit(count)))
+    def first(self, count: int | None) -> list[Animal]:
+        """The first ``count`` animals by name (all of them for None)."""
+        return list(self.session.scalars(select(Animal).order_by(Animal.name, Animal.id).limit(count)))
 
     def get(self, animal_id: str) -> Animal | None:
         return self.session.get(Animal, animal_id)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from app.db import UnitOfWork
 from app.features.zoo.repository import AnimalRepository
 from app.features.zoo.schemas import AnimalDetails, AnimalSummary, Like, ZooAnimals
@@ -13,10 +15,18 @@ class AnimalNotFound(LookupError):
 
 def list_animals(uow: UnitOfWork, count: int) -> tuple[ZooAnimals, dict[str, AnimalDetails]]:
     """The public list (model + widget) and the richer records keyed by id (widget only)."""
-    rows = uow.repository(AnimalRepository).first(count)
-    summary = ZooAnimals(animals=[AnimalSummary(id=a.id, name=a.name, species=a.species) for a in rows])
-    details = {a.id: AnimalDetails.model_validate(a) for a in rows}
-    return summary, details
+    return listing([AnimalDetails.model_validate(a) for a in uow.repository(AnimalRepository).first(count)], count)
+
+
+def all_animals(uow: UnitOfWork) -> list[AnimalDetails]:
+    """Every animal, by name: a few dozen rows of reference data, which the tools cache per process."""
+    return [AnimalDetails.model_validate(a) for a in uow.repository(AnimalRepository).first(None)]
+
+
+def listing(animals: Sequence[AnimalDetails], count: int) -> tuple[ZooAnimals, dict[str, AnimalDetails]]:
+    chosen = animals[:count]
+    summary = ZooAnimals(animals=[AnimalSummary(id=a.id, name=a.name, species=a.species) for a in chosen])
+    return summary, {a.id: a for a in chosen}
 
 
 def animal_details(uow: UnitOfWork, animal_id: str) -> AnimalDetails:
@@ -24,6 +34,13 @@ def animal_details(uow: UnitOfWork, animal_id: str) -> AnimalDetails:
     if animal is None:
         raise AnimalNotFound(animal_id)
     return AnimalDetails.model_validate(animal)
+
+
+def find(animals: Sequence[AnimalDetails], animal_id: str) -> AnimalDetails:
+    for animal in animals:
+        if animal.id == animal_id:
+            return animal
+    raise AnimalNotFound(animal_id)
 
 
 def like(uow: UnitOfWork, animal_id: str) -> Like:

@@ -9,6 +9,7 @@ from mcp.types import CallToolResult
 from pydantic import Field
 
 from app.auth.schemes import NOAUTH
+from app.db.cache import ReadCache
 from app.feature import Deps
 from app.features.zoo import service
 from app.features.zoo.schemas import AnimalDetails, AnimalDetailsOutput, Like, ZooAnimals
@@ -35,6 +36,11 @@ def animals_result(summary: ZooAnimals, details: dict[str, AnimalDetails]) -> Ca
 
 def register(registry: ToolRegistry, deps: Deps) -> None:
     db = deps.db
+    # Reference data: fresh in this worker after a like, at most APP_CACHE_TTL seconds old elsewhere.
+    animals = ReadCache[list[AnimalDetails]](deps.settings.cache_ttl)
+
+    async def zoo() -> list[AnimalDetails]:
+        return await animals.get("all", lambda: db.read(service.all_animals))
 
     @registry.tool(
         name="get_zoo_animals",
@@ -53,7 +59,7 @@ def register(registry: ToolRegistry, deps: Deps) -> None:
     async def get_zoo_animals(
         count: Annotated[int, Field(ge=1, le=20, description="How many animals to list (1-20)")] = 10,
     ) -> Annotated[CallToolResult, ZooAnimals]:
-        return animals_result(*await db.read(lambda uow: service.list_animals(uow, count)))
+        return animals_result(*service.listing(await zoo(), count))
 
     @registry.tool(
         name="get_zoo_animal_details",
@@ -74,7 +80,7 @@ def register(registry: ToolRegistry, deps: Deps) -> None:
         animal_id: Annotated[str, Field(min_length=1, max_length=64, description="Animal id from get_zoo_animals")],
     ) -> Annotated[CallToolResult, AnimalDetailsOutput]:
         try:
-            animal = await db.read(lambda uow: service.animal_details(uow, animal_id))
+            animal = service.find(await zoo(), animal_id)
         except service.AnimalNotFound:
             raise ToolError(f"No zoo animal has the id {animal_id!r}.") from None
         text = (f"{animal.name} is a {animal.species} ({animal.scientific_name}), "
@@ -102,4 +108,5 @@ def register(registry: ToolRegistry, deps: Deps) -> None:
             like = await db.write(lambda uow: service.like(uow, animal_id))
         except service.AnimalNotFound:
             raise ToolError(f"No zoo animal has the id {animal_id!r}.") from None
+        animals.invalidate()
         return tool_result(like, f"{like.name} now has {like.likes} {'like' if like.likes == 1 else 'likes'}.")

@@ -1,0 +1,95 @@
+"""Log lines leave through a buffer and a writer thread: logging never waits on the stream."""
+
+from __future__ import annotations
+
+import io
+import json
+import logging
+import threading
+
+import structlog
+
+from app.logging import LogWriter, configure_logging
+
+
+class StuckStream(io.StringIO):
+    """A stream whose writes hang until released, like a pipe nobody reads."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.release = threading.Event()
+        self.entered = threading.Event()
+
+    def write(self, text: str) -> int:
+        self.entered.set()
+        self.release.wait(10)
+        return super().write(text)
+
+
+def test_our_events_and_library_records_come_out_as_json_lines_in_order():
+    stream = io.StringIO()
+    writer = configure_logging("json", "info", stream=stream)
+    try:
+        structlog.get_logger("app.test").info("first", n=1)
+        logging.getLogger("some.library").warning("second %s", "arg")
+        structlog.get_logger("app.test").debug("below the level")
+        writer.flush()
+        lines = [json.loads(line) for line in stream.getvalue().splitlines()]
+    finally:
+        configure_logging("console", "info")
+    assert [(e["event"], e["level"], e["logger"]) for e in lines] == [
+        ("first", "info", "app.test"), ("second arg", "warning", "some.library")]
+    assert lines[0]["n"] == 1 and lines[0]["pid"] > 0 and lines[0]["timestamp"].endswith("Z")
+
+
+def test_logging_returns_while_the_stream_is_stuck_and_nothing_is_lost_once_it_moves():
+    stream = StuckStream()
+    writer = configure_logging("json", "info", stream=stream)
+    log = structlog.get_logger("app.test")
+    try:
+        log.info("wake the writer")
+        assert stream.entered.wait(5)  # the writer thread is now blocked inside write()
+        done = threading.Event()
+
+        def burst() -> None:
+            for i in range(200):
+                log.info("during", i=i)
+            done.set()
+
+        threading.Thread(target=burst, daemon=True).start()
+        # A blocking logger would still be stuck behind the writer; a buffered one is long done.
+        assert done.wait(5)
+        stream.release.set()
+        writer.flush()
+        events = [json.loads(line) for line in stream.getvalue().splitlines()]
+    finally:
+        stream.release.set()
+        configure_logging("console", "info")
+    assert [e.get("i") for e in events if e["event"] == "during"] == list(range(200))
+
+
+def test_a_full_buffer_drops_lines_and_says_how_many():
+    stream = StuckStream()
+    writer = LogWriter(stream, capacity=10)
+    try:
+        writer.put("{\"event\": \"wake\"}")
+        assert stream.entered.wait(5)
+        for i in range(25):
+            writer.put(json.dumps({"event": "line", "i": i}))
+        stream.release.set()
+        writer.close()
+    finally:
+        stream.release.set()
+    events = [json.loads(line) for line in stream.getvalue().splitlines()]
+    kept = [e["i"] for e in events if e["event"] == "line"]
+    dropped = [e for e in events if e["event"] == "log.dropped"]
+    assert kept == list(range(10))
+    assert len(dropped) == 1 and dropped[0]["count"] == 15 and dropped[0]["level"] == "warning"
+
+
+def test_close_writes_what_is_still_buffered():
+    stream = io.StringIO()
+    writer = LogWriter(stream, interval=60)  # the thread would not wake on its own for a minute
+    writer.put("{\"event\": \"last words\"}")
+    writer.close()
+    assert stream.getvalue() == "{\"event\": \"last words\"}\n"
