@@ -17,6 +17,7 @@ import os
 import sys
 import threading
 from collections import deque
+from datetime import UTC, datetime
 from typing import IO, Any
 
 import structlog
@@ -75,9 +76,11 @@ class LogWriter:
 
     Logging from the event loop then costs an append: it never waits on the stream (a slow log
     collector, a full pipe) and takes no lock another worker could hold. Every worker has its
-    own writer. When the buffer is full, lines are dropped and counted, and the count is written
-    as a ``log.dropped`` line once the stream keeps up again: losing lines beats stalling requests.
-    ``close()`` writes what is left; it runs at interpreter exit and when a uvicorn worker ends.
+    own buffer and thread. When the buffer is full, or the stream refuses a batch, lines are
+    dropped and counted, and the count is written as a ``log.dropped`` line once the stream takes
+    lines again: losing lines beats stalling requests. ``close()`` writes what is left (giving a
+    stuck stream two seconds); the composition of ``configure_logging`` calls it at interpreter
+    exit and when a uvicorn worker ends.
     """
 
     def __init__(self, stream: IO[str] | None = None, *, capacity: int = 50_000, interval: float = 0.02) -> None:
@@ -86,30 +89,35 @@ class LogWriter:
         self.interval = interval
         self._lines: deque[str] = deque()
         self._dropped = 0
+        self._drop_lock = threading.Lock()  # taken only once the buffer is full, never on the normal path
         self._closed = threading.Event()
         self._write_lock = threading.Lock()  # close() and the thread never write at once; the loop never takes it
         self._thread = threading.Thread(target=self._run, name="log-writer", daemon=True)
         self._thread.start()
-        atexit.register(self.close)
-        # uvicorn's worker processes leave through multiprocessing, which skips atexit but runs these.
-        multiprocessing.util.Finalize(self, self.close, exitpriority=100)
 
     def put(self, line: str) -> None:
         if len(self._lines) >= self.capacity:
-            self._dropped += 1
+            self._count_dropped(1)
             return
         self._lines.append(line)
 
-    def flush(self) -> None:
+    def flush(self, timeout: float = -1) -> None:
         """Write everything buffered so far, now (tests; shutdown)."""
-        with self._write_lock:
-            self._drain()
+        if self._write_lock.acquire(timeout=timeout):
+            try:
+                self._drain()
+            finally:
+                self._write_lock.release()
 
     def close(self) -> None:
         if not self._closed.is_set():
             self._closed.set()
             self._thread.join(timeout=2)
-        self.flush()
+        self.flush(timeout=2)
+
+    def _count_dropped(self, n: int) -> None:
+        with self._drop_lock:
+            self._dropped += n
 
     def _run(self) -> None:
         while not self._closed.wait(self.interval):
@@ -120,17 +128,25 @@ class LogWriter:
         batch = []
         while self._lines:
             batch.append(self._lines.popleft())
-        if self._dropped:
+        with self._drop_lock:
             dropped, self._dropped = self._dropped, 0
+        if dropped:
             batch.append(json.dumps({"event": "log.dropped", "level": "warning", "logger": "app.logging",
-                                     "count": dropped, "pid": os.getpid()}))
-        if batch:
+                                     "count": dropped, "pid": os.getpid(),
+                                     "timestamp": datetime.now(UTC).isoformat().replace("+00:00", "Z")}))
+        if not batch:
+            return
+        stream = self._stream if self._stream is not None else sys.stderr
+        try:
             try:
-                stream = self._stream if self._stream is not None else sys.stderr
                 stream.write("\n".join(batch) + "\n")
-                stream.flush()
-            except (OSError, ValueError):  # stream closed or gone: nothing left to tell
-                pass
+            except UnicodeEncodeError:  # a stream that is not UTF-8: escape what it cannot take
+                encoding = getattr(stream, "encoding", None) or "ascii"
+                stream.write("\n".join(line.encode(encoding, "backslashreplace").decode(encoding)
+                                       for line in batch) + "\n")
+            stream.flush()
+        except (OSError, ValueError):  # the stream is gone or closed: count what it did not take
+            self._count_dropped(len(batch) - (1 if dropped else 0))
 
 
 class _WriterLogger:
@@ -163,15 +179,6 @@ class _WriterHandler(logging.Handler):
         except Exception:
             self.handleError(record)
 
-    def createLock(self) -> None:  # noqa: N802  (stdlib name) - the writer is lock-free for producers
-        self.lock = None
-
-    def acquire(self) -> None:
-        pass
-
-    def release(self) -> None:
-        pass
-
 
 def _add_logger_name(logger: Any, _: str, event_dict: dict[str, Any]) -> dict[str, Any]:
     name = getattr(logger, "name", None)
@@ -195,10 +202,18 @@ _threshold = logging.INFO
 
 def _to_json(obj: Any, **_: Any) -> str:
     # pydantic-core's serializer (already a dependency): several times faster than json.dumps here.
-    return to_json(obj, fallback=repr).decode()
+    try:
+        return to_json(obj, fallback=repr).decode()
+    except ValueError:  # e.g. bytes that are not UTF-8: the slower encoder takes anything
+        return json.dumps(obj, default=repr)
 
 
 _writer: LogWriter | None = None
+
+
+def _close_writer() -> None:
+    if _writer is not None:
+        _writer.close()
 
 
 def _record_recent(logger: Any, method: str, event_dict: dict[str, Any]) -> dict[str, Any]:
@@ -221,9 +236,14 @@ def configure_logging(log_format: str = "console", level: str = "INFO", recent: 
                       stream: IO[str] | None = None) -> LogWriter:
     """Route every log line, ours and the libraries', through one writer to ``stream`` (stderr)."""
     global _writer, _threshold, _recent, _renderer
-    if _writer is not None:
-        _writer.close()
-    writer = _writer = LogWriter(stream)
+    previous, writer = _writer, LogWriter(stream)
+    _writer = writer  # before closing the old one: a line logged meanwhile lands in the new buffer
+    if previous is not None:
+        previous.close()
+    else:
+        atexit.register(_close_writer)
+        # uvicorn's worker processes leave through multiprocessing, which skips atexit but runs these.
+        multiprocessing.util.Finalize(None, _close_writer, exitpriority=100)
     _threshold = logging.getLevelName(level.upper())
     _recent = recent
     _renderer = (structlog.processors.JSONRenderer(serializer=_to_json) if log_format == "json"

@@ -277,9 +277,7 @@ def create_app(
     async def lifespan(_: Starlette) -> AsyncIterator[None]:
         try:
             async with mcp.session_manager.run(), (lane.run() if lane else contextlib.nullcontext()):
-                # Everything built so far lives as long as the worker: keep it out of the collector's
-                # full passes, which otherwise walk it again and again under load (p99 pauses).
-                gc.freeze()
+                freeze_startup_objects()
                 yield
         finally:
             await storage.aclose()
@@ -310,6 +308,19 @@ def create_app(
     # Authorization) and unknown paths never see it.
     routed = Shortcut(app, "/mcp", ("POST", "DELETE"), mcp_endpoint)
     return AccessLogMiddleware(McpRequestNormalizer(routed, max_body_bytes=settings.max_body_bytes))
+
+
+_frozen = False
+
+
+def freeze_startup_objects() -> None:
+    """Everything built at start-up lives as long as the worker: keep it out of the collector's full
+    passes, which otherwise walk it again and again under load (p99 pauses). Once per process."""
+    global _frozen
+    if not _frozen:
+        _frozen = True
+        gc.collect()  # start-up garbage goes now, not into the frozen set
+        gc.freeze()
 
 
 async def internal_error(_: Request, __: Exception) -> JSONResponse:

@@ -17,6 +17,7 @@ read before a commit never outlives it. ``ttl <= 0`` turns the cache off.
 
 from __future__ import annotations
 
+import copy
 import time
 from collections.abc import Awaitable, Callable, Hashable
 from typing import Generic, TypeVar
@@ -24,6 +25,14 @@ from typing import Generic, TypeVar
 import anyio
 
 V = TypeVar("V")
+
+
+def _copy(error: Exception) -> Exception:
+    """A waiter's own instance of the loader's error (same type and message), so tracebacks don't pile up."""
+    try:
+        return copy.copy(error)
+    except Exception:
+        return error
 
 
 class _Load(Generic[V]):
@@ -54,7 +63,7 @@ class ReadCache(Generic[V]):
             if pending.error is None:
                 return pending.value  # type: ignore[return-value]
             if isinstance(pending.error, Exception):
-                raise pending.error
+                raise _copy(pending.error) from pending.error
             return await self.get(key, load)  # that load was cancelled, not failed: try again
         pending = self._loads[key] = _Load()
         generation = self._generation
@@ -66,14 +75,22 @@ class ReadCache(Generic[V]):
         else:
             pending.value = value
             if generation == self._generation:  # no write committed while it was read
-                if len(self._entries) >= self._max_entries:
-                    self._entries.clear()
+                self._make_room()
                 self._entries[key] = (self._clock() + self.ttl, value)
             return value
         finally:
             if self._loads.get(key) is pending:
                 del self._loads[key]
             pending.done.set()
+
+    def _make_room(self) -> None:
+        if len(self._entries) < self._max_entries:
+            return
+        now = self._clock()
+        for stale in [k for k, (expires, _) in self._entries.items() if expires <= now]:
+            del self._entries[stale]
+        while len(self._entries) >= self._max_entries:  # all fresh: the oldest inserted goes first
+            del self._entries[next(iter(self._entries))]
 
     def invalidate(self) -> None:
         """Forget everything, and anything being loaded right now: call after a committed write."""

@@ -141,7 +141,11 @@ class SingleExchangeLane:
         first = await receive()  # the limit middleware hands over the whole body as one message
         replay = _replaying(first, receive)
         request = Request(scope, replay)
-        message = await self._admit(request, first)
+        refusal = await self._security.validate_request(request, is_post=True)
+        if refusal is not None:  # the transport's first check, with the transport's answer (logged once)
+            await refusal(scope, replay, send)
+            return
+        message = self._admit(request, first)
         if message is None:
             await self.fallback(scope, replay, send)
             return
@@ -167,20 +171,24 @@ class SingleExchangeLane:
                     "headers": [*_JSON_HEADERS, (b"content-length", str(len(body)).encode())]})
         await send({"type": "http.response.body", "body": body})
 
-    async def _admit(self, request: Request, first: Message) -> JSONRPCRequest | None:
+    def _admit(self, request: Request, first: Message) -> JSONRPCRequest | None:
         """The request, if this lane answers it; None sends it to the transport."""
         if first["type"] != "http.request" or first.get("more_body", False):
             return None
-        if await self._security.validate_request(request, is_post=True) is not None:
-            return None  # the transport answers with the same refusal
         has_json, _ = check_accept_headers(request)
-        if not has_json:
+        if not has_json or not _exactly_json(request.headers.get("content-type", "")):
             return None
         try:
             message = jsonrpc_message_adapter.validate_python(from_json(first.get("body", b"")), by_name=False)
         except (ValueError, ValidationError):  # ValidationError is a ValueError; named for the reader
             return None
         return message if isinstance(message, JSONRPCRequest) else None
+
+
+def _exactly_json(content_type: str) -> bool:
+    # The transport's own test, stricter than the security settings' (which take any case and
+    # any application/json... prefix): anything else gets its 415, from the transport.
+    return any(part.strip() == "application/json" for part in content_type.split(";")[0].split(","))
 
 
 def _replaying(first: Message, receive: Receive) -> Receive:

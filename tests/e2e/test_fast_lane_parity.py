@@ -18,6 +18,7 @@ import pytest
 from mcp.server.auth.provider import AccessToken
 
 from app.main import create_app
+from app.mcp import lane as lane_module
 from app.settings import load_settings
 from tests.fakes import StaticTokenVerifier
 from tests.serving import serving
@@ -41,7 +42,23 @@ def _app(database_url: str, fast_lane: bool):
 
 
 @pytest.fixture(scope="module")
-def servers(database_url: str) -> Iterator[tuple[str, str]]:
+def lane_calls() -> Iterator[list[str]]:
+    """The methods the lane handed to ``serve_one`` (both copies run in this process; only the lane calls it
+    through ``app.mcp.lane``)."""
+    calls: list[str] = []
+    real = lane_module.serve_one
+
+    async def counting(server, dctx, method, params, **kwargs):
+        calls.append(method)
+        return await real(server, dctx, method, params, **kwargs)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(lane_module, "serve_one", counting)
+        yield calls
+
+
+@pytest.fixture(scope="module")
+def servers(database_url: str, lane_calls: list[str]) -> Iterator[tuple[str, str]]:
     with serving(_app(database_url, True)) as lane, serving(_app(database_url, False)) as transport:
         yield lane, transport
 
@@ -113,10 +130,25 @@ CASES: list[tuple[str, str | None, dict[str, str], object]] = [
     ("octet-stream body (ChatGPT's scanner)", "2025-06-18", {"content-type": "application/octet-stream"},
      _rpc("tools/list")),
     ("an HTML body", "2025-06-18", {"content-type": "text/html"}, _rpc("ping")),
+    ("content type in capitals", "2025-06-18", {"content-type": "APPLICATION/JSON"}, _rpc("ping")),
+    ("a JSON-like content type", "2025-06-18", {"content-type": "application/json-patch+json"}, _rpc("ping")),
+    ("JSON Lines content type", "2025-06-18", {"content-type": "application/jsonl"}, _rpc("ping")),
+    ("content type with a charset", "2025-06-18", {"content-type": "application/json; charset=utf-8"},
+     _rpc("ping")),
     ("a foreign Origin", "2025-06-18", {"origin": "https://evil.example"}, _rpc("ping")),
     ("a bad token", "2025-06-18", {"authorization": "Bearer nope"}, _rpc("ping")),
     ("a body over the limit", "2025-06-18", {}, _call("search", {"q": "x" * 70_000})),
 ]
+
+
+# Cases the lane does not hand to serve_one: the transport answers them (or, for a security refusal,
+# the transport's own check does, in the lane; a bad token and an oversized body stop before either).
+NOT_SERVED_BY_THE_LANE = {
+    "notification", "cancel notification", "a posted response", "batch", "empty batch", "malformed JSON",
+    "empty body", "wrong jsonrpc version", "null id", "params not an object", "unknown version header",
+    "accepts only SSE", "an HTML body", "content type in capitals", "a JSON-like content type",
+    "JSON Lines content type", "a foreign Origin", "a bad token", "a body over the limit",
+}
 
 
 def _send(base_url: str, version: str | None, extra: dict[str, str], body: object) -> httpx.Response:
@@ -139,10 +171,14 @@ def _seen(response: httpx.Response) -> tuple[int, str | None, object]:
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c[0] for c in CASES])
-def test_the_lane_answers_what_the_sdk_transport_answers(servers: tuple[str, str], case):
-    _, version, extra, body = case
+def test_the_lane_answers_what_the_sdk_transport_answers(servers: tuple[str, str], lane_calls: list[str], case):
+    name, version, extra, body = case
     lane, transport = servers
-    assert _seen(_send(lane, version, extra, body)) == _seen(_send(transport, version, extra, body))
+    before = len(lane_calls)
+    through_lane = _seen(_send(lane, version, extra, body))
+    served_by_lane = len(lane_calls) > before
+    assert through_lane == _seen(_send(transport, version, extra, body))
+    assert served_by_lane is (name not in NOT_SERVED_BY_THE_LANE)
 
 
 def test_every_widget_resource_reads_the_same_through_both(servers: tuple[str, str]):

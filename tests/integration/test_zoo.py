@@ -49,3 +49,28 @@ def test_seeding_again_restores_the_data_file_and_keeps_what_users_did(fresh_dat
     assert animal.likes == 1  # a user's like survives a re-seed
     assert animal.species == "King penguin"  # seed data is what the data file says
     assert count_rows(fresh_database, "zoo_animals") == 30
+
+
+def _call(client, name: str, arguments: dict) -> dict:
+    response = client.post("/mcp", headers={"accept": "application/json", "mcp-protocol-version": "2025-06-18"},
+                           json={"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                                 "params": {"name": name, "arguments": arguments}})
+    return response.json()["result"]
+
+
+def test_with_a_long_cache_ttl_a_like_still_shows_at_once_in_the_worker_that_took_it(settings, db):
+    from starlette.testclient import TestClient
+
+    from app.main import create_app
+
+    zoo_feature = next(f for f in discover_features() if f.name == "zoo")
+    app = create_app(settings.model_copy(update={"cache_ttl": 300.0}), db=db, features=[zoo_feature])
+    with TestClient(app, base_url=settings.base_url) as client:
+        listed = _call(client, "get_zoo_animals", {"count": 20})
+        animal_id = listed["structuredContent"]["animals"][0]["id"]
+        before = listed["_meta"]["allAnimalsById"][animal_id]["likes"]
+        assert _call(client, "like_zoo_animal", {"animal_id": animal_id})["structuredContent"]["likes"] == before + 1
+        details = _call(client, "get_zoo_animal_details", {"animal_id": animal_id})
+        relisted = _call(client, "get_zoo_animals", {"count": 20})
+    assert details["structuredContent"]["animal"]["likes"] == before + 1
+    assert relisted["_meta"]["allAnimalsById"][animal_id]["likes"] == before + 1

@@ -93,3 +93,37 @@ def test_close_writes_what_is_still_buffered():
     writer.put("{\"event\": \"last words\"}")
     writer.close()
     assert stream.getvalue() == "{\"event\": \"last words\"}\n"
+
+
+class FailingOnce(io.StringIO):
+    def __init__(self) -> None:
+        super().__init__()
+        self.failed = False
+
+    def write(self, text: str) -> int:
+        if not self.failed:
+            self.failed = True
+            raise OSError("pipe closed")
+        return super().write(text)
+
+
+def test_lines_a_stream_refused_are_counted_as_dropped():
+    stream = FailingOnce()
+    writer = LogWriter(stream, interval=60)
+    writer.put("{\"event\": \"a\"}")
+    writer.put("{\"event\": \"b\"}")
+    writer.flush()  # refused
+    writer.put("{\"event\": \"c\"}")
+    writer.close()
+    events = [json.loads(line) for line in stream.getvalue().splitlines()]
+    assert [e["event"] for e in events] == ["c", "log.dropped"] and events[1]["count"] == 2
+
+
+def test_a_stream_that_is_not_utf8_gets_escapes_instead_of_losing_the_batch():
+    raw = io.BytesIO()
+    stream = io.TextIOWrapper(raw, encoding="ascii")
+    writer = LogWriter(stream, interval=60)
+    writer.put('{"event": "café ☕"}')
+    writer.put('{"event": "plain"}')
+    writer.close()
+    assert raw.getvalue().decode("ascii").splitlines() == ['{"event": "caf\\xe9 \\u2615"}', '{"event": "plain"}']

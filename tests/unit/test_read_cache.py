@@ -183,3 +183,17 @@ async def test_a_value_read_before_a_write_is_not_kept_after_it():
         source.gate.set()  # and completes after the write
     source.gate = None
     assert await cache.get("k", source.load) == "v2"
+
+
+async def test_when_full_expired_entries_make_room_before_fresh_ones():
+    clock, source = Clock(), Source()
+    cache = ReadCache[str](10, clock=clock, max_entries=3)
+    await cache.get("old-1", source.load)
+    await cache.get("old-2", source.load)
+    clock.now += 8
+    await cache.get("fresh", source.load)
+    clock.now += 3  # old-1 and old-2 have expired, "fresh" has not
+    await cache.get("new", source.load)
+    loads = source.loads
+    await cache.get("fresh", source.load)
+    assert source.loads == loads

@@ -26,12 +26,16 @@ CAFE_WIDGET = Widget(
 )
 
 
+MAX_HINT = 120
+MAX_LOCALE = 35  # the longest BCP 47 tags in use
+
+
 def _city_hint(meta: dict[str, Any]) -> str | None:
     location = meta.get("openai/userLocation")
     if isinstance(location, dict):
         city = location.get("city")
         if isinstance(city, str) and city.strip():
-            return city.strip()
+            return city.strip()[:MAX_HINT]  # a city name, not a payload: it is also a cache key
     return None
 
 
@@ -56,7 +60,7 @@ def register(registry: ToolRegistry, deps: Deps) -> None:
     )
     async def recommend_cafe(ctx: Context) -> Annotated[CallToolResult, CafeRecommendations]:
         meta = request_meta(ctx.request_context.meta)
-        locale_tag = requested_locale(meta)
+        locale_tag = (requested_locale(meta) or "")[:MAX_LOCALE] or None
         language = lookup(locale_tag, service.LANGUAGES)
         hint = _city_hint(meta)
         rec = await answers.get((language, locale_tag, hint),

@@ -108,5 +108,6 @@ def register(registry: ToolRegistry, deps: Deps) -> None:
             like = await db.write(lambda uow: service.like(uow, animal_id))
         except service.AnimalNotFound:
             raise ToolError(f"No zoo animal has the id {animal_id!r}.") from None
-        animals.invalidate()
+        finally:  # even if this call is cancelled after the commit: the worker must see its own write
+            animals.invalidate()
         return tool_result(like, f"{like.name} now has {like.likes} {'like' if like.likes == 1 else 'likes'}.")
