@@ -83,7 +83,8 @@ class LogWriter:
     exit and when a uvicorn worker ends.
     """
 
-    def __init__(self, stream: IO[str] | None = None, *, capacity: int = 50_000, interval: float = 0.02) -> None:
+    def __init__(self, stream: IO[str] | None = None, *, capacity: int = 50_000, interval: float = 0.02,
+                 sync: bool = False) -> None:
         self._stream = stream  # None: whatever sys.stderr is when a batch is written
         self.capacity = capacity
         self.interval = interval
@@ -92,14 +93,19 @@ class LogWriter:
         self._drop_lock = threading.Lock()  # taken only once the buffer is full, never on the normal path
         self._closed = threading.Event()
         self._write_lock = threading.Lock()  # close() and the thread never write at once; the loop never takes it
+        # sync: every line written as it is logged, by the caller (tests, whose capture ends with each test).
+        self._sync = sync
         self._thread = threading.Thread(target=self._run, name="log-writer", daemon=True)
-        self._thread.start()
+        if not sync:
+            self._thread.start()
 
     def put(self, line: str) -> None:
         if len(self._lines) >= self.capacity:
             self._count_dropped(1)
             return
         self._lines.append(line)
+        if self._sync:
+            self.flush()
 
     def flush(self, timeout: float = -1) -> None:
         """Write everything buffered so far, now (tests; shutdown)."""
@@ -112,7 +118,8 @@ class LogWriter:
     def close(self) -> None:
         if not self._closed.is_set():
             self._closed.set()
-            self._thread.join(timeout=2)
+            if self._thread.is_alive():
+                self._thread.join(timeout=2)
         self.flush(timeout=2)
 
     def _count_dropped(self, n: int) -> None:
@@ -233,10 +240,14 @@ _SHARED: list[Any] = [structlog.contextvars.merge_contextvars, structlog.process
 
 
 def configure_logging(log_format: str = "console", level: str = "INFO", recent: RecentEvents | None = None,
-                      stream: IO[str] | None = None) -> LogWriter:
-    """Route every log line, ours and the libraries', through one writer to ``stream`` (stderr)."""
+                      stream: IO[str] | None = None, sync: bool = False) -> LogWriter:
+    """Route every log line, ours and the libraries', through one writer to ``stream`` (stderr).
+
+    ``sync`` writes each line as it is logged instead of from the writer thread: for tests, whose
+    output capture follows the test that logged.
+    """
     global _writer, _threshold, _recent, _renderer
-    previous, writer = _writer, LogWriter(stream)
+    previous, writer = _writer, LogWriter(stream, sync=sync)
     _writer = writer  # before closing the old one: a line logged meanwhile lands in the new buffer
     if previous is not None:
         previous.close()

@@ -28,7 +28,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def pytest_configure(config: pytest.Config) -> None:
     # As the app does before anything logs: a logger first used unconfigured would keep structlog's defaults.
-    configure_logging("console", "info")
+    configure_logging("console", "info", sync=True)
 
 
 @pytest.fixture
@@ -107,7 +107,7 @@ def db(database_url: str) -> Iterator[Database]:
 def json_log() -> Iterator[Callable[[], list[dict]]]:
     """Capture what the app logs, rendered as the production JSON lines; call it to read them."""
     stream = io.StringIO()
-    writer = configure_logging("json", "info", stream=stream)
+    writer = configure_logging("json", "info", stream=stream, sync=True)
 
     def lines() -> list[dict]:
         writer.flush()
@@ -116,7 +116,7 @@ def json_log() -> Iterator[Callable[[], list[dict]]]:
     try:
         yield lines
     finally:
-        configure_logging("console", "info")
+        configure_logging("console", "info", sync=True)
 
 
 @pytest.fixture(scope="session")

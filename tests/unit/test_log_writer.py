@@ -36,7 +36,7 @@ def test_our_events_and_library_records_come_out_as_json_lines_in_order():
         writer.flush()
         lines = [json.loads(line) for line in stream.getvalue().splitlines()]
     finally:
-        configure_logging("console", "info")
+        configure_logging("console", "info", sync=True)
     assert [(e["event"], e["level"], e["logger"]) for e in lines] == [
         ("first", "info", "app.test"), ("second arg", "warning", "some.library")]
     assert lines[0]["n"] == 1 and lines[0]["pid"] > 0 and lines[0]["timestamp"].endswith("Z")
@@ -64,7 +64,7 @@ def test_logging_returns_while_the_stream_is_stuck_and_nothing_is_lost_once_it_m
         events = [json.loads(line) for line in stream.getvalue().splitlines()]
     finally:
         stream.release.set()
-        configure_logging("console", "info")
+        configure_logging("console", "info", sync=True)
     assert [e.get("i") for e in events if e["event"] == "during"] == list(range(200))
 
 
@@ -127,3 +127,11 @@ def test_a_stream_that_is_not_utf8_gets_escapes_instead_of_losing_the_batch():
     writer.put('{"event": "plain"}')
     writer.close()
     assert raw.getvalue().decode("ascii").splitlines() == ['{"event": "caf\\xe9 \\u2615"}', '{"event": "plain"}']
+
+
+def test_a_synchronous_writer_writes_each_line_as_it_is_logged():
+    stream = io.StringIO()
+    writer = LogWriter(stream, sync=True)
+    writer.put("{\"event\": \"now\"}")
+    assert stream.getvalue() == "{\"event\": \"now\"}\n"
+    writer.close()

@@ -16,4 +16,4 @@ def test_a_library_that_sets_its_own_level_still_follows_the_chosen_one():
         configure_logging("json", "info")
         assert logging.getLogger("psycopg").getEffectiveLevel() == logging.WARNING
     finally:
-        configure_logging("console", "info")
+        configure_logging("console", "info", sync=True)
