@@ -23,6 +23,13 @@ def test_the_zoo_lists_distinct_real_species_with_conservation_facts(db):
     assert len(statuses) > 2
 
 
+def test_every_animal_is_listed_by_name_for_the_tools_cache(db):
+    animals = db.read_sync(zoo.all_animals)
+    assert len(animals) == 30
+    assert [a.name for a in animals] == sorted(a.name for a in animals)
+    assert zoo.listing(animals, 3)[0].animals == db.read_sync(lambda uow: zoo.list_animals(uow, 3))[0].animals
+
+
 def test_count_limits_the_list_and_details_match_it(db):
     summary, details = db.read_sync(lambda uow: zoo.list_animals(uow, 1))
     assert [a.id for a in summary.animals] == list(details)
@@ -30,7 +37,7 @@ def test_count_limits_the_list_and_details_match_it(db):
 
 def test_an_unknown_animal_id_is_a_clear_lookup_error(db):
     with pytest.raises(zoo.AnimalNotFound):
-        db.read_sync(lambda uow: zoo.animal_details(uow, "unicorn"))
+        zoo.find(db.read_sync(zoo.all_animals), "unicorn")
 
 
 def test_seeding_again_restores_the_data_file_and_keeps_what_users_did(fresh_database):
@@ -43,7 +50,7 @@ def test_seeding_again_restores_the_data_file_and_keeps_what_users_did(fresh_dat
         db.write_sync(lambda uow: setattr(uow.repository(AnimalRepository).get("king-penguin-admiral"),
                                           "species", "Edited species"))
         seed(db, features, load_settings(database_url=fresh_database))
-        animal = db.read_sync(lambda uow: zoo.animal_details(uow, "king-penguin-admiral"))
+        animal = zoo.find(db.read_sync(zoo.all_animals), "king-penguin-admiral")
     finally:
         db.dispose()
     assert animal.likes == 1  # a user's like survives a re-seed

@@ -29,13 +29,6 @@ def listing(animals: Sequence[AnimalDetails], count: int) -> tuple[ZooAnimals, d
     return summary, {a.id: a for a in chosen}
 
 
-def animal_details(uow: UnitOfWork, animal_id: str) -> AnimalDetails:
-    animal = uow.repository(AnimalRepository).get(animal_id)
-    if animal is None:
-        raise AnimalNotFound(animal_id)
-    return AnimalDetails.model_validate(animal)
-
-
 def find(animals: Sequence[AnimalDetails], animal_id: str) -> AnimalDetails:
     for animal in animals:
         if animal.id == animal_id:
