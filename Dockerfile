@@ -20,10 +20,14 @@ USER app
 # (docs/oauth.md); no demo accounts are seeded.
 RUN mkdir -p /srv/var
 ENV APP_ENV=production APP_LOG_FORMAT=json APP_DATABASE_URL=sqlite:////srv/var/app.db
+# Who the client is: X-Forwarded-For is believed only from these peers (addresses or networks of the proxies in
+# front of the container; never "*", which lets every client choose its own address). Limits are counted per
+# worker unless APP_REDIS_URL points at a Redis the workers and replicas share.
+ENV APP_TRUSTED_PROXIES=127.0.0.1,::1
 EXPOSE 8000
 HEALTHCHECK --interval=15s --timeout=4s --retries=3 \
   CMD python -c "import sys, urllib.request; sys.exit(urllib.request.urlopen('http://127.0.0.1:8000/readyz', timeout=3).status != 200)"
 # serve migrates and seeds once (replicas take turns on PostgreSQL advisory locks), then forks
 # the workers. A release step (`python -m app migrate && python -m app seed`) with
 # APP_MIGRATE_ON_START=false APP_SEED_ON_START=false keeps replica start-up short.
-CMD ["python", "-m", "app", "serve", "--host", "0.0.0.0", "--port", "8000", "--workers", "2", "--forwarded-allow-ips", "*"]
+CMD ["python", "-m", "app", "serve", "--host", "0.0.0.0", "--port", "8000", "--workers", "2"]

@@ -17,6 +17,13 @@ def _serve(args: argparse.Namespace, settings: Settings) -> int:
     from app.main import create_app, discover_features, open_database, refuse_demo_accounts, seed
 
     configure_logging(settings.log_format, settings.log_level)
+    if args.workers > 1 and not settings.redis_url:
+        import structlog
+
+        structlog.get_logger("app.limits").warning(
+            "limits.per_worker", workers=args.workers,
+            detail="limits are counted by each worker on its own, so each allows this many times its share: "
+                   "set APP_REDIS_URL to count once for every worker and replica")
     # Build the app once here, before uvicorn forks: a bad feature or tool declaration is then
     # one line and exit 1, not a traceback in every worker that uvicorn respawns forever.
     db = open_database(settings)
@@ -37,8 +44,9 @@ def _serve(args: argparse.Namespace, settings: Settings) -> int:
         port=args.port,
         workers=args.workers,
         log_config=None,  # keep our structlog configuration
-        proxy_headers=True,
-        forwarded_allow_ips=args.forwarded_allow_ips,
+        # The app applies APP_TRUSTED_PROXIES itself (app.http.middleware.client_address); uvicorn's own pass
+        # would read FORWARDED_ALLOW_IPS from the environment and could apply a second, different rule.
+        proxy_headers=False,
         timeout_graceful_shutdown=10,
     )
     return 0
@@ -183,7 +191,6 @@ def main(argv: list[str] | None = None) -> int:
     serve.add_argument("--host", default="127.0.0.1")
     serve.add_argument("--port", type=int, default=8000)
     serve.add_argument("--workers", type=int, default=1)
-    serve.add_argument("--forwarded-allow-ips", default="127.0.0.1")
     migrate = sub.add_parser("migrate", help="apply database migrations")
     migrate.add_argument("--revision", default="heads")
     migrate.add_argument("--downgrade", metavar="REVISION")

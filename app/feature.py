@@ -21,6 +21,7 @@ from starlette.routing import BaseRoute
 
 from app.auth.scopes import Scope
 from app.db import Database, UnitOfWork
+from app.limits import Limits
 from app.mcp.registry import ToolRegistry
 from app.net.guard import OutboundGuard
 from app.settings import Settings
@@ -43,6 +44,8 @@ class Deps:
 
     settings: Settings
     db: Database
+    # Counters and per-caller budgets, shared by the fleet when APP_REDIS_URL is set.
+    limits: Limits = field(default_factory=Limits.in_process)
     # Every fetch of a URL a caller gave goes through the guard; every byte at rest through storage.
     guard: OutboundGuard | None = None
     storage: Storage | None = None

@@ -25,10 +25,10 @@ from starlette.routing import BaseRoute, Route
 from starlette.types import ASGIApp
 
 from app.auth.accounts import AccountRepository, seed_demo_accounts
-from app.auth.clients import CimdResolver, ClientKeys, RateLimiter
+from app.auth.clients import CimdResolver, ClientKeys
 from app.auth.keys import load_keyring, load_secret
 from app.auth.resource_server import bearer_auth, protected_resource_routes
-from app.auth.routes import AuthorizationServerRoutes, Signer
+from app.auth.routes import AuthorizationServerRoutes, RegistrationLimits, Signer, SignInLimits
 from app.auth.scopes import ScopeCatalog
 from app.auth.server import GrantRepository, ServerConfig, normalise_resource
 from app.auth.tokens import BuiltinTokenVerifier, ExternalTokenVerifier, RemoteJwks
@@ -37,8 +37,10 @@ from app.db.locks import SEED_LOCK, advisory_lock
 from app.feature import Deps, Feature, PrivateDocuments
 from app.http.devhost import DevFiles, devhost_routes
 from app.http.health import health_routes
-from app.http.middleware import AccessLogMiddleware, McpRequestNormalizer, Shortcut
+from app.http.middleware import AccessLogMiddleware, McpRequestNormalizer, Shortcut, client_address
+from app.limits import Budget, Limits, Sharing, parse_rate
 from app.logging import RecentEvents
+from app.mcp.budgets import ToolBudgets
 from app.mcp.lane import SingleExchangeLane
 from app.mcp.registry import ToolRegistry
 from app.mcp.server import build_mcp_server
@@ -125,9 +127,29 @@ def documents_of(features: Sequence[Feature]) -> PrivateDocuments | None:
     return offered[0].documents if offered else None
 
 
+def open_limits(settings: Settings) -> Limits:
+    """Where every limit is counted: Redis for the fleet (APP_REDIS_URL), else this process."""
+    sharing = Sharing(callers_per_address=settings.limit_callers_per_address,
+                      anonymous_callers=settings.limit_anonymous_callers)
+    if settings.redis_url:
+        return Limits.redis(settings.redis_url, settings.redis_prefix, sharing)
+    return Limits.in_process(sharing)
+
+
+def tool_budgets(registry: ToolRegistry, settings: Settings) -> dict[str, Budget]:
+    """The budgets the tools declare, with APP_TOOL_BUDGETS over them."""
+    if unknown := sorted(set(settings.tool_budgets) - set(registry.tool_names)):
+        raise FeatureError(f"APP_TOOL_BUDGETS names tools that do not exist: {', '.join(unknown)} "
+                           f"(tools: {', '.join(sorted(registry.tool_names))})")
+    rates = {**registry.budgets(), **{name: parse_rate(rate) if rate else None
+                                      for name, rate in settings.tool_budgets.items()}}
+    return {name: Budget(f"tool.{name}", rate) for name, rate in rates.items() if rate is not None}
+
+
 def build_deps(settings: Settings, db: Database, features: Sequence[Feature], *, guard: OutboundGuard | None = None,
-               storage: Storage | None = None) -> Deps:
-    return Deps(settings=settings, db=db, guard=guard or OutboundGuard(allowlist=settings.outbound_allowlist),
+               storage: Storage | None = None, limits: Limits | None = None) -> Deps:
+    return Deps(settings=settings, db=db, limits=limits or open_limits(settings),
+                guard=guard or OutboundGuard(allowlist=settings.outbound_allowlist),
                 storage=storage or open_storage(settings), documents=documents_of(features))
 
 
@@ -148,6 +170,7 @@ async def run_command(settings: Settings, feature_name: str, command: str) -> st
     finally:
         if deps.storage is not None:
             await deps.storage.aclose()
+        await deps.limits.aclose()
         db.dispose()
 
 
@@ -180,7 +203,7 @@ def refuse_demo_accounts(settings: Settings, db: Database) -> None:
                                  "`python -m app users disable NAME`, or set APP_ALLOW_DEMO_ACCOUNTS=true")
 
 
-def build_auth(settings: Settings, db: Database, catalog: ScopeCatalog, guard: OutboundGuard,
+def build_auth(settings: Settings, db: Database, catalog: ScopeCatalog, guard: OutboundGuard, limits: Limits,
                token_verifier: TokenVerifier | None) -> tuple[TokenVerifier, list[BaseRoute]]:
     """The token verifier for /mcp and the routes of the metadata documents and the authorization server."""
     routes = protected_resource_routes(settings.mcp_url, settings.resource_metadata_url, settings.issuer,
@@ -201,8 +224,12 @@ def build_auth(settings: Settings, db: Database, catalog: ScopeCatalog, guard: O
                           refresh_grace=settings.oauth_refresh_grace, code_ttl=settings.oauth_code_ttl)
     server = AuthorizationServerRoutes(
         config=config, db=db, cimd=CimdResolver(guard, db, catalog, settings.oauth_cimd_hosts),
-        client_keys=ClientKeys(guard), signer=Signer(secret),
-        registrations=RateLimiter(settings.oauth_registrations_per_hour, 3600), logins=RateLimiter(5, 60),
+        client_keys=ClientKeys(guard), signer=Signer(secret), limits=limits,
+        sign_in=SignInLimits(per_name=parse_rate(settings.limit_login_per_name),
+                             per_address=parse_rate(settings.limit_login_per_address),
+                             per_account=parse_rate(settings.limit_login_per_account)),
+        registration=RegistrationLimits(per_address=parse_rate(settings.limit_registrations_per_address),
+                                        total=parse_rate(settings.limit_registrations_total)),
         secure_cookies=settings.base_url.startswith("https://"), jwks=keys.public_jwks)
 
     async def grant_active(grant_id: str, subject: str) -> bool:
@@ -221,18 +248,20 @@ def create_app(
     features: Sequence[Feature] | None = None,
     guard: OutboundGuard | None = None,
     storage: Storage | None = None,
+    limits: Limits | None = None,
     recent_events: RecentEvents | None = None,
 ) -> ASGIApp:
     features = discover_features() if features is None else list(features)
     db = db or open_database(settings)
     guard = guard or OutboundGuard(allowlist=settings.outbound_allowlist)
     storage = storage or open_storage(settings)
-    deps = build_deps(settings, db, features, guard=guard, storage=storage)
+    limits = limits or open_limits(settings)
+    deps = build_deps(settings, db, features, guard=guard, storage=storage, limits=limits)
     try:
         catalog = ScopeCatalog(scope for feature in features for scope in feature.scopes)
     except ValueError as exc:
         raise FeatureError(str(exc)) from None
-    token_verifier, auth_routes = build_auth(settings, db, catalog, guard, token_verifier)
+    token_verifier, auth_routes = build_auth(settings, db, catalog, guard, limits, token_verifier)
     # Local files are downloaded from this app through signed links; S3 serves its own presigned URLs.
     storage_routes = storage.routes() if isinstance(storage, LocalStorage) else []
 
@@ -245,12 +274,13 @@ def create_app(
         if feature.routes is not None:
             feature_routes.extend(feature.routes(deps))
     if registry.has_widgets:
-        register_widget_log(registry)
+        register_widget_log(registry, limits)
     if undeclared := {s: tools for s, tools in registry.scopes_used().items() if s not in catalog}:
         raise FeatureError("; ".join(f"tools {', '.join(tools)} ask for scope {scope!r}, which no feature declares "
                                      f"(add Scope({scope!r}, ...) to the feature's scopes)"
                                      for scope, tools in undeclared.items()))
-    mcp = build_mcp_server(registry, instructions=server_instructions(features))
+    mcp = build_mcp_server(registry, ToolBudgets(limits, tool_budgets(registry, settings)),
+                           instructions=server_instructions(features))
     # Builds the SDK's stateless JSON transport; its Starlette wrapper (one route, its own lifespan) is not
     # used: /mcp reaches the session manager directly, and our lifespan runs the manager.
     mcp.streamable_http_app(
@@ -276,11 +306,13 @@ def create_app(
     @contextlib.asynccontextmanager
     async def lifespan(_: Starlette) -> AsyncIterator[None]:
         try:
+            await limits.start()
             async with mcp.session_manager.run(), (lane.run() if lane else contextlib.nullcontext()):
                 freeze_startup_objects()
                 yield
         finally:
             await storage.aclose()
+            await limits.aclose()
             db.dispose()
 
     async def index(_: Request) -> JSONResponse:
@@ -307,7 +339,9 @@ def create_app(
     # Only /mcp passes the bearer check: feature routes (OAuth endpoints take client credentials in
     # Authorization) and unknown paths never see it.
     routed = Shortcut(app, "/mcp", ("POST", "DELETE"), mcp_endpoint)
-    return AccessLogMiddleware(McpRequestNormalizer(routed, max_body_bytes=settings.max_body_bytes))
+    # Outermost: every layer below, the access log and every limit included, sees the trusted client address.
+    return client_address(AccessLogMiddleware(McpRequestNormalizer(routed, max_body_bytes=settings.max_body_bytes)),
+                          settings.trusted_proxies)
 
 
 _frozen = False

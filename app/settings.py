@@ -7,12 +7,16 @@ A bad value is reported as one line naming the variable, never as a traceback.
 
 from __future__ import annotations
 
+import ipaddress
+import os
 from functools import cached_property
 from typing import Annotated, Any
 from urllib.parse import urlsplit
 
 from pydantic import Field, ValidationError, ValidationInfo, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
+
+from app.limits.checks import parse_rate
 
 _LOCAL_HOSTS = ("127.0.0.1", "localhost", "[::1]")
 LOG_LEVELS = ("debug", "info", "warning", "error")
@@ -80,13 +84,26 @@ class Settings(BaseSettings):
     oauth_refresh_grace: int = Field(default=60, ge=0, le=300)
     oauth_code_ttl: int = Field(default=60, ge=10, le=600)
     oauth_cimd_hosts: Annotated[list[str], NoDecode] = Field(default_factory=lambda: ["chatgpt.com", "claude.ai"])
-    oauth_registrations_per_hour: int = Field(default=20, ge=1)
     # external: the IdP whose tokens /mcp accepts.
     oauth_issuer: str | None = None
     oauth_jwks_url: str | None = None
     oauth_audience: str | None = None
     # host[:port] entries the outbound guard lets through to private addresses and over http (tests, local dev).
     outbound_allowlist: Annotated[list[str], NoDecode] = Field(default_factory=list)
+    # Who the client is: the right-most X-Forwarded-For entry that is not one of these proxies (addresses, CIDRs).
+    trusted_proxies: Annotated[list[str], NoDecode] = Field(default_factory=lambda: ["127.0.0.1", "::1"])
+    # Limits (app.limits): counted in this process, or in Redis for the whole fleet when redis_url is set.
+    redis_url: str | None = None
+    redis_prefix: str = Field(default="app", min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_.:-]+$")
+    limit_login_per_name: str = "5/minute"
+    limit_login_per_address: str = "20/minute"
+    limit_login_per_account: str = "10/10 minutes"
+    limit_registrations_per_address: str = "60/hour"
+    limit_registrations_total: str = "1000/hour"
+    limit_callers_per_address: int = Field(default=20, ge=1, le=100_000)
+    limit_anonymous_callers: int = Field(default=50, ge=1, le=1_000_000)
+    # Per-tool budgets over the ones the tools declare: "tool=rate,tool=off".
+    tool_budgets: Annotated[dict[str, str | None], NoDecode] = Field(default_factory=dict)
     # Files: where their bytes live, how big a fetched file may be, how long anonymous uploads are kept.
     storage_backend: str = "local"
     files_dir: str = "./var/files"
@@ -100,8 +117,11 @@ class Settings(BaseSettings):
     files_fetch_timeout: float = Field(default=60.0, gt=0, le=600)
     files_anon_ttl: int = Field(default=3600, ge=60)
     files_url_ttl: int = Field(default=300, ge=30, le=3600)
+    # Bytes an anonymous caller may add per files_anon_ttl (its address and all anonymous callers: scaled).
+    files_anon_quota: int = Field(default=100 * 1024 * 1024, ge=1024)
 
-    @field_validator("allowed_hosts", "allowed_origins", "oauth_cimd_hosts", "outbound_allowlist", mode="before")
+    @field_validator("allowed_hosts", "allowed_origins", "oauth_cimd_hosts", "outbound_allowlist", "trusted_proxies",
+                     mode="before")
     @classmethod
     def _split_csv(cls, value: object) -> object:
         return _csv(value)
@@ -119,6 +139,58 @@ class Settings(BaseSettings):
                 raise ValueError("wildcard host names are not supported (DNS-rebinding protection): list each "
                                  "public host name; 'host:*' allows any port")
         return hosts
+
+    @field_validator("trusted_proxies")
+    @classmethod
+    def _proxies(cls, proxies: list[str]) -> list[str]:
+        for proxy in proxies:
+            if proxy == "*":
+                raise ValueError("'*' would trust an address every client can write: list your proxies' addresses "
+                                 "or networks (10.0.0.0/8)")
+            try:
+                ipaddress.ip_network(proxy, strict=False)
+            except ValueError:
+                raise ValueError(f"{proxy!r} is not an IP address or network") from None
+        return proxies
+
+    @field_validator("limit_login_per_name", "limit_login_per_address", "limit_login_per_account",
+                     "limit_registrations_per_address", "limit_registrations_total")
+    @classmethod
+    def _rate(cls, value: str) -> str:
+        parse_rate(value)
+        return value
+
+    @field_validator("tool_budgets", mode="before")
+    @classmethod
+    def _budgets(cls, value: object) -> object:
+        if not isinstance(value, str):
+            return value
+        budgets: dict[str, str | None] = {}
+        for entry in _csv(value):  # type: ignore[union-attr]
+            name, sep, rate = entry.partition("=")
+            if not sep or not name.strip():
+                raise ValueError(f"{entry!r}: write tool=rate (search=60/minute) or tool=off")
+            rate = rate.strip()
+            budgets[name.strip()] = None if rate.lower() == "off" else rate
+        return budgets
+
+    @field_validator("tool_budgets")
+    @classmethod
+    def _budget_rates(cls, value: dict[str, str | None]) -> dict[str, str | None]:
+        for rate in value.values():
+            if rate is not None:
+                parse_rate(rate)
+        return value
+
+    @field_validator("redis_url")
+    @classmethod
+    def _redis_url(cls, value: str | None) -> str | None:
+        if value is None or not value.strip():
+            return None
+        parts = urlsplit(value.strip())
+        if parts.scheme not in ("redis", "rediss", "unix") or not (parts.netloc or parts.path):
+            raise ValueError("must be a redis://host:port/db, rediss:// or unix:// URL")
+        return value.strip()
 
     @field_validator("s3_prefix")
     @classmethod
@@ -212,14 +284,22 @@ class SettingsError(Exception):
         self.lines = lines
 
 
+# Settings that were renamed: set, they would be ignored silently, so they are refused with their new name.
+RENAMED = {"APP_OAUTH_REGISTRATIONS_PER_HOUR": "APP_LIMIT_REGISTRATIONS_PER_ADDRESS (a rate, e.g. 20/hour)"}
+
+
 def load_settings(**overrides: Any) -> Settings:
+    lines = [f"{old}: renamed to {new}" for old, new in RENAMED.items() if old in os.environ]
     try:
-        return Settings(**overrides)
+        settings = Settings(**overrides)
     except ValidationError as exc:
-        raise SettingsError([_describe(error) for error in exc.errors()]) from None
+        raise SettingsError(lines + [_describe(error) for error in exc.errors()]) from None
+    if lines:
+        raise SettingsError(lines)
+    return settings
 
 
-SECRETS = ("secret_key", "oauth_signing_keys", "demo_password")
+SECRETS = ("secret_key", "oauth_signing_keys", "demo_password", "redis_url")
 
 
 def _describe(error: Any) -> str:

@@ -24,6 +24,14 @@ from app.main import discover_features, seed
 from app.settings import Settings, load_settings
 
 ROOT = Path(__file__).resolve().parents[1]
+# Tests that are not about budgets call the budgeted tools far more often than one user would; the budgets
+# themselves are tested as shipped (tests/e2e/test_limits.py).
+ROOMY_BUDGETS = {"search": "100000/minute", "analyze_file": "100000/minute", "compare_files": "100000/minute"}
+
+
+def roomy_budgets_env(*tools: str) -> str:
+    """APP_TOOL_BUDGETS for a server whose budgets are not under test (``tools``: those it has)."""
+    return ",".join(f"{tool}={ROOMY_BUDGETS[tool]}" for tool in tools or ROOMY_BUDGETS)
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -117,6 +125,38 @@ def json_log() -> Iterator[Callable[[], list[dict]]]:
         yield lines
     finally:
         configure_logging("console", "info", sync=True)
+
+
+REDIS_URL = os.environ.get("APP_TEST_REDIS_URL", "redis://127.0.0.1:6379/0")
+
+
+@pytest.fixture(scope="session")
+def redis_url() -> str:
+    """The Redis the fleet tests share limits through (CI: 127.0.0.1:6379, shared with other runs: every test
+    keys under a prefix of its own, see ``redis_prefix``). Skipped without one, unless APP_REQUIRE_REDIS=1."""
+    import redis
+
+    try:
+        redis.Redis.from_url(REDIS_URL, socket_timeout=2, socket_connect_timeout=2).ping()
+    except redis.RedisError as exc:
+        if os.environ.get("APP_REQUIRE_REDIS") == "1":
+            pytest.fail(f"APP_REQUIRE_REDIS=1 but no Redis answers at {REDIS_URL}: {exc}")
+        pytest.skip(f"no Redis at {REDIS_URL} (set APP_TEST_REDIS_URL)")
+    return REDIS_URL
+
+
+@pytest.fixture
+def redis_prefix(redis_url: str) -> Iterator[str]:
+    """A key prefix of this test's own; its keys are deleted afterwards."""
+    import redis
+
+    prefix = f"test-{uuid.uuid4().hex[:12]}"
+    yield prefix
+    client = redis.Redis.from_url(redis_url)
+    keys = list(client.scan_iter(f"{prefix}:*", count=1000))
+    if keys:
+        client.delete(*keys)
+    client.close()
 
 
 @pytest.fixture(scope="session")

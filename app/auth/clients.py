@@ -4,7 +4,8 @@
    fetched through the outbound guard, only from ``APP_OAUTH_CIMD_HOSTS``, must name its own
    URL as ``client_id``, and is cached (in the database, shared by workers) per its HTTP
    caching headers.
-2. DCR (RFC 7591): open registration, rate-limited per address; such clients never expire.
+2. DCR (RFC 7591): open registration, limited per address and in all (``app.limits``); such clients never
+   expire.
 3. Pre-registered: ``python -m app clients create``.
 """
 
@@ -18,7 +19,6 @@ import json
 import re
 import secrets
 import time
-from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
@@ -361,37 +361,3 @@ class ClientKeys:
             self._cache.clear()
         self._cache[client.jwks_uri] = (now, key_set)
         return key_set
-
-
-class RateLimiter:
-    """At most ``limit`` events per ``window`` seconds per key, in this worker's memory."""
-
-    def __init__(self, limit: int, window: float) -> None:
-        self.limit = limit
-        self.window = window
-        self._events: dict[str, deque[float]] = {}
-
-    def _recent(self, key: str, now: float) -> deque[float]:
-        events = self._events.setdefault(key, deque())
-        while events and now - events[0] > self.window:
-            events.popleft()
-        return events
-
-    def blocked(self, key: str) -> bool:
-        """Whether ``key`` used up its events (does not count one, and remembers no new key)."""
-        if key not in self._events:
-            return False
-        return len(self._recent(key, time.monotonic())) >= self.limit
-
-    def hit(self, key: str) -> None:
-        now = time.monotonic()
-        self._recent(key, now).append(now)
-        if len(self._events) > 10_000:  # forget idle keys rather than grow without bound
-            self._events = {k: v for k, v in self._events.items() if v and now - v[-1] <= self.window}
-
-    def allow(self, key: str) -> bool:
-        """Count one event for ``key`` unless that would exceed the limit."""
-        if self.blocked(key):
-            return False
-        self.hit(key)
-        return True

@@ -25,12 +25,13 @@ from authlib.oauth2.rfc6749.util import extract_basic_authorization
 from joserfc import jws
 from joserfc.errors import JoseError
 from joserfc.jwk import KeySet
+from limits import RateLimitItem
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 
 from app.auth import pages
-from app.auth.accounts import AccountRepository
+from app.auth.accounts import AccountRepository, normalise_username
 from app.auth.clients import (
     AUTH_METHODS,
     CimdResolver,
@@ -38,7 +39,6 @@ from app.auth.clients import (
     ClientKeys,
     ClientMetadataError,
     ClientRepository,
-    RateLimiter,
     register_client,
     registration_response,
     validate_metadata,
@@ -46,11 +46,17 @@ from app.auth.clients import (
 from app.auth.passwords import DUMMY_HASH, verify_password
 from app.auth.server import ASSERTION_ALGORITHMS, SECRET_AUTH, FormRequest, OAuthServer, ServerConfig
 from app.db import Database, DatabaseNotMigrated, DatabaseUnavailable
+from app.limits import Check, Limits, LimitsUnavailable, OverLimit, address_key
 
 log = structlog.get_logger(__name__)
 MAX_FORM_BYTES = 64 * 1024
 CSRF_COOKIE = "oauth_csrf"
+# Set on a successful sign-in: a browser that once signed in to an account keeps its own count of that
+# account's wrong passwords, apart from everyone else's (see SignInLimits).
+DEVICE_COOKIE = "oauth_device"
+DEVICE_TTL = 30 * 24 * 3600
 TICKET_TTL = 600
+UNAVAILABLE = "The sign-in service is unavailable; please retry shortly."
 NO_STORE = {"cache-control": "no-store", "pragma": "no-cache"}
 CORS = {"access-control-allow-origin": "*", "access-control-allow-headers": "authorization, content-type",
         "access-control-allow-methods": "GET, POST, OPTIONS"}
@@ -138,18 +144,42 @@ class Signer:
         return self._mac(b"csrf|" + cookie.encode())
 
 
+@dataclass(frozen=True)
+class SignInLimits:
+    """Password checks a sign-in may cost, reserved BEFORE the hash is computed and given back when it succeeds.
+
+    ``per_name``: one address, one account name. ``per_address``: one address, any name (spraying).
+    ``per_account``: one account name from every address together (a botnet). The last is the one an
+    attacker can spend for the account's owner (a lock-out of new sign-ins for up to its window):
+    a browser holding the account's device cookie is counted apart, so its owner still gets in.
+    """
+
+    per_name: RateLimitItem
+    per_address: RateLimitItem
+    per_account: RateLimitItem
+
+
+@dataclass(frozen=True)
+class RegistrationLimits:
+    """``POST /register``: per client address (ChatGPT's users register from OpenAI's few addresses: sized
+    for that), and all addresses together."""
+
+    per_address: RateLimitItem
+    total: RateLimitItem
+
+
 class AuthorizationServerRoutes:
     def __init__(self, *, config: ServerConfig, db: Database, cimd: CimdResolver, client_keys: ClientKeys,
-                 signer: Signer, registrations: RateLimiter, logins: RateLimiter, secure_cookies: bool,
-                 jwks: dict[str, Any]) -> None:
+                 signer: Signer, limits: Limits, sign_in: SignInLimits, registration: RegistrationLimits,
+                 secure_cookies: bool, jwks: dict[str, Any]) -> None:
         self.config = config
         self.db = db
         self.cimd = cimd
         self.client_keys = client_keys
         self.signer = signer
-        self.registrations = registrations
-        self.logins = logins
-        self.address_failures = RateLimiter(4 * logins.limit, logins.window)
+        self.limits = limits
+        self.sign_in = sign_in
+        self.registration = registration
         self.password_checks = anyio.CapacityLimiter(4)
         self.secure_cookies = secure_cookies
         self.jwks = jwks
@@ -298,10 +328,15 @@ class AuthorizationServerRoutes:
         return parse_form(await read_body(request))
 
     async def register(self, request: Request) -> Response:
-        address = request.client.host if request.client else "unknown"
-        if not self.registrations.allow(address):
-            return oauth_error("slow_down", "Too many client registrations from this address; retry later.", 429,
-                               {"retry-after": str(int(self.registrations.window))})
+        address = address_key(request.client.host if request.client else None)
+        try:
+            # Counted in this process while Redis is down: registration stays open, bounded per worker.
+            await self.limits.acquire([
+                Check("register.address", self.registration.per_address, address, "this address"),
+                Check("register.total", self.registration.total, "*", "all addresses")])
+        except OverLimit as over:
+            return oauth_error("slow_down", f"Too many client registrations from {over.label}; retry later.", 429,
+                               {"retry-after": str(over.retry_after)})
         data = parse_json(await read_body(request))
         metadata = validate_metadata(data, self.config.catalog, auth_methods=AUTH_METHODS,
                                      default_auth="client_secret_basic")
@@ -332,14 +367,19 @@ class AuthorizationServerRoutes:
         except MalformedRequest as exc:
             return self.error_page(request, str(exc))
         except (DatabaseUnavailable, DatabaseNotMigrated):
-            return self.error_page(request, "The sign-in service is unavailable; please retry shortly.", 503)
+            return self.error_page(request, UNAVAILABLE, 503, {"retry-after": "5"})
+        except LimitsUnavailable:
+            # Sign-in fails closed: without the shared counts, every replica would allow its own share of guesses.
+            return self.error_page(request, UNAVAILABLE, 503, {"retry-after": "30"})
 
     def locale(self, request: Request, query: list[tuple[str, str]] | None = None) -> str:
         return pages.negotiate(dict(query or []).get("ui_locales"), request.headers.get("accept-language"))
 
-    def error_page(self, request: Request, message: str, status: int = 400) -> Response:
+    def error_page(self, request: Request, message: str, status: int = 400,
+                   headers: dict[str, str] | None = None) -> Response:
         return HTMLResponse(pages.error_page(locale=self.locale(request), message=message, message_lang="en"),
-                            status_code=status, headers={"content-security-policy": pages.PAGE_CSP, **NO_STORE})
+                            status_code=status, headers={"content-security-policy": pages.PAGE_CSP, **NO_STORE,
+                                                         **(headers or {})})
 
     async def validate(self, request: Request, query: list[tuple[str, str]]) -> Response | tuple[Client, str, str]:
         """The client, granted scope and redirect URI of a valid authorization request; else the response to send.
@@ -404,30 +444,53 @@ class AuthorizationServerRoutes:
         return cookie is not None and hmac.compare_digest(form.get("csrf_token", "").encode(),
                                                           self.signer.csrf_token(cookie).encode())
 
+    def device(self, request: Request, name: str) -> str | None:
+        """This browser's device id for the account ``name``, if it holds a valid device cookie for it."""
+        payload = self.signer.unsign(request.cookies.get(DEVICE_COOKIE, "")[:1024])
+        if payload and payload.get("p") == "device" and payload.get("u") == _fingerprint(name):
+            device = payload.get("d")
+            return device if isinstance(device, str) and device else None
+        return None
+
+    def sign_in_checks(self, request: Request, name: str, device: str | None) -> list[Check]:
+        address = address_key(request.client.host if request.client else None)
+        account = f"{name}|device:{device}" if device else name
+        return [Check("signin.name", self.sign_in.per_name, f"{address}|{name}", "this address and account"),
+                Check("signin.address", self.sign_in.per_address, address, "this address"),
+                Check("signin.account", self.sign_in.per_account, account, "this account")]
+
     async def login(self, request: Request, form: dict[str, str]) -> Response:
         query = parse_form(form.get("oauth_request", ""))
         username = form.get("username", "")[:64]
         if not self.csrf_ok(request, form):
             return await self.show_login(request, query, error="csrf", username=username, status=403)
-        address = request.client.host if request.client else "unknown"
-        attempt = f"{address}|{username.strip().lower()}"
-        # Failed sign-ins only are counted: 5 a minute per address and name, 20 per address (name spraying).
-        if self.logins.blocked(attempt) or self.address_failures.blocked(address):
-            return await self.show_login(request, query, error="locked", username=username, status=429)
-        validated = await self.validate(request, query)
-        if isinstance(validated, Response):
-            return validated
-        client, scope, redirect_uri = validated
-        password = form.get("password", "")[:1024]
-        candidate = await self.db.read(lambda uow: _credentials(uow.repository(AccountRepository).by_username(
-            username)))
-        # scrypt (32 MiB, tens of ms) outside the database session, a few at a time.
-        account = await anyio.to_thread.run_sync(_verified, candidate, password, limiter=self.password_checks)
+        login_name = normalise_username(username)
+        device = self.device(request, login_name)
+        try:
+            # Reserved before the hash, atomically: N concurrent guesses cost at most the limit in hashes.
+            reservation = await self.limits.acquire(self.sign_in_checks(request, login_name, device), strict=True)
+        except OverLimit as over:
+            locked = await self.show_login(request, query, error="locked", username=username, status=429)
+            locked.headers["retry-after"] = str(over.retry_after)
+            return locked
+        try:
+            validated = await self.validate(request, query)
+            if isinstance(validated, Response):
+                await reservation.release()  # no password was judged
+                return validated
+            client, scope, redirect_uri = validated
+            password = form.get("password", "")[:1024]
+            candidate = await self.db.read(lambda uow: _credentials(uow.repository(AccountRepository).by_username(
+                username)))
+            # scrypt (32 MiB, tens of ms) outside the database session, a few at a time.
+            account = await anyio.to_thread.run_sync(_verified, candidate, password, limiter=self.password_checks)
+        except BaseException:
+            await reservation.release()  # no password was judged
+            raise
         if account is None:
-            self.logins.hit(attempt)
-            self.address_failures.hit(address)
-            log.info("oauth.login_failed", client_id=client.client_id)
+            log.info("oauth.login_failed", client_id=client.client_id)  # the reservation stays: a failure counted
             return await self.show_login(request, query, error="bad_credentials", username=username, status=401)
+        await reservation.release()  # only its own: a success never resets what others counted
         account_id, account_name = account
         locale = self.locale(request, query)
         request_text = form.get("oauth_request", "")
@@ -441,7 +504,13 @@ class AuthorizationServerRoutes:
             locale=locale, client_name=client.display_name, client_host=client.display_host,
             account_name=account_name, scopes=scopes, action="/authorize/consent",
             hidden={"oauth_request": request_text, "login_ticket": ticket}, csrf_token=self.signer.csrf_token(cookie))
-        return self.page(body, cookie, redirect_uri)
+        response = self.page(body, cookie, redirect_uri)
+        device_cookie = self.signer.sign({"p": "device", "u": _fingerprint(login_name),
+                                          "d": device or secrets.token_urlsafe(12),
+                                          "exp": int(time.time()) + DEVICE_TTL})
+        response.set_cookie(DEVICE_COOKIE, device_cookie, max_age=DEVICE_TTL, path="/authorize", httponly=True,
+                            secure=self.secure_cookies, samesite="lax")
+        return response
 
     async def decide(self, request: Request, form: dict[str, str]) -> Response:
         request_text = form.get("oauth_request", "")

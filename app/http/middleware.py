@@ -10,6 +10,7 @@ from collections.abc import Iterable
 
 import structlog
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
 
 log = structlog.get_logger("app.http")
 _REQUEST_ID_RE = re.compile(r"^[A-Za-z0-9._:-]{1,64}$")
@@ -34,6 +35,16 @@ async def send_json(send: Send, status: int, body: dict, headers: Iterable[tuple
                 "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(payload)).encode()),
                             *headers]})
     await send({"type": "http.response.body", "body": payload})
+
+
+def client_address(app: ASGIApp, trusted_proxies: list[str]) -> ASGIApp:
+    """The client address every layer below sees (``scope["client"]``): the peer, or, when the peer is one of
+    ``trusted_proxies``, the right-most ``X-Forwarded-For`` entry that is not a trusted proxy. Entries left
+    of it were written by the client and are never believed. uvicorn's own middleware, in the app rather
+    than in the server's flags, so any ASGI server (and every test) gets the same rule."""
+    if "*" in trusted_proxies:  # with "*" uvicorn takes the LEFT-most entry, which the client writes
+        raise ValueError("trusted_proxies cannot be '*'")
+    return ProxyHeadersMiddleware(app, trusted_hosts=list(trusted_proxies))  # type: ignore[arg-type]
 
 
 class AccessLogMiddleware:
@@ -72,8 +83,10 @@ class AccessLogMiddleware:
             status = 500
         finally:
             # HTTP facts only: the MCP layer logs its own event (app.mcp.middleware.ToolCallLog).
+            client = scope.get("client")
             log.info("http.request", method=scope.get("method"), path=scope.get("path"), status=status,
-                     duration_ms=round((time.perf_counter() - started) * 1000, 2))
+                     duration_ms=round((time.perf_counter() - started) * 1000, 2),
+                     client=client[0] if client else None)
             structlog.contextvars.unbind_contextvars("request_id")
 
 

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 import anyio.to_thread
+from limits import RateLimitItem
 from mcp.server.apps import Apps, Visibility
 from mcp.server.auth.middleware.auth_context import get_access_token
 from mcp.server.mcpserver import MCPServer
@@ -29,6 +30,7 @@ from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from app import __version__
 from app.auth import schemes
 from app.db import DatabaseNotMigrated, DatabaseUnavailable
+from app.limits import parse_rate
 from app.mcp.check import MAX_STATUS
 from app.mcp.results import WWW_AUTHENTICATE
 from app.mcp.widgets import Widget, WidgetBundleMissing
@@ -49,6 +51,7 @@ class _ToolSpec:
     widget: Widget | None
     visibility: list[Visibility] | None
     origin: str
+    budget: RateLimitItem | None = None
 
 
 @dataclass
@@ -77,6 +80,7 @@ class ToolRegistry:
         invoked: str | None = None,
         file_params: list[str] | None = None,
         meta: dict[str, Any] | None = None,
+        budget: str | None = None,
     ) -> Callable[[F], F]:
         for label, text in (("invoking", invoking), ("invoked", invoked)):
             if text is not None and len(text) > MAX_STATUS:
@@ -85,6 +89,10 @@ class ToolRegistry:
             declared = schemes.validate(security)
         except ValueError as exc:
             raise RegistryError(f"{name}: {exc}") from None
+        try:
+            rate = parse_rate(budget) if budget is not None else None
+        except ValueError as exc:
+            raise RegistryError(f"{name}: budget {exc}") from None
         if visibility is not None and (not visibility or not set(visibility) <= {"model", "app"}):
             raise RegistryError(f"{name}: visibility must be a non-empty subset of ['model', 'app']")
         tool_meta: dict[str, Any] = {**(meta or {}), "securitySchemes": declared}
@@ -124,7 +132,7 @@ class ToolRegistry:
                 raise RegistryError(f"tool {name!r} is declared twice: by {self._tools[name].origin} and by {origin}")
             kwargs = {"name": name, "title": title, "description": description, "annotations": annotations}
             wrapped = _enforced(fn, title, declared, self.resource_metadata_url)
-            self._tools[name] = _ToolSpec(wrapped, kwargs, tool_meta, widget, visibility, origin)
+            self._tools[name] = _ToolSpec(wrapped, kwargs, tool_meta, widget, visibility, origin, rate)
             if widget is not None:  # registered with its first tool, so a refused tool leaves no widget behind
                 self._widgets.setdefault(widget.name, widget)
             return fn
@@ -138,6 +146,10 @@ class ToolRegistry:
     @property
     def tool_names(self) -> list[str]:
         return list(self._tools)
+
+    def budgets(self) -> dict[str, RateLimitItem]:
+        """Each tool's declared per-caller budget (``app.mcp.budgets``)."""
+        return {name: spec.budget for name, spec in self._tools.items() if spec.budget is not None}
 
     def scopes_used(self) -> dict[str, list[str]]:
         """Each OAuth scope a tool asks for, with the tools that ask for it."""

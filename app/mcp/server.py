@@ -4,13 +4,15 @@ from __future__ import annotations
 
 from mcp.server.mcpserver import MCPServer
 
+from app.mcp.budgets import ToolBudgets
 from app.mcp.middleware import OutputGuard, ToolCallLog, restore_security_schemes
 from app.mcp.registry import ToolRegistry
 
 
-def build_mcp_server(registry: ToolRegistry, *, instructions: str | None = None) -> MCPServer:
+def build_mcp_server(registry: ToolRegistry, budgets: ToolBudgets, *, instructions: str | None = None) -> MCPServer:
     guard = OutputGuard()
-    # Outermost first: the log sees the guarded result; the guard sees the tool's result.
-    server = registry.build(instructions=instructions, middleware=[ToolCallLog(), guard, restore_security_schemes])
+    # Outermost first: the log sees the guarded result; the guard sees what the budgets let through.
+    server = registry.build(instructions=instructions,
+                            middleware=[ToolCallLog(), guard, budgets, restore_security_schemes])
     guard.bind(server)
     return server

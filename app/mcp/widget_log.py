@@ -6,7 +6,7 @@ correlation fields the MCP middleware binds for every call (``widget_session_id`
 ``_meta["openai/widgetSessionId"]``, the OpenAI session and subject, the account), so one
 widget session can be followed from its first tool call to its unmount.
 
-Anything a browser sends is untrusted: events are rate-limited (``WidgetLogLimits``),
+Anything a browser sends is untrusted: events are counted (``WidgetLogLimits``, in ``app.limits``),
 messages are cut to ``MAX_MESSAGE`` characters, ``data`` over ``MAX_DATA_BYTES`` of JSON is
 dropped, keys that look secret (``SECRET_PARTS``, any case) are redacted at any depth, and URL
 query strings (where signed links keep their credentials) are cut from every string. A limited
@@ -22,13 +22,13 @@ from dataclasses import dataclass, field
 from typing import Annotated, Any, Literal
 
 import structlog
-from mcp.server.auth.middleware.auth_context import get_access_token
+from limits import RateLimitItem
 from mcp.server.mcpserver import Context
 from mcp.types import CallToolResult
 from pydantic import BaseModel, ConfigDict, Field
 
-from app.auth.clients import RateLimiter
 from app.auth.schemes import NOAUTH
+from app.limits import Budget, Caller, Check, Limits, OverLimit, current_caller, parse_rate
 from app.logging import REDACTED_KEYS
 from app.mcp.registry import ToolRegistry
 from app.mcp.results import request_meta, tool_result
@@ -75,42 +75,32 @@ def scrub(value: Any, depth: int = 0) -> Any:
     return value
 
 
-@dataclass
+@dataclass(frozen=True)
 class WidgetLogLimits:
-    """Three budgets an event must fit, per minute: its widget session (30: a mount, some clicks, a
-    few errors), its caller (120), and this process (600).
+    """Two budgets an event must fit: its widget session (30 a minute: a mount, some clicks, a few errors),
+    under its caller, and its caller (60 a minute), with the levels every per-caller budget has
+    (``app.limits.caller``): an anonymous caller's address, and all anonymous callers together.
 
-    The session id is whatever the caller sent, so rotating it only escapes the first budget; the
-    caller is the token's subject, else ChatGPT's anonymous ``openai/subject``, else the client
-    address. All three can be forged by an anonymous client, which is why the process-wide budget
-    bounds what any of them can write: at most 600 events a minute, each a few KB.
+    The session id and ChatGPT's ``openai/subject`` are whatever the client sent, so rotating them
+    only opens new narrow budgets; the address and global counts bound what anyone can write.
     """
 
-    per_session: RateLimiter = field(default_factory=lambda: RateLimiter(30, 60.0))
-    per_caller: RateLimiter = field(default_factory=lambda: RateLimiter(120, 60.0))
-    total: RateLimiter = field(default_factory=lambda: RateLimiter(600, 60.0))
+    limits: Limits
+    per_caller: Budget = field(default_factory=lambda: Budget("widget_log", parse_rate("60/minute")))
+    per_session: RateLimitItem = field(default_factory=lambda: parse_rate("30/minute"))
 
-    def allow(self, session: str, caller: str) -> bool:
-        if self.per_session.blocked(session) or self.per_caller.blocked(caller) or self.total.blocked("*"):
+    async def allow(self, caller: Caller, session: str) -> bool:
+        checks = [Check("widget_log.session", self.per_session, f"{caller.key}|{session}", "this widget session"),
+                  *self.limits.checks(self.per_caller, caller)]
+        try:
+            await self.limits.acquire(checks)
+        except OverLimit:
             return False
-        self.per_session.hit(session)
-        self.per_caller.hit(caller)
-        self.total.hit("*")
         return True
 
 
-def caller_of(ctx: Context, meta: dict[str, Any]) -> str:
-    token = get_access_token()
-    if token is not None and token.subject:
-        return f"sub:{token.subject}"
-    if isinstance(meta.get("openai/subject"), str) and meta["openai/subject"]:
-        return f"openai:{meta['openai/subject']}"
-    client = getattr(getattr(ctx.request_context, "request", None), "client", None)
-    return f"ip:{getattr(client, 'host', None) or 'unknown'}"
-
-
-def register_widget_log(registry: ToolRegistry, limits: WidgetLogLimits | None = None) -> None:
-    buckets = limits or WidgetLogLimits()
+def register_widget_log(registry: ToolRegistry, limits: Limits) -> None:
+    buckets = WidgetLogLimits(limits)
 
     @registry.tool(
         name=TOOL_NAME,
@@ -135,9 +125,9 @@ def register_widget_log(registry: ToolRegistry, limits: WidgetLogLimits | None =
         data: Annotated[dict[str, Any] | None, Field(description="Small JSON object of event fields")] = None,
     ) -> Annotated[CallToolResult, LogReceipt]:
         meta = request_meta(ctx.request_context.meta)
-        caller = caller_of(ctx, meta)[:160]
-        session = str(meta.get("openai/widgetSessionId") or caller)[:128]
-        if not buckets.allow(session, caller):
+        caller = current_caller() or Caller.of(None, None)
+        session = str(meta.get("openai/widgetSessionId") or "")[:128]
+        if not await buckets.allow(caller, session):
             return tool_result(LogReceipt(outcome="rate_limited"), "Rate limited: event not logged.")
         fields: dict[str, Any] = {"widget_event": event, "widget": widget}
         if message is not None:

@@ -75,7 +75,7 @@ def browser_server(browser: object, database_url: str, file_host: FileServer,
         # and from the host emulator's file library, which this server keeps at /dev/files.
         "APP_OUTBOUND_ALLOWLIST": f"{file_host.origin.removeprefix('http://')},127.0.0.1:{port}",
         # Every test signs in with a fresh browser context, so registers a new client.
-        "APP_OAUTH_REGISTRATIONS_PER_HOUR": "1000",
+        "APP_LIMIT_REGISTRATIONS_PER_ADDRESS": "1000/hour",
     }).start()
     yield server
     server.stop()

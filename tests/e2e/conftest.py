@@ -51,7 +51,8 @@ def linking(database_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iter
             "APP_VAR_DIR": str(var_dir),
             "APP_OAUTH_CIMD_HOSTS": "127.0.0.1,localhost",
             "APP_OUTBOUND_ALLOWLIST": host_port,
-            "APP_OAUTH_REGISTRATIONS_PER_HOUR": "1000",  # this suite registers many clients; the limit has its own test
+            # This suite registers many clients; the limit has its own tests (test_limits.py).
+            "APP_LIMIT_REGISTRATIONS_PER_ADDRESS": "1000/hour",
         }).start()
         try:
             yield Linking(server, site, var_dir)

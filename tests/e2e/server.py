@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import json
 import os
 import socket
 import subprocess
 import sys
 import time
+import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -89,3 +91,20 @@ class LiveServer:
 
     def log_lines(self) -> list[str]:
         return self.log_path.read_text(encoding="utf-8", errors="replace").splitlines()
+
+    def settled_log(self, timeout: float = 10.0) -> list[dict]:
+        """Every JSON line the server has logged so far, once its log writer has caught up: a request marked
+        with an id of its own is sent, and the log is read when that request's line is in it (lines are
+        written in order, by one thread per worker; with several workers, ask each until all have it)."""
+        marker = f"log-barrier-{uuid.uuid4().hex}"
+        deadline = time.monotonic() + timeout
+        pids: set[int] = set()
+        while True:
+            httpx.get(f"{self.base_url}/healthz", headers={"x-request-id": marker}, timeout=5)
+            events = [json.loads(line) for line in self.log_lines() if line.startswith("{")]
+            pids |= {e["pid"] for e in events if e.get("request_id") == marker}
+            if len(pids) >= self.workers:
+                return [e for e in events if e.get("request_id") != marker]
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"the server's log did not catch up within {timeout}s")
+            time.sleep(0.05)  # waiting for the log writer thread, not a test delay

@@ -356,15 +356,24 @@ def open_registration(database_url: str, tmp_path_factory: pytest.TempPathFactor
 
 
 def test_the_third_registration_from_one_address_within_the_hour_is_refused(database_url, tmp_path):
-    with auth_server(database_url, tmp_path / "var", oauth_registrations_per_hour=2) as base_url, \
+    with auth_server(database_url, tmp_path / "var", limit_registrations_per_address="2/hour") as base_url, \
             httpx.Client(base_url=base_url, timeout=10) as client:
         statuses = [client.post("/register", json=REGISTRATION).status_code for _ in range(2)]
         third = client.post("/register", json=REGISTRATION)
     assert statuses == [201, 201]
     assert third.status_code == 429
     assert third.json()["error"] == "slow_down"
-    assert third.headers["retry-after"] == "3600"
+    assert "this address" in third.json()["error_description"]
+    assert 3590 <= int(third.headers["retry-after"]) <= 3600  # the window opened with the first registration
     assert third.headers["cache-control"] == "no-store"
+
+
+def test_registrations_from_every_address_together_are_bounded(database_url, tmp_path):
+    with auth_server(database_url, tmp_path / "var", limit_registrations_total="3/hour",
+                     trusted_proxies="127.0.0.1") as base_url, httpx.Client(base_url=base_url, timeout=10) as client:
+        statuses = [client.post("/register", json=REGISTRATION, headers={"x-forwarded-for": f"198.51.100.{i}"})
+                    .status_code for i in range(5)]
+    assert statuses == [201, 201, 201, 429, 429]
 
 
 def test_a_registration_body_that_is_not_json_is_invalid_client_metadata(open_registration):

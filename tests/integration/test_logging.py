@@ -66,8 +66,9 @@ def test_a_tool_call_is_one_correlated_event_and_the_access_log_keeps_to_http(se
         "outcome": "ok"}
     assert isinstance(call["duration_ms"], float) and call["duration_ms"] >= 0
     assert set(http[0]) - {"timestamp", "level", "logger", "pid"} == {
-        "event", "request_id", "method", "path", "status", "duration_ms"}
+        "event", "request_id", "method", "path", "status", "duration_ms", "client"}
     assert (http[0]["method"], http[0]["path"], http[0]["status"]) == ("POST", "/mcp", 200)
+    assert http[0]["client"] == "testclient"  # the peer as the trusted-proxy rule sees it
     raw = str(json_log())
     assert CITY not in raw and str(LATITUDE) not in raw and "userLocation" not in raw and TOKEN not in raw
 

@@ -1,5 +1,5 @@
 """Pure pieces of the built-in authorization server: scopes, resource indicators, client metadata, caching
-headers, signed browser values, passwords, clients, signing keys and rate limits. No network, no database."""
+headers, signed browser values, passwords, clients, and signing keys. No network, no database."""
 
 from __future__ import annotations
 
@@ -10,19 +10,16 @@ import os
 import stat
 import time
 from pathlib import Path
-from types import SimpleNamespace
 
 import pytest
 from joserfc import jwt
 from joserfc.jwk import ECKey, RSAKey
 
-import app.auth.clients as clients_module
 from app.auth.clients import (
     AUTH_METHODS,
     CIMD_AUTH_METHODS,
     Client,
     ClientMetadataError,
-    RateLimiter,
     cache_lifetime,
     digest,
     validate_metadata,
@@ -514,60 +511,3 @@ def test_configured_signing_keys_that_are_not_json_are_refused(tmp_path: Path):
     settings = load_settings(var_dir=str(tmp_path), oauth_signing_keys="{not json", _env_file=None)
     with pytest.raises(KeyMaterialError, match="not JSON"):
         load_keyring(settings)
-
-
-# -- rate limits -----------------------------------------------------------------------------------------------
-
-
-@pytest.fixture
-def clock(monkeypatch: pytest.MonkeyPatch) -> SimpleNamespace:
-    """The limiter's monotonic clock, set by the test (only app.auth.clients sees it)."""
-    fake = SimpleNamespace(now=1000.0)
-    monkeypatch.setattr(clients_module, "time", SimpleNamespace(monotonic=lambda: fake.now, time=time.time))
-    return fake
-
-
-def test_limiter_allows_up_to_the_limit_then_blocks(clock):
-    limiter = RateLimiter(3, 60)
-    assert [limiter.allow("1.2.3.4") for _ in range(5)] == [True, True, True, False, False]
-    assert limiter.blocked("1.2.3.4") is True
-
-
-def test_limiter_counts_each_key_separately(clock):
-    limiter = RateLimiter(1, 60)
-    assert limiter.allow("a") is True
-    assert limiter.allow("a") is False
-    assert limiter.allow("b") is True
-
-
-def test_limiter_blocked_does_not_count(clock):
-    limiter = RateLimiter(2, 60)
-    assert [limiter.blocked("k") for _ in range(5)] == [False] * 5
-    assert limiter.allow("k") is True
-    assert limiter.blocked("k") is False
-    assert limiter.allow("k") is True
-    assert limiter.blocked("k") is True
-
-
-def test_limiter_hit_counts_without_asking(clock):
-    limiter = RateLimiter(2, 60)
-    limiter.hit("k")
-    limiter.hit("k")
-    limiter.hit("k")
-    assert limiter.blocked("k") is True
-    assert limiter.allow("k") is False
-
-
-def test_limiter_forgets_events_older_than_the_window(clock):
-    limiter = RateLimiter(2, 60)
-    assert limiter.allow("k") is True
-    clock.now += 30
-    assert limiter.allow("k") is True
-    clock.now += 29.9  # the first event is 59.9 s old
-    assert limiter.allow("k") is False
-    clock.now += 0.2  # the first event is 60.1 s old, the second 30.1 s
-    assert limiter.blocked("k") is False
-    assert limiter.allow("k") is True
-    assert limiter.allow("k") is False
-    clock.now += 60.1  # both remaining events expired
-    assert [limiter.allow("k") for _ in range(3)] == [True, True, False]

@@ -4,35 +4,60 @@ from __future__ import annotations
 
 import pytest
 
+from app.limits import Caller, Check, Limits, Sharing
 from app.mcp.widget_log import WidgetLogLimits, scrub, scrub_text, secret_key
 
 
-def test_one_widget_session_gets_30_events_a_minute():
-    limits = WidgetLogLimits()
-    assert [limits.allow("ws-1", "openai:u1") for _ in range(31)] == [True] * 30 + [False]
-    assert limits.allow("ws-2", "openai:u1") is True
+def log_limits(per_address: int = 20, anonymous: int = 50) -> WidgetLogLimits:
+    return WidgetLogLimits(Limits.in_process(Sharing(callers_per_address=per_address, anonymous_callers=anonymous)))
 
 
-def test_rotating_the_session_id_does_not_escape_the_callers_budget():
-    limits = WidgetLogLimits()
-    allowed = [limits.allow(f"ws-{i}", "ip:203.0.113.7") for i in range(125)]
-    assert allowed == [True] * 120 + [False] * 5
-    assert limits.allow("ws-new", "ip:198.51.100.1") is True
+async def allowed(limits: WidgetLogLimits, events: list[tuple[Caller, str]]) -> list[bool]:
+    return [await limits.allow(caller, session) for caller, session in events]
 
 
-def test_the_process_budget_caps_every_caller_together():
-    limits = WidgetLogLimits()
-    allowed = [limits.allow(f"ws-{i}", f"openai:u{i}") for i in range(605)]
-    assert allowed == [True] * 600 + [False] * 5
+USER = Caller.of(None, "203.0.113.7", "openai-user-1")
 
 
-def test_a_refused_event_leaves_no_new_key_behind():
-    limits = WidgetLogLimits()
-    for i in range(600):
-        limits.allow(f"ws-{i}", f"openai:u{i}")
-    for i in range(50):
-        assert limits.allow(f"fresh-{i}", f"openai:fresh-{i}") is False
-    assert not any(k.startswith("fresh-") for k in limits.per_session._events)
+@pytest.mark.anyio
+async def test_one_widget_session_gets_30_events_a_minute():
+    limits = log_limits()
+    assert await allowed(limits, [(USER, "ws-1")] * 31) == [True] * 30 + [False]
+    assert await limits.allow(USER, "ws-2") is True
+
+
+@pytest.mark.anyio
+async def test_rotating_the_session_id_does_not_escape_the_callers_budget():
+    limits = log_limits()
+    assert await allowed(limits, [(USER, f"ws-{i}") for i in range(65)]) == [True] * 60 + [False] * 5
+    assert await limits.allow(Caller.of(None, "198.51.100.1"), "ws-new") is True
+
+
+@pytest.mark.anyio
+async def test_rotating_the_openai_subject_does_not_escape_the_address_budget():
+    limits = log_limits(per_address=2, anonymous=3)  # an address: 120 a minute; every anonymous caller: 180
+    rotated = [(Caller.of(None, "203.0.113.7", f"u{i}"), "ws") for i in range(125)]
+    assert await allowed(limits, rotated) == [True] * 120 + [False] * 5
+    elsewhere = [(Caller.of(None, "198.51.100.9", f"v{i}"), "ws") for i in range(65)]
+    assert await allowed(limits, elsewhere) == [True] * 60 + [False] * 5  # the anonymous total caps both
+
+
+@pytest.mark.anyio
+async def test_a_linked_caller_is_counted_by_its_account_alone():
+    limits = log_limits(per_address=1, anonymous=1)
+    for i in range(60):  # anonymous callers on the same address use up the address and the anonymous total
+        await limits.allow(Caller.of(None, "203.0.113.7", f"u{i}"), "ws")
+    assert await limits.allow(Caller.of(None, "203.0.113.7", "another"), "ws") is False
+    assert await limits.allow(Caller.of("acct_alice", "203.0.113.7"), "ws") is True
+
+
+@pytest.mark.anyio
+async def test_a_refused_event_leaves_no_count_behind():
+    limits = log_limits(per_address=1, anonymous=1)
+    await allowed(limits, [(USER, f"ws-{i}") for i in range(60)])
+    assert await limits.allow(USER, "fresh") is False
+    session = Check("widget_log.session", limits.per_session, f"{USER.key}|fresh", "")
+    assert await limits.limits.counter.used(session.rate, session.ident) == 0
 
 
 @pytest.mark.parametrize("key", ["token", "Authorization", "X-Api-Key", "apiKey", "client_secret", "accessToken",

@@ -24,11 +24,13 @@ import anyio
 import anyio.to_process
 import anyio.to_thread
 import structlog
+from limits import RateLimitItemPerSecond
 
 from app.db import Database, DatabaseUnavailable
 from app.feature import Deps, PrivateDocuments
 from app.features.files import service
 from app.features.files.analysis import Analysis, analyze
+from app.limits import Budget, Caller, Limits, OverLimit, Reservation, current_caller
 from app.net.guard import OutboundGuard, OutboundRefused
 from app.storage import Storage, StorageError
 from app.storage.base import is_plausible_mime
@@ -68,6 +70,15 @@ def _size(n: int) -> str:
     if n % 1_000_000 == 0:
         return f"{n // 1_000_000} MB"
     return f"{n:,} bytes"
+
+
+def quota_message(over: OverLimit) -> str:
+    hours = over.period / 3600
+    per = f"{hours:g} hour{'s' if hours != 1 else ''}" if over.period % 360 == 0 else f"{over.period} s"
+    wait = f"{over.retry_after} s" if over.retry_after < 120 else f"{round(over.retry_after / 60)} min"
+    return (f"The file was not kept: anonymous uploads from {over.label} may add at most {_size(over.amount)} every "
+            f"{per}, and that is used up. Retry in {wait}, or ask the user to connect (sign in to) this app, whose "
+            "library keeps files without this quota.")
 
 
 def refusal_message(exc: OutboundRefused, cap: int) -> str:
@@ -186,6 +197,9 @@ class Files:
     fetch_timeout: float
     anon_ttl: int
     url_ttl: int
+    limits: Limits = field(default_factory=Limits.in_process)
+    # Bytes an anonymous caller may store per anon_ttl (its address and all anonymous callers: scaled).
+    anon_quota: int = 100 * 1024 * 1024
     clock: Callable[[], float] = field(default=time.time)
     # Where fetched bodies are written while they are analysed and stored; a process killed meanwhile leaves its
     # file here, for the sweeper.
@@ -198,18 +212,39 @@ class Files:
         s = deps.settings
         return cls(db=deps.db, storage=deps.storage, guard=deps.guard, documents=deps.documents,
                    max_bytes=s.files_max_bytes, fetch_timeout=s.files_fetch_timeout, anon_ttl=s.files_anon_ttl,
-                   url_ttl=s.files_url_ttl, spool_dir=Path(s.files_dir) / "spool")
+                   url_ttl=s.files_url_ttl, spool_dir=Path(s.files_dir) / "spool", limits=deps.limits,
+                   anon_quota=s.files_anon_quota)
+
+    @property
+    def quota(self) -> Budget:
+        # One window as long as an anonymous upload is kept: what a caller stored in it is about what it holds.
+        return Budget("files.anonymous_bytes", RateLimitItemPerSecond(self.anon_quota, self.anon_ttl))
+
+    async def _charge(self, caller: Caller, size: int) -> Reservation:
+        try:
+            return await self.limits.charge(self.quota, caller, cost=max(1, size))
+        except OverLimit as over:
+            raise FileRejected(quota_message(over)) from None
 
     async def ingest(self, *, download_url: str, openai_file_id: str, file_name: str | None,
                      claimed_mime_type: str | None, owner: str | None) -> Ingested:
         name = file_name_of(file_name, download_url)
-        if owner is not None:  # before any byte is fetched: a full library would refuse it at the end anyway
+        # Before any byte is fetched: a full library, or a used-up anonymous quota, would refuse it at the end.
+        caller = None
+        if owner is not None:
             now = int(self.clock())
             if await self.db.read(lambda uow: service.library_full(uow, owner, now=now)):
                 raise service.LibraryFull()
+        else:
+            caller = current_caller() or Caller.of(None, None)
+            if (over := await self.limits.refusal(self.limits.checks(self.quota, caller))) is not None:
+                raise FileRejected(quota_message(over))
         spooled = await fetch_to_disk(self.guard, download_url, max_bytes=self.max_bytes,
                                      deadline_s=self.fetch_timeout, spool_dir=self.spool_dir)
+        reservation: Reservation | None = None
         try:
+            # Charged by its real size, before it is analysed or stored; given back if nothing new is kept.
+            reservation = await self._charge(caller, spooled.size) if caller is not None else None
             analysis = await self._analyse(spooled.path, name)
             stored = await self.storage.put_file(spooled.path, spooled.sha256)
             created = [stored.key] if stored.created else []
@@ -228,8 +263,14 @@ class Files:
             # backstop for what is left).
             if recorded.reused:  # nothing new was recorded: what this call stored is not needed
                 await self._quietly(self._collect(dict.fromkeys(created)))
+                if reservation is not None:
+                    await reservation.release()
             else:
                 await self._quietly(self._restore(recorded, spooled, report_body))
+        except BaseException:
+            if reservation is not None:
+                await reservation.release()
+            raise
         finally:
             with anyio.CancelScope(shield=True):
                 await anyio.to_thread.run_sync(functools.partial(spooled.path.unlink, missing_ok=True))

@@ -127,6 +127,8 @@ def register(registry: ToolRegistry, deps: Deps) -> None:
         security=[NOAUTH, oauth2(WRITE_SCOPE)],
         file_params=["file"],
         widget=widget,
+        # Each call fetches up to APP_FILES_MAX_BYTES and analyses it in a worker process.
+        budget="20/10 minutes",
         invoking="Reading the file…",
         invoked="File analysed",
     )
@@ -148,6 +150,7 @@ def register(registry: ToolRegistry, deps: Deps) -> None:
         security=[NOAUTH, oauth2(WRITE_SCOPE)],
         file_params=["files"],
         widget=widget,
+        budget="10/10 minutes",  # up to five fetches and analyses per call
         invoking="Comparing the files…",
         invoked="Files compared",
     )

@@ -53,6 +53,7 @@ def register(registry: ToolRegistry, deps: Deps) -> None:
         idempotent=True,
         security=[NOAUTH, oauth2(READ_SCOPE)],
         widget=SEARCH_WIDGET,
+        budget="60/minute",  # a ranked full-text query per call
         invoking="Searching…",
         invoked="Results ready",
     )

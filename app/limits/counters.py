@@ -1,0 +1,142 @@
+"""Fixed-window counters: in this process, or in Redis so that every worker and replica shares one count.
+
+Both are the ``limits`` library's own storages under its fixed-window strategy. A hit is one
+atomic increment-and-compare (``INCRBY`` in a Lua script on Redis, a per-key lock in memory),
+so N concurrent hits against a budget of M admit exactly M. A window starts with its key's
+first hit and lasts the rate's period.
+
+What ``limits`` lacks is a give-back (a sign-in that succeeded returns its reservation, a hit
+that was refused returns its increment). A counter's key is the same from one window to the
+next, so a give-back must know which window it belongs to: it says how long ago its hit was,
+and lowers the count only if the current window is at least that old. In memory that is the
+storage's ``decr``; on Redis a script that lowers an existing, positive counter only, so a
+give-back can never create a key (one without an expiry would live forever), push a count
+below zero, or take from a window that opened after its hit.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Protocol
+
+from limits import RateLimitItem
+from limits.aio.storage import MemoryStorage, RedisStorage
+from limits.aio.strategies import FixedWindowRateLimiter
+from limits.errors import StorageError
+
+# A Redis that does not answer within this many seconds is treated as down (counted in-process meanwhile).
+REDIS_TIMEOUT = 0.5
+
+# KEYS[1] the counter; ARGV: cost, the rate's period (ms), ms since the hit being given back.
+_RELEASE = """
+local ttl = redis.call('pttl', KEYS[1])
+if ttl < 0 then return 0 end
+if tonumber(ARGV[2]) - ttl < tonumber(ARGV[3]) then return 0 end
+local count = tonumber(redis.call('get', KEYS[1]) or '0')
+local give = math.min(count, tonumber(ARGV[1]))
+if give > 0 then
+  return redis.call('decrby', KEYS[1], give)
+end
+return count
+"""
+
+
+class Counter(Protocol):
+    shared: bool
+
+    async def hit(self, rate: RateLimitItem, key: str, cost: int) -> bool:
+        """Count ``cost`` against ``key`` unless that exceeds ``rate``; whether it was admitted."""
+        ...
+
+    async def release(self, rate: RateLimitItem, key: str, cost: int, since: float) -> None:
+        """Give back ``cost`` counted ``since`` seconds ago, if the window it was counted in is still current."""
+        ...
+
+    async def used(self, rate: RateLimitItem, key: str) -> int: ...
+
+    async def resets_in(self, rate: RateLimitItem, key: str) -> float:
+        """Seconds until ``key``'s current window ends."""
+        ...
+
+    async def ping(self) -> None: ...
+
+    async def aclose(self) -> None: ...
+
+
+class LocalCounter:
+    """This process's memory: right for one process (``./dev serve``), and the fallback of the shared one."""
+
+    shared = False
+
+    def __init__(self) -> None:
+        self.storage = MemoryStorage()
+        self.windows = FixedWindowRateLimiter(self.storage)
+
+    async def hit(self, rate: RateLimitItem, key: str, cost: int) -> bool:
+        return await self.windows.hit(rate, key, cost=cost)
+
+    async def release(self, rate: RateLimitItem, key: str, cost: int, since: float) -> None:
+        name = rate.key_for(key)
+        remaining = await self.storage.get_expiry(name) - time.time()
+        if remaining > 0 and rate.get_expiry() - remaining >= since:
+            await self.storage.decr(name, cost)
+
+    async def used(self, rate: RateLimitItem, key: str) -> int:
+        return await self.storage.get(rate.key_for(key))
+
+    async def resets_in(self, rate: RateLimitItem, key: str) -> float:
+        return max(0.0, (await self.windows.get_window_stats(rate, key)).reset_time - time.time())
+
+    async def ping(self) -> None:
+        return None
+
+    async def aclose(self) -> None:
+        return None
+
+
+class RedisCounter:
+    """One count for the fleet. Every key starts with ``prefix`` (one per deployment, or per test run)."""
+
+    shared = True
+
+    def __init__(self, url: str, prefix: str, *, timeout: float = REDIS_TIMEOUT) -> None:
+        import redis.asyncio as aioredis
+        from redis.asyncio.retry import Retry
+        from redis.backoff import NoBackoff
+
+        # No retries: an unreachable Redis must cost a request one short timeout, not a backoff loop.
+        self.client = aioredis.Redis.from_url(url, socket_timeout=timeout, socket_connect_timeout=timeout,
+                                              retry=Retry(NoBackoff(), 0))
+        self.prefix = prefix
+        self.storage = RedisStorage(f"async+{url}", implementation="redispy", key_prefix=prefix,
+                                    wrap_exceptions=True, connection_pool=self.client.connection_pool)
+        self.windows = FixedWindowRateLimiter(self.storage)
+        self._release = self.client.register_script(_RELEASE)
+
+    def _full(self, rate: RateLimitItem, key: str) -> str:
+        return f"{self.prefix}:{rate.key_for(key)}"  # how the limits storage names the same counter
+
+    async def hit(self, rate: RateLimitItem, key: str, cost: int) -> bool:
+        return await self.windows.hit(rate, key, cost=cost)
+
+    async def release(self, rate: RateLimitItem, key: str, cost: int, since: float) -> None:
+        await self._release(keys=[self._full(rate, key)], args=[cost, rate.get_expiry() * 1000, int(since * 1000)])
+
+    async def used(self, rate: RateLimitItem, key: str) -> int:
+        return await self.storage.get(rate.key_for(key))
+
+    async def resets_in(self, rate: RateLimitItem, key: str) -> float:
+        return max(0.0, (await self.windows.get_window_stats(rate, key)).reset_time - time.time())
+
+    async def ping(self) -> None:
+        await self.client.ping()
+
+    async def aclose(self) -> None:
+        await self.client.aclose()
+
+
+def shared_store_errors() -> tuple[type[BaseException], ...]:
+    """What an unreachable or failing Redis raises through the counters above."""
+    from redis.exceptions import RedisError
+
+    return (StorageError, RedisError, OSError, TimeoutError)
