@@ -455,8 +455,9 @@ class AuthorizationServerRoutes:
     def sign_in_checks(self, request: Request, name: str, device: str | None) -> list[Check]:
         address = address_key(request.client.host if request.client else None)
         account = f"{name}|device:{device}" if device else name
-        return [Check("signin.name", self.sign_in.per_name, f"{address}|{name}", "this address and account"),
-                Check("signin.address", self.sign_in.per_address, address, "this address"),
+        # The address first: names (which the client chooses) only get keys for attempts their address admits.
+        return [Check("signin.address", self.sign_in.per_address, address, "this address"),
+                Check("signin.name", self.sign_in.per_name, f"{address}|{name}", "this address and account"),
                 Check("signin.account", self.sign_in.per_account, account, "this account")]
 
     async def login(self, request: Request, form: dict[str, str]) -> Response:

@@ -90,11 +90,12 @@ class Budget:
     def checks(self, caller: Caller, sharing: Sharing, cost: int = 1) -> list[Check]:
         if caller.account is not None:
             return [Check(self.name, self.rate, caller.key, "this account", cost)]
-        # Narrowest first: a caller over its own budget never touches the counts it shares.
+        # The address first: a caller-level key (one per hint, which the client chooses) is only ever made
+        # for a call its address admits, so no client can fill the counter with keys. The one global key last.
         return [
-            Check(self.name, self.rate, caller.key, "this caller", cost),
             Check(f"{self.name}.address", scaled(self.rate, sharing.callers_per_address), f"ip:{caller.address}",
                   "this network address", cost),
+            Check(self.name, self.rate, caller.key, "this caller", cost),
             Check(f"{self.name}.anonymous", scaled(self.rate, sharing.anonymous_callers), "*",
                   "all anonymous callers", cost),
         ]

@@ -1,26 +1,28 @@
 """Fixed-window counters: in this process, or in Redis so that every worker and replica shares one count.
 
-Both are the ``limits`` library's own storages under its fixed-window strategy. A hit is one
-atomic increment-and-compare (``INCRBY`` in a Lua script on Redis, a per-key lock in memory),
-so N concurrent hits against a budget of M admit exactly M. A window starts with its key's
-first hit and lasts the rate's period.
+On Redis, the ``limits`` library's own storage under its fixed-window strategy; in the process,
+the same windows in a dict (``LocalCounter`` says why not ``limits``' memory storage). A hit is
+one atomic increment-and-compare (``INCRBY`` in a Lua script on Redis, no await between read and
+write in the process), so N concurrent hits against a budget of M admit exactly M. A window
+starts with its key's first hit and lasts the rate's period.
 
 What ``limits`` lacks is a give-back (a sign-in that succeeded returns its reservation, a hit
 that was refused returns its increment). A counter's key is the same from one window to the
 next, so a give-back must know which window it belongs to: it says how long ago its hit was,
-and lowers the count only if the current window is at least that old. In memory that is the
-storage's ``decr``; on Redis a script that lowers an existing, positive counter only, so a
-give-back can never create a key (one without an expiry would live forever), push a count
-below zero, or take from a window that opened after its hit.
+and lowers the count only if the current window is at least that old. On Redis that is a
+script that lowers an existing, positive counter only, so a give-back can never create a key
+(one without an expiry would live forever), push a count below zero, or take from a window
+that opened after its hit.
 """
 
 from __future__ import annotations
 
+import heapq
 import time
 from typing import Protocol
 
 from limits import RateLimitItem
-from limits.aio.storage import MemoryStorage, RedisStorage
+from limits.aio.storage import RedisStorage
 from limits.aio.strategies import FixedWindowRateLimiter
 from limits.errors import StorageError
 
@@ -64,34 +66,67 @@ class Counter(Protocol):
 
 
 class LocalCounter:
-    """This process's memory: right for one process (``./dev serve``), and the fallback of the shared one."""
+    """This process's counts, for one process (``./dev serve``) and as the fallback of the shared counter.
+
+    The same fixed windows as the ``limits`` strategy keeps in Redis, in a dict. Not ``limits``'
+    MemoryStorage: its expiry pass walks every key after every hit, on the event loop (measured
+    here: 0.2 ms a hit with 1,000 live keys, 2 ms with 10,000, 13 ms with 50,000), and any client
+    can make keys. Here an expired window leaves through a heap: O(log n) a hit. Every operation
+    runs without an await between its read and its write, so it is atomic on the event loop.
+    """
 
     shared = False
 
     def __init__(self) -> None:
-        self.storage = MemoryStorage()
-        self.windows = FixedWindowRateLimiter(self.storage)
+        self._windows: dict[str, tuple[int, float]] = {}  # key -> (count, end of its window)
+        self._ends: list[tuple[float, str]] = []
+
+    def _live(self, name: str, now: float) -> tuple[int, float] | None:
+        while self._ends and self._ends[0][0] <= now:
+            end, key = heapq.heappop(self._ends)
+            if (entry := self._windows.get(key)) is not None and entry[1] == end:
+                del self._windows[key]
+        entry = self._windows.get(name)
+        return entry if entry is not None and entry[1] > now else None
 
     async def hit(self, rate: RateLimitItem, key: str, cost: int) -> bool:
-        return await self.windows.hit(rate, key, cost=cost)
+        now, name = time.time(), rate.key_for(key)
+        entry = self._live(name, now)
+        if entry is None:  # its first hit opens a window
+            entry = (0, now + rate.get_expiry())
+            heapq.heappush(self._ends, (entry[1], name))
+        count = entry[0] + cost
+        self._windows[name] = (count, entry[1])
+        return count <= rate.amount
 
     async def release(self, rate: RateLimitItem, key: str, cost: int, since: float) -> None:
-        name = rate.key_for(key)
-        remaining = await self.storage.get_expiry(name) - time.time()
-        if remaining > 0 and rate.get_expiry() - remaining >= since:
-            await self.storage.decr(name, cost)
+        now, name = time.time(), rate.key_for(key)
+        entry = self._live(name, now)
+        if entry is None or rate.get_expiry() - (entry[1] - now) < since:
+            return  # its window is over, and a later one is not its to give back to
+        count = max(0, entry[0] - cost)
+        if count:
+            self._windows[name] = (count, entry[1])
+        else:
+            del self._windows[name]  # nothing counted: the key need not wait for its window to end
 
     async def used(self, rate: RateLimitItem, key: str) -> int:
-        return await self.storage.get(rate.key_for(key))
+        entry = self._live(rate.key_for(key), time.time())
+        return entry[0] if entry else 0
 
     async def resets_in(self, rate: RateLimitItem, key: str) -> float:
-        return max(0.0, (await self.windows.get_window_stats(rate, key)).reset_time - time.time())
+        now = time.time()
+        entry = self._live(rate.key_for(key), now)
+        return entry[1] - now if entry else 0.0
 
     async def ping(self) -> None:
         return None
 
     async def aclose(self) -> None:
         return None
+
+    def __len__(self) -> int:
+        return len(self._windows)
 
 
 class RedisCounter:

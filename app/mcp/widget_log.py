@@ -90,8 +90,9 @@ class WidgetLogLimits:
     per_session: RateLimitItem = field(default_factory=lambda: parse_rate("30/minute"))
 
     async def allow(self, caller: Caller, session: str) -> bool:
-        checks = [Check("widget_log.session", self.per_session, f"{caller.key}|{session}", "this widget session"),
-                  *self.limits.checks(self.per_caller, caller)]
+        # The session (any id the client likes) last: it only gets a key for an event its caller may log.
+        checks = [*self.limits.checks(self.per_caller, caller),
+                  Check("widget_log.session", self.per_session, f"{caller.key}|{session}", "this widget session")]
         try:
             await self.limits.acquire(checks)
         except OverLimit:

@@ -4,10 +4,10 @@ real Redis, cut by a TCP proxy, is tests/integration/test_limits_redis.py)."""
 
 from __future__ import annotations
 
+import contextlib
 from types import SimpleNamespace
 
 import anyio
-import limits.aio.storage.memory as limits_memory
 import pytest
 from redis.exceptions import ConnectionError as RedisConnectionError
 
@@ -114,10 +114,10 @@ async def test_counts_start_again_when_the_window_ends(now):
 
 @pytest.fixture
 def now(monkeypatch: pytest.MonkeyPatch) -> SimpleNamespace:
-    """One fake clock for the memory storage, the counters and the reservations."""
+    """One fake clock for the counter and the reservations."""
     clock = SimpleNamespace(t=1_000_000.0)
     fake = SimpleNamespace(time=lambda: clock.t, monotonic=lambda: clock.t)
-    for module in (limits_memory, counters_module, limiter_module):
+    for module in (counters_module, limiter_module):
         monkeypatch.setattr(module, "time", fake)
     return clock
 
@@ -156,8 +156,21 @@ def test_a_linked_caller_is_its_account_and_an_anonymous_one_its_address_and_hin
     assert [(c.name, c.key, c.rate.amount) for c in linked] == [("tool.search", "acct:acct_1", 60)]
     anonymous = budget.checks(Caller.of(None, "203.0.113.7", "u1"), sharing)
     assert [(c.name, c.key, c.rate.amount) for c in anonymous] == [
-        ("tool.search", "ip:203.0.113.7|u1", 60), ("tool.search.address", "ip:203.0.113.7", 1200),
+        ("tool.search.address", "ip:203.0.113.7", 1200), ("tool.search", "ip:203.0.113.7|u1", 60),
         ("tool.search.anonymous", "*", 3000)]
+
+
+async def test_keys_leave_the_local_counter_with_their_window_and_a_refused_caller_makes_none(now):
+    counter = LocalCounter()
+    limits = Limits(counter, sharing=Sharing(callers_per_address=2, anonymous_callers=1000))
+    budget = Budget("tool.t", parse_rate("1/minute"))
+    for i in range(50):  # a client rotating its hint: only what its address admits gets a key
+        with contextlib.suppress(OverLimit):
+            await limits.charge(budget, Caller.of(None, "203.0.113.7", f"hint-{i}"))
+    assert len(counter) == 4  # the address, two callers, the anonymous total
+    now.t += 61
+    await limits.charge(budget, Caller.of(None, "198.51.100.1"))
+    assert len(counter) == 3  # the first window's keys are gone
 
 
 async def test_rotating_the_hint_only_opens_new_narrow_budgets_under_the_same_address():
