@@ -101,7 +101,7 @@ class Settings(BaseSettings):
     limit_registrations_per_address: str = "60/hour"
     limit_registrations_total: str = "1000/hour"
     limit_callers_per_address: int = Field(default=20, ge=1, le=100_000)
-    limit_anonymous_callers: int = Field(default=50, ge=1, le=1_000_000)
+    limit_anonymous_callers: int = Field(default=200, ge=1, le=1_000_000)
     # Per-tool budgets over the ones the tools declare: "tool=rate,tool=off".
     tool_budgets: Annotated[dict[str, str | None], NoDecode] = Field(default_factory=dict)
     # Files: where their bytes live, how big a fetched file may be, how long anonymous uploads are kept.
@@ -118,7 +118,7 @@ class Settings(BaseSettings):
     files_anon_ttl: int = Field(default=3600, ge=60)
     files_url_ttl: int = Field(default=300, ge=30, le=3600)
     # Bytes an anonymous caller may add per files_anon_ttl (its address and all anonymous callers: scaled).
-    files_anon_quota: int = Field(default=100 * 1024 * 1024, ge=1024)
+    files_anon_quota: int = Field(default=50 * 1024 * 1024, ge=1024)
 
     @field_validator("allowed_hosts", "allowed_origins", "oauth_cimd_hosts", "outbound_allowlist", "trusted_proxies",
                      mode="before")
@@ -143,15 +143,19 @@ class Settings(BaseSettings):
     @field_validator("trusted_proxies")
     @classmethod
     def _proxies(cls, proxies: list[str]) -> list[str]:
+        normal = []
         for proxy in proxies:
             if proxy == "*":
                 raise ValueError("'*' would trust an address every client can write: list your proxies' addresses "
                                  "or networks (10.0.0.0/8)")
             try:
-                ipaddress.ip_network(proxy, strict=False)
+                # uvicorn keeps what it cannot parse strictly (10.0.0.1/8) as a name that matches nothing: hand
+                # it the network itself.
+                normal.append(str(ipaddress.ip_network(proxy, strict=False)) if "/" in proxy
+                              else str(ipaddress.ip_address(proxy)))
             except ValueError:
                 raise ValueError(f"{proxy!r} is not an IP address or network") from None
-        return proxies
+        return normal
 
     @field_validator("limit_login_per_name", "limit_login_per_address", "limit_login_per_account",
                      "limit_registrations_per_address", "limit_registrations_total")
@@ -187,10 +191,19 @@ class Settings(BaseSettings):
     def _redis_url(cls, value: str | None) -> str | None:
         if value is None or not value.strip():
             return None
-        parts = urlsplit(value.strip())
+        from redis.asyncio.connection import parse_url
+
+        value = value.strip()
+        parts = urlsplit(value)
         if parts.scheme not in ("redis", "rediss", "unix") or not (parts.netloc or parts.path):
             raise ValueError("must be a redis://host:port/db, rediss:// or unix:// URL")
-        return value.strip()
+        if parts.scheme != "unix" and parts.path.strip("/") and not parts.path.strip("/").isdigit():
+            raise ValueError("the database is a number: redis://host:6379/0")
+        try:
+            parse_url(value)  # what the client will make of it: port, database, options
+        except ValueError as exc:
+            raise ValueError(str(exc)) from None
+        return value
 
     @field_validator("s3_prefix")
     @classmethod

@@ -25,7 +25,6 @@ from authlib.oauth2.rfc6749.util import extract_basic_authorization
 from joserfc import jws
 from joserfc.errors import JoseError
 from joserfc.jwk import KeySet
-from limits import RateLimitItem
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import BaseRoute, Route
@@ -46,7 +45,7 @@ from app.auth.clients import (
 from app.auth.passwords import DUMMY_HASH, verify_password
 from app.auth.server import ASSERTION_ALGORITHMS, SECRET_AUTH, FormRequest, OAuthServer, ServerConfig
 from app.db import Database, DatabaseNotMigrated, DatabaseUnavailable
-from app.limits import Check, Limits, LimitsUnavailable, OverLimit, address_key
+from app.limits import Check, Limits, LimitsUnavailable, OverLimit, Rate, address_key
 
 log = structlog.get_logger(__name__)
 MAX_FORM_BYTES = 64 * 1024
@@ -154,9 +153,9 @@ class SignInLimits:
     a browser holding the account's device cookie is counted apart, so its owner still gets in.
     """
 
-    per_name: RateLimitItem
-    per_address: RateLimitItem
-    per_account: RateLimitItem
+    per_name: Rate
+    per_address: Rate
+    per_account: Rate
 
 
 @dataclass(frozen=True)
@@ -164,8 +163,8 @@ class RegistrationLimits:
     """``POST /register``: per client address (ChatGPT's users register from OpenAI's few addresses: sized
     for that), and all addresses together."""
 
-    per_address: RateLimitItem
-    total: RateLimitItem
+    per_address: Rate
+    total: Rate
 
 
 class AuthorizationServerRoutes:

@@ -13,8 +13,9 @@ atomic, so concurrent requests can never get past a limit together.
 """
 
 from app.limits.caller import Budget, Caller, Sharing, address_key, bind_caller, current_caller, unbind_caller
-from app.limits.checks import Check, parse_rate, scaled
+from app.limits.checks import Check, Rate, parse_rate, per_seconds, retry_phrase, scaled
 from app.limits.limiter import Limits, LimitsUnavailable, OverLimit, Reservation
 
-__all__ = ["Budget", "Caller", "Check", "Limits", "LimitsUnavailable", "OverLimit", "Reservation", "Sharing",
-           "address_key", "bind_caller", "current_caller", "parse_rate", "scaled", "unbind_caller"]
+__all__ = ["Budget", "Caller", "Check", "Limits", "LimitsUnavailable", "OverLimit", "Rate", "Reservation", "Sharing",
+           "address_key", "bind_caller", "current_caller", "parse_rate", "per_seconds", "retry_phrase", "scaled",
+           "unbind_caller"]

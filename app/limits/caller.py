@@ -19,9 +19,7 @@ import ipaddress
 from contextvars import ContextVar, Token
 from dataclasses import dataclass
 
-from limits import RateLimitItem
-
-from app.limits.checks import Check, scaled
+from app.limits.checks import Check, Rate, scaled
 
 _current: ContextVar[Caller | None] = ContextVar("app_limits_caller", default=None)
 
@@ -77,7 +75,7 @@ class Sharing:
     together this many (``APP_LIMIT_CALLERS_PER_ADDRESS``, ``APP_LIMIT_ANONYMOUS_CALLERS``)."""
 
     callers_per_address: int = 20
-    anonymous_callers: int = 50
+    anonymous_callers: int = 200
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,7 +83,7 @@ class Budget:
     """At most ``rate`` per caller of what ``name`` counts (calls of a tool, bytes stored), levels as above."""
 
     name: str
-    rate: RateLimitItem
+    rate: Rate
 
     def checks(self, caller: Caller, sharing: Sharing, cost: int = 1) -> list[Check]:
         if caller.account is not None:

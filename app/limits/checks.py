@@ -5,28 +5,45 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass
 
-from limits import RateLimitItem, parse
+from limits import RateLimitItem, RateLimitItemPerSecond, parse_many
+
+Rate = RateLimitItem  # the one rate type the rest of the app names
 
 
-def parse_rate(text: str) -> RateLimitItem:
+def parse_rate(text: str) -> Rate:
     """``5/minute``, ``10 per 10 minutes``, ``100/hour``: one rate in the ``limits`` notation."""
     try:
-        rate = parse(text.strip())
+        rates = parse_many(text.strip())
     except ValueError:
         raise ValueError(f"{text!r} is not a rate such as '5/minute' or '10 per 10 minutes'") from None
-    if rate.amount < 1:
+    if len(rates) != 1:
+        raise ValueError(f"{text!r}: one rate only (not a list)")
+    if rates[0].amount < 1:
         raise ValueError(f"{text!r}: the amount must be at least 1")
-    return rate
+    return rates[0]
 
 
-def describe(rate: RateLimitItem) -> str:
+def per_seconds(amount: int, seconds: int) -> Rate:
+    """``amount`` per ``seconds``: a rate built from settings rather than written."""
+    return RateLimitItemPerSecond(amount, seconds)
+
+
+def describe(rate: Rate) -> str:
     """``5 per minute``, ``20 per 10 minutes``: a rate as a person writes it."""
+    if rate.GRANULARITY.name == "second" and rate.multiples % 3600 == 0:
+        hours = rate.multiples // 3600
+        return f"{rate.amount} per {'hour' if hours == 1 else f'{hours} hours'}"
     unit = rate.GRANULARITY.name
     period = unit if rate.multiples == 1 else f"{rate.multiples} {unit}s"
     return f"{rate.amount} per {period}"
 
 
-def scaled(rate: RateLimitItem, factor: int) -> RateLimitItem:
+def retry_phrase(seconds: int) -> str:
+    """``42 s``, ``12 min``: how long to wait, as a refusal says it."""
+    return f"{seconds} s" if seconds < 120 else f"{round(seconds / 60)} min"
+
+
+def scaled(rate: Rate, factor: int) -> Rate:
     return type(rate)(rate.amount * factor, rate.multiples)
 
 
@@ -38,7 +55,7 @@ class Check:
     """
 
     name: str
-    rate: RateLimitItem
+    rate: Rate
     key: str
     label: str
     cost: int = 1

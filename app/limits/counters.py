@@ -21,10 +21,9 @@ import heapq
 import time
 from typing import Protocol
 
-from limits import RateLimitItem
-from limits.aio.storage import RedisStorage
-from limits.aio.strategies import FixedWindowRateLimiter
 from limits.errors import StorageError
+
+from app.limits.checks import Rate
 
 # A Redis that does not answer within this many seconds is treated as down (counted in-process meanwhile).
 REDIS_TIMEOUT = 0.5
@@ -46,17 +45,17 @@ return count
 class Counter(Protocol):
     shared: bool
 
-    async def hit(self, rate: RateLimitItem, key: str, cost: int) -> bool:
+    async def hit(self, rate: Rate, key: str, cost: int) -> bool:
         """Count ``cost`` against ``key`` unless that exceeds ``rate``; whether it was admitted."""
         ...
 
-    async def release(self, rate: RateLimitItem, key: str, cost: int, since: float) -> None:
+    async def release(self, rate: Rate, key: str, cost: int, since: float) -> None:
         """Give back ``cost`` counted ``since`` seconds ago, if the window it was counted in is still current."""
         ...
 
-    async def used(self, rate: RateLimitItem, key: str) -> int: ...
+    async def used(self, rate: Rate, key: str) -> int: ...
 
-    async def resets_in(self, rate: RateLimitItem, key: str) -> float:
+    async def resets_in(self, rate: Rate, key: str) -> float:
         """Seconds until ``key``'s current window ends."""
         ...
 
@@ -72,7 +71,8 @@ class LocalCounter:
     MemoryStorage: its expiry pass walks every key after every hit, on the event loop (measured
     here: 0.2 ms a hit with 1,000 live keys, 2 ms with 10,000, 13 ms with 50,000), and any client
     can make keys. Here an expired window leaves through a heap: O(log n) a hit. Every operation
-    runs without an await between its read and its write, so it is atomic on the event loop.
+    runs without an await between its read and its write, so it is atomic on the event loop. Windows
+    run on the monotonic clock: a step of the wall clock neither shortens nor stretches one.
     """
 
     shared = False
@@ -89,8 +89,8 @@ class LocalCounter:
         entry = self._windows.get(name)
         return entry if entry is not None and entry[1] > now else None
 
-    async def hit(self, rate: RateLimitItem, key: str, cost: int) -> bool:
-        now, name = time.time(), rate.key_for(key)
+    async def hit(self, rate: Rate, key: str, cost: int) -> bool:
+        now, name = time.monotonic(), rate.key_for(key)
         entry = self._live(name, now)
         if entry is None:  # its first hit opens a window
             entry = (0, now + rate.get_expiry())
@@ -99,8 +99,8 @@ class LocalCounter:
         self._windows[name] = (count, entry[1])
         return count <= rate.amount
 
-    async def release(self, rate: RateLimitItem, key: str, cost: int, since: float) -> None:
-        now, name = time.time(), rate.key_for(key)
+    async def release(self, rate: Rate, key: str, cost: int, since: float) -> None:
+        now, name = time.monotonic(), rate.key_for(key)
         entry = self._live(name, now)
         if entry is None or rate.get_expiry() - (entry[1] - now) < since:
             return  # its window is over, and a later one is not its to give back to
@@ -110,12 +110,12 @@ class LocalCounter:
         else:
             del self._windows[name]  # nothing counted: the key need not wait for its window to end
 
-    async def used(self, rate: RateLimitItem, key: str) -> int:
-        entry = self._live(rate.key_for(key), time.time())
+    async def used(self, rate: Rate, key: str) -> int:
+        entry = self._live(rate.key_for(key), time.monotonic())
         return entry[0] if entry else 0
 
-    async def resets_in(self, rate: RateLimitItem, key: str) -> float:
-        now = time.time()
+    async def resets_in(self, rate: Rate, key: str) -> float:
+        now = time.monotonic()
         entry = self._live(rate.key_for(key), now)
         return entry[1] - now if entry else 0.0
 
@@ -135,7 +135,10 @@ class RedisCounter:
     shared = True
 
     def __init__(self, url: str, prefix: str, *, timeout: float = REDIS_TIMEOUT) -> None:
+        # Imported here: a process that counts in itself never loads a Redis client.
         import redis.asyncio as aioredis
+        from limits.aio.storage import RedisStorage
+        from limits.aio.strategies import FixedWindowRateLimiter
         from redis.asyncio.retry import Retry
         from redis.backoff import NoBackoff
 
@@ -143,24 +146,26 @@ class RedisCounter:
         self.client = aioredis.Redis.from_url(url, socket_timeout=timeout, socket_connect_timeout=timeout,
                                               retry=Retry(NoBackoff(), 0))
         self.prefix = prefix
-        self.storage = RedisStorage(f"async+{url}", implementation="redispy", key_prefix=prefix,
+        # The connections are this pool's (the URL's host, TLS or socket, timeouts, no retries); limits reads
+        # its own URI only for the kind of server, and wants a host and port in it whatever the pool.
+        self.storage = RedisStorage("async+redis://pool:6379", implementation="redispy", key_prefix=prefix,
                                     wrap_exceptions=True, connection_pool=self.client.connection_pool)
         self.windows = FixedWindowRateLimiter(self.storage)
         self._release = self.client.register_script(_RELEASE)
 
-    def _full(self, rate: RateLimitItem, key: str) -> str:
+    def _full(self, rate: Rate, key: str) -> str:
         return f"{self.prefix}:{rate.key_for(key)}"  # how the limits storage names the same counter
 
-    async def hit(self, rate: RateLimitItem, key: str, cost: int) -> bool:
+    async def hit(self, rate: Rate, key: str, cost: int) -> bool:
         return await self.windows.hit(rate, key, cost=cost)
 
-    async def release(self, rate: RateLimitItem, key: str, cost: int, since: float) -> None:
+    async def release(self, rate: Rate, key: str, cost: int, since: float) -> None:
         await self._release(keys=[self._full(rate, key)], args=[cost, rate.get_expiry() * 1000, int(since * 1000)])
 
-    async def used(self, rate: RateLimitItem, key: str) -> int:
+    async def used(self, rate: Rate, key: str) -> int:
         return await self.storage.get(rate.key_for(key))
 
-    async def resets_in(self, rate: RateLimitItem, key: str) -> float:
+    async def resets_in(self, rate: Rate, key: str) -> float:
         return max(0.0, (await self.windows.get_window_stats(rate, key)).reset_time - time.time())
 
     async def ping(self) -> None:

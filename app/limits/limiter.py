@@ -31,6 +31,7 @@ class OverLimit(Exception):
         self.rate = describe(check.rate)
         self.amount = check.rate.amount
         self.period = check.rate.get_expiry()
+        self.cost = check.cost
         self.retry_after = retry_after
 
 
@@ -55,12 +56,12 @@ class Reservation:
         if self._released or self.counter is None:
             return
         self._released = True
-        try:
-            with anyio.CancelScope(shield=True):  # a cancelled caller still gives its reservation back
-                for check, at in self.taken:
+        with anyio.CancelScope(shield=True):  # a cancelled caller still gives its reservation back
+            for check, at in self.taken:
+                try:
                     await self.counter.release(check.rate, check.ident, check.cost, time.monotonic() - at)
-        except shared_store_errors() as exc:  # the window ends anyway; nothing to do but say so
-            log.warning("limits.release_failed", error=type(exc).__name__)
+                except shared_store_errors() as exc:  # its window ends anyway; the next ones are still tried
+                    log.warning("limits.release_failed", limit=check.name, error=type(exc).__name__)
 
 
 class Limits:
@@ -127,17 +128,18 @@ class Limits:
 
         async def take(counter: Counter) -> Reservation:
             taken = Reservation(counter)
-            for check in checks:
-                admitted = await counter.hit(check.rate, check.ident, check.cost)
-                # After the hit: the window it landed in is at least as old as this, a later one younger.
-                taken.taken.append((check, time.monotonic()))
-                if admitted:
-                    continue
-                # Refused: its own increment and everything before it go back, so a flood of refusals
-                # never keeps a window full, and a later give-back is not swallowed by the excess.
-                retry = await counter.resets_in(check.rate, check.ident)
+            try:
+                for check in checks:
+                    admitted = await counter.hit(check.rate, check.ident, check.cost)
+                    # After the hit: the window it landed in is at least as old as this, a later one younger.
+                    taken.taken.append((check, time.monotonic()))
+                    if not admitted:
+                        raise OverLimit(check, max(1, math.ceil(await counter.resets_in(check.rate, check.ident))))
+            except BaseException:
+                # Refused, cancelled or failed half-way: what this call counted goes back (the refused hit's
+                # own increment too, so a flood of refusals never keeps a window full).
                 await taken.release()
-                raise OverLimit(check, max(1, math.ceil(retry)))
+                raise
             return taken
 
         try:

@@ -16,7 +16,7 @@ from mcp.server.auth.middleware.auth_context import get_access_token
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.types import CallToolResult, TextContent
 
-from app.limits import Budget, Caller, Limits, OverLimit, bind_caller, unbind_caller
+from app.limits import Budget, Caller, Limits, OverLimit, bind_caller, retry_phrase, unbind_caller
 from app.mcp.results import request_meta
 
 
@@ -33,9 +33,7 @@ def caller_of(ctx: ServerRequestContext[Any, Any]) -> Caller:
 
 def retry_text(seconds: int) -> str:
     at = (dt.datetime.now(dt.UTC) + dt.timedelta(seconds=seconds)).strftime("%H:%M:%S UTC")
-    if seconds < 120:
-        return f"{seconds} s (at {at})"
-    return f"{round(seconds / 60)} min (at {at})"
+    return f"{retry_phrase(seconds)} (at {at})"
 
 
 def over_budget(tool: str, over: OverLimit) -> dict[str, Any]:

@@ -19,7 +19,6 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 import anyio.to_thread
-from limits import RateLimitItem
 from mcp.server.apps import Apps, Visibility
 from mcp.server.auth.middleware.auth_context import get_access_token
 from mcp.server.mcpserver import MCPServer
@@ -30,7 +29,7 @@ from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from app import __version__
 from app.auth import schemes
 from app.db import DatabaseNotMigrated, DatabaseUnavailable
-from app.limits import parse_rate
+from app.limits import Rate, parse_rate
 from app.mcp.check import MAX_STATUS
 from app.mcp.results import WWW_AUTHENTICATE
 from app.mcp.widgets import Widget, WidgetBundleMissing
@@ -51,7 +50,7 @@ class _ToolSpec:
     widget: Widget | None
     visibility: list[Visibility] | None
     origin: str
-    budget: RateLimitItem | None = None
+    budget: Rate | None = None
 
 
 @dataclass
@@ -147,7 +146,7 @@ class ToolRegistry:
     def tool_names(self) -> list[str]:
         return list(self._tools)
 
-    def budgets(self) -> dict[str, RateLimitItem]:
+    def budgets(self) -> dict[str, Rate]:
         """Each tool's declared per-caller budget (``app.mcp.budgets``)."""
         return {name: spec.budget for name, spec in self._tools.items() if spec.budget is not None}
 

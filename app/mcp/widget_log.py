@@ -22,13 +22,12 @@ from dataclasses import dataclass, field
 from typing import Annotated, Any, Literal
 
 import structlog
-from limits import RateLimitItem
 from mcp.server.mcpserver import Context
 from mcp.types import CallToolResult
 from pydantic import BaseModel, ConfigDict, Field
 
 from app.auth.schemes import NOAUTH
-from app.limits import Budget, Caller, Check, Limits, OverLimit, current_caller, parse_rate
+from app.limits import Budget, Caller, Check, Limits, OverLimit, Rate, current_caller, parse_rate
 from app.logging import REDACTED_KEYS
 from app.mcp.registry import ToolRegistry
 from app.mcp.results import request_meta, tool_result
@@ -87,7 +86,7 @@ class WidgetLogLimits:
 
     limits: Limits
     per_caller: Budget = field(default_factory=lambda: Budget("widget_log", parse_rate("60/minute")))
-    per_session: RateLimitItem = field(default_factory=lambda: parse_rate("30/minute"))
+    per_session: Rate = field(default_factory=lambda: parse_rate("30/minute"))
 
     async def allow(self, caller: Caller, session: str) -> bool:
         # The session (any id the client likes) last: it only gets a key for an event its caller may log.

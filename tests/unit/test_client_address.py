@@ -46,6 +46,19 @@ def test_trusted_proxies_default_to_loopback_and_take_addresses_and_networks():
     assert load_settings(_env_file=None).trusted_proxies == ["127.0.0.1", "::1"]
     assert load_settings(trusted_proxies="10.0.0.0/8, 192.0.2.7,fd00::/8", _env_file=None).trusted_proxies == [
         "10.0.0.0/8", "192.0.2.7", "fd00::/8"]
+    assert load_settings(trusted_proxies="", _env_file=None).trusted_proxies == []
+
+
+async def test_a_network_written_with_host_bits_is_trusted_as_that_network():
+    trusted = load_settings(trusted_proxies="10.0.0.1/8", _env_file=None).trusted_proxies
+    assert trusted == ["10.0.0.0/8"]
+    assert await seen_client("10.0.0.3", ["203.0.113.9"], trusted) == "203.0.113.9"
+
+
+async def test_with_no_trusted_proxy_no_header_is_believed(monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setenv("APP_TRUSTED_PROXIES", "")
+    trusted = load_settings(_env_file=None).trusted_proxies
+    assert await seen_client("127.0.0.1", ["203.0.113.9"], trusted) == "127.0.0.1"
 
 
 @pytest.mark.parametrize(("value", "says"), [("*", "'*' would trust an address every client can write"),
@@ -86,6 +99,11 @@ def test_a_renamed_setting_is_refused_with_its_new_name(monkeypatch: pytest.Monk
     ("tool_budgets", "search", "APP_TOOL_BUDGETS: 'search': write tool=rate"),
     ("tool_budgets", "search=lots", "APP_TOOL_BUDGETS: 'lots' is not a rate"),
     ("redis_url", "http://cache:6379", "APP_REDIS_URL: must be a redis://"),
+    ("redis_url", "redis://cache:abc/0", "APP_REDIS_URL: Port could not be cast to integer"),
+    ("redis_url", "redis://cache:99999/0", "APP_REDIS_URL: Port out of range"),
+    ("redis_url", "redis://cache:6379/zero", "APP_REDIS_URL: the database is a number"),
+    ("redis_url", "redis://cache:6379/0?socket_timeout=soon", "APP_REDIS_URL: Invalid value for 'socket_timeout'"),
+    ("tool_budgets", "search=5/minute;10/hour", "APP_TOOL_BUDGETS: '5/minute;10/hour': one rate only"),
 ])
 def test_a_bad_limit_setting_is_one_line_naming_it(name: str, value: str, says: str):
     with pytest.raises(SettingsError) as refused:
@@ -97,6 +115,15 @@ def test_a_redis_url_with_a_password_is_never_echoed_in_the_refusal():
     with pytest.raises(SettingsError) as refused:
         load_settings(redis_url="http://user:hunter2@cache:6379", _env_file=None)
     assert "hunter2" not in str(refused.value)
+
+
+@pytest.mark.parametrize("url", ["redis://127.0.0.1:6379/0", "rediss://:secret@cache.internal:6380/2",
+                                 "unix:///run/redis.sock?db=1", "redis://cache"])
+def test_the_redis_urls_redis_py_takes_are_taken(url: str):
+    from app.limits.counters import RedisCounter
+
+    assert load_settings(redis_url=url, _env_file=None).redis_url == url
+    RedisCounter(url, "p")  # built without a connection: the URL alone must be understood
 
 
 def test_tool_budgets_parse_rates_and_off():

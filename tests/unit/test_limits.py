@@ -14,7 +14,7 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 import app.limits.counters as counters_module
 import app.limits.limiter as limiter_module
 from app.limits import Budget, Caller, Check, Limits, LimitsUnavailable, OverLimit, Sharing, address_key, parse_rate
-from app.limits.checks import describe
+from app.limits.checks import describe, per_seconds
 from app.limits.counters import LocalCounter
 
 pytestmark = pytest.mark.anyio
@@ -150,14 +150,14 @@ def test_addresses_are_counted_ipv4_as_is_and_ipv6_by_their_64():
 
 
 def test_a_linked_caller_is_its_account_and_an_anonymous_one_its_address_and_hint():
-    sharing = Sharing(callers_per_address=20, anonymous_callers=50)
+    sharing = Sharing(callers_per_address=20, anonymous_callers=200)
     budget = Budget("tool.search", parse_rate("60/minute"))
     linked = budget.checks(Caller.of("acct_1", "203.0.113.7", "ignored"), sharing)
     assert [(c.name, c.key, c.rate.amount) for c in linked] == [("tool.search", "acct:acct_1", 60)]
     anonymous = budget.checks(Caller.of(None, "203.0.113.7", "u1"), sharing)
     assert [(c.name, c.key, c.rate.amount) for c in anonymous] == [
         ("tool.search.address", "ip:203.0.113.7", 1200), ("tool.search", "ip:203.0.113.7|u1", 60),
-        ("tool.search.anonymous", "*", 3000)]
+        ("tool.search.anonymous", "*", 12000)]
 
 
 async def test_keys_leave_the_local_counter_with_their_window_and_a_refused_caller_makes_none(now):
@@ -250,7 +250,49 @@ def test_a_rate_reads_as_written(text: str, described: str):
     assert describe(parse_rate(text)) == described
 
 
-@pytest.mark.parametrize("text", ["5", "five per minute", "0/minute", "5/fortnight", ""])
+def test_a_rate_built_from_seconds_reads_in_hours_when_it_is_hours():
+    assert describe(per_seconds(3_000_000, 3600)) == "3000000 per hour"
+    assert describe(per_seconds(5, 7200)) == "5 per 2 hours"
+    assert describe(per_seconds(5, 90)) == "5 per 90 seconds"
+
+
+async def test_a_cancelled_acquisition_gives_back_what_it_had_counted():
+    counter = LocalCounter()
+    limits = Limits(counter)
+    first, second = check("a"), check("b")
+
+    class Slow(LocalCounter):
+        async def hit(self, rate, key, cost):  # the second hit waits: the caller is cancelled meanwhile
+            if key == second.ident:
+                await anyio.sleep(10)
+            return await counter.hit(rate, key, cost)
+
+        async def release(self, rate, key, cost, since):
+            await counter.release(rate, key, cost, since)
+
+    limits.counter = Slow()
+    with anyio.move_on_after(0.05):
+        await limits.acquire([first, second])
+    assert await counter.used(first.rate, first.ident) == 0
+
+
+async def test_a_release_that_fails_on_one_check_still_gives_back_the_others():
+    counter = LocalCounter()
+    limits = Limits(counter)
+    reservation = await limits.acquire([check("a"), check("b")])
+    real_release = counter.release
+
+    async def flaky(rate, key, cost, since):
+        if key == check("a").ident:
+            raise RedisConnectionError("gone")
+        await real_release(rate, key, cost, since)
+
+    counter.release = flaky  # type: ignore[method-assign]
+    await reservation.release()
+    assert await counter.used(FIVE, check("a").ident) == 1 and await counter.used(FIVE, check("b").ident) == 0
+
+
+@pytest.mark.parametrize("text", ["5/minute;10/hour", "5", "five per minute", "0/minute", "5/fortnight", ""])
 def test_a_rate_that_does_not_parse_is_refused_by_its_text(text: str):
     with pytest.raises(ValueError, match="rate|amount"):
         parse_rate(text)

@@ -24,13 +24,12 @@ import anyio
 import anyio.to_process
 import anyio.to_thread
 import structlog
-from limits import RateLimitItemPerSecond
 
 from app.db import Database, DatabaseUnavailable
 from app.feature import Deps, PrivateDocuments
 from app.features.files import service
 from app.features.files.analysis import Analysis, analyze
-from app.limits import Budget, Caller, Limits, OverLimit, Reservation, current_caller
+from app.limits import Budget, Caller, Limits, OverLimit, Reservation, current_caller, per_seconds, retry_phrase
 from app.net.guard import OutboundGuard, OutboundRefused
 from app.storage import Storage, StorageError
 from app.storage.base import is_plausible_mime
@@ -75,10 +74,12 @@ def _size(n: int) -> str:
 def quota_message(over: OverLimit) -> str:
     hours = over.period / 3600
     per = f"{hours:g} hour{'s' if hours != 1 else ''}" if over.period % 360 == 0 else f"{over.period} s"
-    wait = f"{over.retry_after} s" if over.retry_after < 120 else f"{round(over.retry_after / 60)} min"
-    return (f"The file was not kept: anonymous uploads from {over.label} may add at most {_size(over.amount)} every "
-            f"{per}, and that is used up. Retry in {wait}, or ask the user to connect (sign in to) this app, whose "
-            "library keeps files without this quota.")
+    allowed = f"anonymous uploads from {over.label} may add at most {_size(over.amount)} every {per}"
+    sign_in = "ask the user to connect (sign in to) this app, whose library keeps files without this quota"
+    if over.cost > over.amount:
+        return f"The file was not kept: it is {_size(over.cost)}, and {allowed}. To analyse it, {sign_in}."
+    wait = retry_phrase(over.retry_after)
+    return f"The file was not kept: {allowed}, and that is used up. Retry in {wait}, or {sign_in}."
 
 
 def refusal_message(exc: OutboundRefused, cap: int) -> str:
@@ -199,7 +200,7 @@ class Files:
     url_ttl: int
     limits: Limits = field(default_factory=Limits.in_process)
     # Bytes an anonymous caller may store per anon_ttl (its address and all anonymous callers: scaled).
-    anon_quota: int = 100 * 1024 * 1024
+    anon_quota: int = 50 * 1024 * 1024
     clock: Callable[[], float] = field(default=time.time)
     # Where fetched bodies are written while they are analysed and stored; a process killed meanwhile leaves its
     # file here, for the sweeper.
@@ -218,7 +219,7 @@ class Files:
     @property
     def quota(self) -> Budget:
         # One window as long as an anonymous upload is kept: what a caller stored in it is about what it holds.
-        return Budget("files.anonymous_bytes", RateLimitItemPerSecond(self.anon_quota, self.anon_ttl))
+        return Budget("files.anonymous_bytes", per_seconds(self.anon_quota, self.anon_ttl))
 
     async def _charge(self, caller: Caller, size: int) -> Reservation:
         try:
