@@ -17,13 +17,7 @@ def _serve(args: argparse.Namespace, settings: Settings) -> int:
     from app.main import create_app, discover_features, open_database, refuse_demo_accounts, seed
 
     configure_logging(settings.log_format, settings.log_level)
-    if args.workers > 1 and not settings.redis_url:
-        import structlog
-
-        structlog.get_logger("app.limits").warning(
-            "limits.per_worker", workers=args.workers,
-            detail="limits are counted by each worker on its own, so each allows this many times its share: "
-                   "set APP_REDIS_URL to count once for every worker and replica")
+    check_limits(settings, args.workers)
     # Build the app once here, before uvicorn forks: a bad feature or tool declaration is then
     # one line and exit 1, not a traceback in every worker that uvicorn respawns forever.
     db = open_database(settings)
@@ -50,6 +44,25 @@ def _serve(args: argparse.Namespace, settings: Settings) -> int:
         timeout_graceful_shutdown=10,
     )
     return 0
+
+
+def check_limits(settings: Settings, workers: int) -> None:
+    """Before the workers start: a Redis that refuses this configuration stops the server (one line); one that
+    does not answer, or none with several workers, is said once."""
+    import anyio
+    import structlog
+
+    from app.limits import check_shared_store
+
+    log = structlog.get_logger("app.limits")
+    if settings.redis_url:
+        if not anyio.run(check_shared_store, settings.redis_url, settings.redis_prefix):
+            log.warning("limits.shared_store_unavailable", detail="Redis does not answer at start: limits are "
+                        "counted in each process, and sign-in is refused, until it does")
+    elif workers > 1:
+        log.warning("limits.per_worker", workers=workers,
+                    detail="limits are counted by each worker on its own, so each allows this many times its share: "
+                           "set APP_REDIS_URL to count once for every worker and replica")
 
 
 def _migrate(args: argparse.Namespace, settings: Settings) -> int:
@@ -227,6 +240,7 @@ def main(argv: list[str] | None = None) -> int:
     from app.auth.keys import KeyMaterialError
     from app.db.errors import DatabaseNotMigrated, DatabaseUnavailable, is_outage
     from app.db.migrate import MigrationError
+    from app.limits import SharedStoreRefused
     from app.logging import configure_logging
     from app.main import FeatureError, StartupRefused, settings_or_exit
     from app.mcp.registry import RegistryError
@@ -241,7 +255,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return handler[args.command](args, settings)
     except (FeatureError, RegistryError, MigrationError, CommandError, DatabaseUnavailable, DatabaseNotMigrated,
-            StartupRefused, KeyMaterialError, AccountError, StorageError) as exc:
+            StartupRefused, KeyMaterialError, AccountError, StorageError, SharedStoreRefused) as exc:
         # Operator-facing problems: one line, no traceback.
         print(f"{args.command}: {exc}", file=sys.stderr)
         return 1

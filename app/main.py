@@ -38,9 +38,9 @@ from app.feature import Deps, Feature, PrivateDocuments
 from app.http.devhost import DevFiles, devhost_routes
 from app.http.health import health_routes
 from app.http.middleware import AccessLogMiddleware, McpRequestNormalizer, Shortcut, client_address
-from app.limits import Budget, Limits, Sharing, parse_rate
+from app.limits import Budget, Limits, Rate, Sharing, parse_rate
 from app.logging import RecentEvents
-from app.mcp.budgets import ToolBudgets
+from app.mcp.budgets import Charge, ToolBudgets
 from app.mcp.lane import SingleExchangeLane
 from app.mcp.registry import ToolRegistry
 from app.mcp.server import build_mcp_server
@@ -136,14 +136,25 @@ def open_limits(settings: Settings) -> Limits:
     return Limits.in_process(sharing)
 
 
-def tool_budgets(registry: ToolRegistry, settings: Settings) -> dict[str, Budget]:
-    """The budgets the tools declare, with APP_TOOL_BUDGETS over them."""
-    if unknown := sorted(set(settings.tool_budgets) - set(registry.tool_names)):
-        raise FeatureError(f"APP_TOOL_BUDGETS names tools that do not exist: {', '.join(unknown)} "
-                           f"(tools: {', '.join(sorted(registry.tool_names))})")
-    rates = {**registry.budgets(), **{name: parse_rate(rate) if rate else None
-                                      for name, rate in settings.tool_budgets.items()}}
-    return {name: Budget(f"tool.{name}", rate) for name, rate in rates.items() if rate is not None}
+def tool_charges(registry: ToolRegistry, settings: Settings) -> dict[str, Charge]:
+    """What each tool's call is charged: the budgets the tools declare, with APP_TOOL_BUDGETS over them (by
+    budget name; a tool that declares none may be given one by its own name, or ``off``)."""
+    declared = registry.budgets()
+    rates: dict[str, Rate | None] = {}
+    for budget in declared.values():
+        if rates.setdefault(budget.name, budget.rate) != budget.rate:
+            raise FeatureError(f"the tools sharing budget {budget.name!r} declare different rates")
+    budget_of = {tool: budget.name for tool, budget in declared.items()}
+    known = set(rates) | (set(registry.tool_names) - set(budget_of))
+    if unknown := sorted(set(settings.tool_budgets) - known):
+        raise FeatureError(f"APP_TOOL_BUDGETS names no budget or tool: {', '.join(unknown)} "
+                           f"(budgets: {', '.join(sorted(rates)) or 'none'})")
+    for name, rate in settings.tool_budgets.items():
+        rates[name] = parse_rate(rate) if rate else None
+        if name in registry.tool_names:  # a tool without a budget of its own, given one
+            budget_of.setdefault(name, name)
+    return {tool: Charge(Budget(f"tool.{name}", rate), declared[tool].cost if tool in declared else None)
+            for tool, name in budget_of.items() if (rate := rates[name]) is not None}
 
 
 def build_deps(settings: Settings, db: Database, features: Sequence[Feature], *, guard: OutboundGuard | None = None,
@@ -279,7 +290,7 @@ def create_app(
         raise FeatureError("; ".join(f"tools {', '.join(tools)} ask for scope {scope!r}, which no feature declares "
                                      f"(add Scope({scope!r}, ...) to the feature's scopes)"
                                      for scope, tools in undeclared.items()))
-    mcp = build_mcp_server(registry, ToolBudgets(limits, tool_budgets(registry, settings)),
+    mcp = build_mcp_server(registry, ToolBudgets(limits, tool_charges(registry, settings)),
                            instructions=server_instructions(features))
     # Builds the SDK's stateless JSON transport; its Starlette wrapper (one route, its own lifespan) is not
     # used: /mcp reaches the session manager directly, and our lifespan runs the manager.
@@ -326,7 +337,7 @@ def create_app(
     app = Starlette(
         routes=[
             Route("/", index, methods=["GET"]),
-            *health_routes(db),
+            *health_routes(db, limits),
             *auth_routes,
             *storage_routes,
             *feature_routes,

@@ -115,10 +115,10 @@ class Settings(BaseSettings):
     s3_kms_key_id: str | None = None
     files_max_bytes: int = Field(default=50 * 1024 * 1024, ge=1024)
     files_fetch_timeout: float = Field(default=60.0, gt=0, le=600)
-    files_anon_ttl: int = Field(default=3600, ge=60)
+    files_anon_ttl: int = Field(default=3600, ge=60, le=30 * 24 * 3600)
     files_url_ttl: int = Field(default=300, ge=30, le=3600)
     # Bytes an anonymous caller may add per files_anon_ttl (its address and all anonymous callers: scaled).
-    files_anon_quota: int = Field(default=50 * 1024 * 1024, ge=1024)
+    files_anon_quota: int = Field(default=50 * 1024 * 1024, ge=1024, le=10**12)
 
     @field_validator("allowed_hosts", "allowed_origins", "oauth_cimd_hosts", "outbound_allowlist", "trusted_proxies",
                      mode="before")
@@ -151,10 +151,14 @@ class Settings(BaseSettings):
             try:
                 # uvicorn keeps what it cannot parse strictly (10.0.0.1/8) as a name that matches nothing: hand
                 # it the network itself.
-                normal.append(str(ipaddress.ip_network(proxy, strict=False)) if "/" in proxy
-                              else str(ipaddress.ip_address(proxy)))
+                network = ipaddress.ip_network(proxy, strict=False)
             except ValueError:
                 raise ValueError(f"{proxy!r} is not an IP address or network") from None
+            if network.prefixlen < (8 if network.version == 4 else 7):
+                # When every entry is trusted, the left-most is taken: 0.0.0.0/0 is '*' by another name.
+                raise ValueError(f"{proxy!r} is too wide to be your proxies (it would trust addresses every client "
+                                 "can write): list their addresses or networks (10.0.0.0/8)")
+            normal.append(str(network) if "/" in proxy else str(network.network_address))
         return normal
 
     @field_validator("limit_login_per_name", "limit_login_per_address", "limit_login_per_account",

@@ -8,6 +8,8 @@ from dataclasses import dataclass
 from limits import RateLimitItem, RateLimitItemPerSecond, parse_many
 
 Rate = RateLimitItem  # the one rate type the rest of the app names
+MAX_AMOUNT = 10**12  # bytes of a storage quota included; far below what a Redis counter holds
+MAX_PERIOD = 31 * 24 * 3600  # longer windows are not limits but quotas of another kind
 
 
 def parse_rate(text: str) -> Rate:
@@ -18,13 +20,18 @@ def parse_rate(text: str) -> Rate:
         raise ValueError(f"{text!r} is not a rate such as '5/minute' or '10 per 10 minutes'") from None
     if len(rates) != 1:
         raise ValueError(f"{text!r}: one rate only (not a list)")
-    if rates[0].amount < 1:
-        raise ValueError(f"{text!r}: the amount must be at least 1")
-    return rates[0]
+    rate = rates[0]
+    if not 1 <= rate.amount <= MAX_AMOUNT:
+        raise ValueError(f"{text!r}: the amount must be 1 to {MAX_AMOUNT:,}")
+    if rate.get_expiry() > MAX_PERIOD:
+        raise ValueError(f"{text!r}: a window is at most 31 days")
+    return rate
 
 
 def per_seconds(amount: int, seconds: int) -> Rate:
-    """``amount`` per ``seconds``: a rate built from settings rather than written."""
+    """``amount`` per ``seconds``: a rate built from settings rather than written (bounded like a written one)."""
+    if not 1 <= amount <= MAX_AMOUNT or not 1 <= seconds <= MAX_PERIOD:
+        raise ValueError(f"{amount} per {seconds} s is out of bounds")
     return RateLimitItemPerSecond(amount, seconds)
 
 

@@ -175,6 +175,28 @@ class RedisCounter:
         await self.client.aclose()
 
 
+class SharedStoreRefused(Exception):
+    """Redis answers, and refuses this configuration (credentials, database): no retry will change that."""
+
+
+async def check_shared_store(url: str, prefix: str) -> bool:
+    """Whether Redis answers at ``url``; ``SharedStoreRefused`` if it answers no (a wrong password or database
+    index would otherwise look like an outage forever, with every sign-in refused). A Redis that does not answer
+    may be back later: False, and the server counts in its processes meanwhile."""
+    from redis.exceptions import AuthenticationError, ResponseError
+
+    counter = RedisCounter(url, prefix)
+    try:
+        await counter.ping()
+    except (AuthenticationError, ResponseError) as exc:
+        raise SharedStoreRefused(f"APP_REDIS_URL: Redis refused the connection: {exc}") from None
+    except shared_store_errors():
+        return False
+    finally:
+        await counter.aclose()
+    return True
+
+
 def shared_store_errors() -> tuple[type[BaseException], ...]:
     """What an unreachable or failing Redis raises through the counters above."""
     from redis.exceptions import RedisError

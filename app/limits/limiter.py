@@ -90,6 +90,13 @@ class Limits:
     def shared(self) -> bool:
         return self.counter.shared
 
+    @property
+    def where(self) -> str:
+        """Where limits are counted now, for the readiness probe."""
+        if not self.counter.shared:
+            return "in-process"
+        return "redis" if self._down_since is None else "in-process (redis unreachable)"
+
     # --- the counter in use -------------------------------------------------------------------------
     async def _run(self, work: Callable[[Counter], Awaitable[T]], *, strict: bool) -> T:
         if self.fallback is None:

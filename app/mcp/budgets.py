@@ -4,12 +4,17 @@ An MCP middleware: for every ``tools/call`` it binds the caller (``app.limits.cu
 for the layers below, which count in its name too (the anonymous storage quota, the widget
 log), and charges the tool's budget before the tool runs. Over budget, the call is not run:
 the answer is an ``isError`` result that says when to retry.
+
+A budget is charged one unit a call, or what its ``cost`` says the call's arguments are worth
+(``compare_files``: one a file). Tools that name the same budget share one count: what is
+expensive is a file fetched, whichever tool fetches it.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from mcp.server.auth.middleware.auth_context import get_access_token
@@ -18,6 +23,37 @@ from mcp.types import CallToolResult, TextContent
 
 from app.limits import Budget, Caller, Limits, OverLimit, bind_caller, retry_phrase, unbind_caller
 from app.mcp.results import request_meta
+
+MAX_COST = 1000  # what one call may be charged, whatever its arguments say
+
+
+@dataclass(frozen=True)
+class ToolBudget:
+    """A tool's per-caller budget: ``rate`` of units, one a call or ``cost(arguments)``, counted under ``name``
+    (default the tool's own name; tools naming the same budget share its count and must give it one rate).
+
+    ``cost`` sees the arguments as sent, before they are validated: it must expect anything."""
+
+    rate: str
+    name: str | None = None
+    cost: Callable[[Mapping[str, Any]], int] | None = None
+
+
+@dataclass(frozen=True)
+class Charge:
+    """What a call of one tool is charged: its budget, and how many units its arguments cost."""
+
+    budget: Budget
+    cost: Callable[[Mapping[str, Any]], int] | None = None
+
+    def units(self, arguments: object) -> int:
+        if self.cost is None:
+            return 1
+        try:
+            units = int(self.cost(arguments if isinstance(arguments, Mapping) else {}))
+        except Exception:  # malformed arguments: the SDK refuses the call after this, with its own error
+            return 1
+        return max(1, min(units, MAX_COST))
 
 
 def caller_of(ctx: ServerRequestContext[Any, Any]) -> Caller:
@@ -36,17 +72,23 @@ def retry_text(seconds: int) -> str:
     return f"{retry_phrase(seconds)} (at {at})"
 
 
-def over_budget(tool: str, over: OverLimit) -> dict[str, Any]:
-    text = (f"{tool} was not run: {over.label} used its budget ({over.rate}). Retry in {retry_text(over.retry_after)}; "
-            "tell the user rather than retrying at once.")
+def over_budget(tool: str, budget: str, over: OverLimit) -> dict[str, Any]:
+    which = "its budget" if budget == tool else f"its {budget} budget"
+    if over.cost > over.amount:
+        text = (f"{tool} was not run: this call needs {over.cost} units and {over.label} may use at most "
+                f"{over.rate} of {which}. Ask for less at once (fewer files).")
+    else:
+        needs = f" (this call needs {over.cost})" if over.cost > 1 else ""
+        text = (f"{tool} was not run: {over.label} used {which} ({over.rate}){needs}. Retry in "
+                f"{retry_text(over.retry_after)}; tell the user rather than retrying at once.")
     return CallToolResult(content=[TextContent(type="text", text=text)], is_error=True).model_dump(
         mode="json", by_alias=True, exclude_none=True)
 
 
 class ToolBudgets:
-    def __init__(self, limits: Limits, budgets: Mapping[str, Budget]) -> None:
+    def __init__(self, limits: Limits, charges: Mapping[str, Charge]) -> None:
         self.limits = limits
-        self.budgets = dict(budgets)
+        self.charges = dict(charges)
 
     async def __call__(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
         if ctx.method != "tools/call" or ctx.request_id is None:
@@ -54,13 +96,14 @@ class ToolBudgets:
         caller = caller_of(ctx)
         bound = bind_caller(caller)
         try:
-            name = (ctx.params or {}).get("name")
-            budget = self.budgets.get(name) if isinstance(name, str) else None
-            if budget is not None:
+            params = ctx.params or {}
+            name = params.get("name")
+            charge = self.charges.get(name) if isinstance(name, str) else None
+            if charge is not None:
                 try:
-                    await self.limits.charge(budget, caller)
+                    await self.limits.charge(charge.budget, caller, charge.units(params.get("arguments")))
                 except OverLimit as over:
-                    return over_budget(name, over)
+                    return over_budget(name, charge.budget.name.removeprefix("tool."), over)
             return await call_next(ctx)
         finally:
             unbind_caller(bound)

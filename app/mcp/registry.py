@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import functools
 import inspect
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -30,6 +30,7 @@ from app import __version__
 from app.auth import schemes
 from app.db import DatabaseNotMigrated, DatabaseUnavailable
 from app.limits import Rate, parse_rate
+from app.mcp.budgets import ToolBudget
 from app.mcp.check import MAX_STATUS
 from app.mcp.results import WWW_AUTHENTICATE
 from app.mcp.widgets import Widget, WidgetBundleMissing
@@ -42,6 +43,13 @@ class RegistryError(ValueError):
     """A tool declaration that cannot be served (refused at start-up, and by ``check``)."""
 
 
+@dataclass(frozen=True)
+class DeclaredBudget:
+    name: str
+    rate: Rate
+    cost: Callable[[Mapping[str, Any]], int] | None
+
+
 @dataclass
 class _ToolSpec:
     fn: Callable[..., Any]
@@ -50,7 +58,7 @@ class _ToolSpec:
     widget: Widget | None
     visibility: list[Visibility] | None
     origin: str
-    budget: Rate | None = None
+    budget: DeclaredBudget | None = None
 
 
 @dataclass
@@ -79,7 +87,7 @@ class ToolRegistry:
         invoked: str | None = None,
         file_params: list[str] | None = None,
         meta: dict[str, Any] | None = None,
-        budget: str | None = None,
+        budget: str | ToolBudget | None = None,
     ) -> Callable[[F], F]:
         for label, text in (("invoking", invoking), ("invoked", invoked)):
             if text is not None and len(text) > MAX_STATUS:
@@ -88,10 +96,13 @@ class ToolRegistry:
             declared = schemes.validate(security)
         except ValueError as exc:
             raise RegistryError(f"{name}: {exc}") from None
+        if isinstance(budget, str):
+            budget = ToolBudget(budget)
         try:
-            rate = parse_rate(budget) if budget is not None else None
+            rate = parse_rate(budget.rate) if budget is not None else None
         except ValueError as exc:
             raise RegistryError(f"{name}: budget {exc}") from None
+        declared_budget = DeclaredBudget(budget.name or name, rate, budget.cost) if budget and rate else None
         if visibility is not None and (not visibility or not set(visibility) <= {"model", "app"}):
             raise RegistryError(f"{name}: visibility must be a non-empty subset of ['model', 'app']")
         tool_meta: dict[str, Any] = {**(meta or {}), "securitySchemes": declared}
@@ -131,7 +142,7 @@ class ToolRegistry:
                 raise RegistryError(f"tool {name!r} is declared twice: by {self._tools[name].origin} and by {origin}")
             kwargs = {"name": name, "title": title, "description": description, "annotations": annotations}
             wrapped = _enforced(fn, title, declared, self.resource_metadata_url)
-            self._tools[name] = _ToolSpec(wrapped, kwargs, tool_meta, widget, visibility, origin, rate)
+            self._tools[name] = _ToolSpec(wrapped, kwargs, tool_meta, widget, visibility, origin, declared_budget)
             if widget is not None:  # registered with its first tool, so a refused tool leaves no widget behind
                 self._widgets.setdefault(widget.name, widget)
             return fn
@@ -146,8 +157,8 @@ class ToolRegistry:
     def tool_names(self) -> list[str]:
         return list(self._tools)
 
-    def budgets(self) -> dict[str, Rate]:
-        """Each tool's declared per-caller budget (``app.mcp.budgets``)."""
+    def budgets(self) -> dict[str, DeclaredBudget]:
+        """Each tool's declared per-caller budget (``app.mcp.budgets``), by tool."""
         return {name: spec.budget for name, spec in self._tools.items() if spec.budget is not None}
 
     def scopes_used(self) -> dict[str, list[str]]:

@@ -225,13 +225,22 @@ def distinct_file(files: FileServer, size: int) -> dict[str, str]:
     return {"download_url": files.offer(body, "text/plain"), "file_id": f"file_{uuid.uuid4().hex}"}
 
 
-def test_an_anonymous_flood_of_files_is_refused_at_the_budget(deploy, files: FileServer):
-    servers = deploy(1, APP_TOOL_BUDGETS="analyze_file=4/10 minutes",
+def test_an_anonymous_flood_of_files_is_refused_at_the_budget_both_file_tools_share(deploy, files: FileServer):
+    servers = deploy(1, APP_TOOL_BUDGETS="files=6/10 minutes",
                      APP_OUTBOUND_ALLOWLIST=files.origin.removeprefix("http://"))
-    results = [call_tool(turn(servers, i), "analyze_file", {"file": distinct_file(files, 100_000)}) for i in range(6)]
-    assert [bool(r.get("isError")) for r in results] == [False] * 4 + [True] * 2
-    assert "analyze_file was not run: this caller used its budget (4 per 10 minutes)" in text_of(results[-1])
-    assert files.hits == 4  # a refused call fetches nothing
+
+    def analyze(i: int) -> dict[str, Any]:
+        return call_tool(turn(servers, i), "analyze_file", {"file": distinct_file(files, 100_000)})
+
+    def compare(i: int, n: int) -> dict[str, Any]:
+        return call_tool(turn(servers, i), "compare_files", {"files": [distinct_file(files, 10_000) for _ in range(n)]})
+
+    results = [analyze(0), analyze(1), compare(0, 3), compare(1, 2), analyze(0), analyze(1)]
+    assert [bool(r.get("isError")) for r in results] == [False, False, False, True, False, True]
+    assert ("compare_files was not run: this caller used its files budget (6 per 10 minutes) (this call needs 2)"
+            in text_of(results[3]))
+    assert "analyze_file was not run: this caller used its files budget" in text_of(results[5])
+    assert files.hits == 6  # one fetch a unit; a refused call fetches nothing
 
 
 def test_the_shipped_analyze_file_budget_stops_the_measured_flood(start: Start, files: FileServer):
@@ -279,6 +288,8 @@ def test_with_redis_cut_away_sign_in_fails_closed_and_the_rest_counts_in_process
         assert not call_tool(server, "search", {"q": "json"}).get("isError")
         assert [sign_in(server, browser, form, account, PASSWORD).status_code for _ in range(3)] == [503] * 3
         assert len(log_events(server, "limits.shared_store_unavailable")) == 1  # once per outage
+        ready = httpx.get(f"{server.base_url}/readyz", timeout=5)  # still in the load balancer, and says why not
+        assert ready.status_code == 200 and ready.json()["limits"] == "in-process (redis unreachable)"
 
         proxy.set_mode("forward")
         for _ in range(40):  # the shared store is tried again 5 s after the last failure
@@ -288,4 +299,5 @@ def test_with_redis_cut_away_sign_in_fails_closed_and_the_rest_counts_in_process
             time.sleep(0.25)  # polling a retry interval, not a test delay
         assert answer.status_code == 200
         assert len(log_events(server, "limits.shared_store_restored")) == 1
+        assert httpx.get(f"{server.base_url}/readyz", timeout=5).json()["limits"] == "redis"
         assert not [e for e in log_events(server, "http.request") if e["status"] == 500]

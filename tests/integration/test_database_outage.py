@@ -97,7 +97,8 @@ def test_readiness_reports_a_refused_connection_while_liveness_stays_ok(settings
         assert client.get("/healthz").status_code == 200
         ready = client.get("/readyz")
     assert ready.status_code == 503 and ready.headers["retry-after"] == "5"
-    assert ready.json() == {"status": "unavailable", "database": "unreachable", "schema": "unknown"}
+    assert ready.json() == {"status": "unavailable", "database": "unreachable", "schema": "unknown",
+                            "limits": "in-process"}
 
 
 def test_readiness_answers_503_within_3_seconds_when_postgres_hangs(settings, black_hole):
@@ -166,7 +167,7 @@ def test_an_unmigrated_database_is_not_ready_and_tools_say_what_to_run(unmigrate
         result = _call(client, "revision", {})
     assert ready.status_code == 503
     assert ready.json() == {"status": "unavailable", "database": "ok", "schema": "not migrated",
-                            "hint": "run `python -m app migrate`"}
+                            "limits": "in-process", "hint": "run `python -m app migrate`"}
     assert result["isError"] is True
     assert result["content"][0]["text"] == ("Error executing tool revision: The server's database schema is "
                                             "not up to date; an operator must run `python -m app migrate`.")
@@ -184,7 +185,7 @@ def test_a_database_behind_the_code_is_not_ready_and_says_so(unmigrated_url):
     assert ready.status_code == 503 and ready.json()["schema"] == "behind"
     assert "not up to date" in result["content"][0]["text"]
     assert ready_after.status_code == 200 and ready_after.json() == {"status": "ready", "database": "ok",
-                                                                     "schema": "ok"}
+                                                                     "schema": "ok", "limits": "in-process"}
     # At head, a missing table is the code's bug, not the operator's: no "run migrate" advice.
     assert at_head["content"][0]["text"] == "Error executing tool newer"
 
@@ -220,4 +221,5 @@ def test_a_database_error_that_is_no_outage_still_answers_503_not_500(settings, 
     with TestClient(create_app(settings, db=db), base_url=settings.base_url) as client:
         ready = client.get("/readyz")
     assert ready.status_code == 503
-    assert ready.json() == {"status": "unavailable", "database": "error", "schema": "unknown"}
+    assert ready.json() == {"status": "unavailable", "database": "error", "schema": "unknown",
+                            "limits": "in-process"}

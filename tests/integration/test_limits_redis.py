@@ -3,7 +3,11 @@ proxy between the limits and Redis (Redis itself keeps running: CI's is shared).
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import time
+from pathlib import Path
 
 import anyio
 import pytest
@@ -135,3 +139,22 @@ async def test_the_start_reports_an_unreachable_redis(redis_url, redis_prefix, j
         await limits.start()
         await limits.aclose()
     assert [e["event"] for e in json_log() if e["event"].startswith("limits.")] == ["limits.shared_store_unavailable"]
+
+
+def test_serve_stops_in_one_line_on_a_redis_that_refuses_its_configuration(redis_url, tmp_path):
+    refused_db = redis_url.rsplit("/", 1)[0] + "/99"  # Redis has 16 databases unless told otherwise
+    env = {**os.environ, "APP_DATABASE_URL": f"sqlite:///{tmp_path / 'x.db'}", "APP_VAR_DIR": str(tmp_path),
+           "APP_REDIS_URL": refused_db}
+    run = subprocess.run([sys.executable, "-m", "app", "serve", "--port", "1"], cwd=Path(__file__).parents[2],
+                         env=env, capture_output=True, text=True, timeout=60)
+    assert run.returncode == 1
+    assert run.stderr.strip() == "serve: APP_REDIS_URL: Redis refused the connection: DB index is out of range"
+
+
+def test_a_redis_that_does_not_answer_is_no_refusal_of_the_configuration(redis_url):
+    from app.limits import check_shared_store
+
+    with proxy_to(redis_url) as proxy:
+        proxy.set_mode("refuse")
+        assert anyio.run(check_shared_store, proxy.url, "p") is False
+    assert anyio.run(check_shared_store, redis_url, "p") is True

@@ -62,7 +62,10 @@ async def test_with_no_trusted_proxy_no_header_is_believed(monkeypatch: pytest.M
 
 
 @pytest.mark.parametrize(("value", "says"), [("*", "'*' would trust an address every client can write"),
-                                             ("10.0.0.0/8,proxy.internal", "'proxy.internal' is not an IP")])
+                                             ("10.0.0.0/8,proxy.internal", "'proxy.internal' is not an IP"),
+                                             ("0.0.0.0/0,::/0", "'0.0.0.0/0' is too wide to be your proxies"),
+                                             ("0.0.0.0/1,128.0.0.0/1", "'0.0.0.0/1' is too wide"),
+                                             ("::/1", "'::/1' is too wide")])
 def test_a_trusted_proxy_list_that_is_not_addresses_is_refused_by_name(value: str, says: str):
     with pytest.raises(SettingsError) as refused:
         load_settings(trusted_proxies=value, _env_file=None)

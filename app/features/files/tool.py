@@ -3,6 +3,7 @@ linked account with ``files.write`` keeps them in its library, where ``search`` 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Annotated, Any
 
 import anyio
@@ -28,6 +29,7 @@ from app.features.files.schemas import (
     OpenAIFile,
     TypeConflict,
 )
+from app.mcp.budgets import ToolBudget
 from app.mcp.registry import ToolRegistry
 from app.mcp.results import tool_result
 from app.mcp.widgets import Widget, is_origin
@@ -35,6 +37,16 @@ from app.mcp.widgets import Widget, is_origin
 READ_SCOPE = "files.read"
 WRITE_SCOPE = "files.write"
 MAX_COMPARED = 5
+
+# A file fetched (up to APP_FILES_MAX_BYTES) and analysed in a worker process is the expensive thing, whichever
+# tool does it: both count against one budget, compare_files one unit a file.
+FILE_BUDGET = ToolBudget("20/10 minutes", name="files")
+
+
+def files_in(arguments: Mapping[str, Any]) -> int:
+    files = arguments.get("files")
+    return len(files) if isinstance(files, list) else 1
+
 
 FileList = Annotated[list[OpenAIFile], Field(min_length=2, max_length=MAX_COMPARED,
                                              description="The files to compare (2 to 5)")]
@@ -127,8 +139,7 @@ def register(registry: ToolRegistry, deps: Deps) -> None:
         security=[NOAUTH, oauth2(WRITE_SCOPE)],
         file_params=["file"],
         widget=widget,
-        # Each call fetches up to APP_FILES_MAX_BYTES and analyses it in a worker process.
-        budget="20/10 minutes",
+        budget=FILE_BUDGET,
         invoking="Reading the file…",
         invoked="File analysed",
     )
@@ -150,7 +161,7 @@ def register(registry: ToolRegistry, deps: Deps) -> None:
         security=[NOAUTH, oauth2(WRITE_SCOPE)],
         file_params=["files"],
         widget=widget,
-        budget="10/10 minutes",  # up to five fetches and analyses per call
+        budget=ToolBudget(FILE_BUDGET.rate, FILE_BUDGET.name, cost=files_in),
         invoking="Comparing the files…",
         invoked="Files compared",
     )
