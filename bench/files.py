@@ -135,7 +135,9 @@ def main() -> int:
         env = {**os.environ, "APP_DATABASE_URL": f"sqlite:///{tmp / 'bench.db'}", "APP_LOG_FORMAT": "json",
                "APP_LOG_LEVEL": "WARNING", "APP_FILES_DIR": str(tmp / "files"), "APP_VAR_DIR": str(tmp / "var"),
                "APP_OUTBOUND_ALLOWLIST": f"127.0.0.1:{port}", "APP_FILES_MAX_BYTES": str(max(sizes) * 2 * MB),
-               "APP_FILES_FETCH_TIMEOUT": "600", "PYTHONUNBUFFERED": "1"}
+               "APP_FILES_FETCH_TIMEOUT": "600", "PYTHONUNBUFFERED": "1",
+               # The benchmark is one anonymous caller measuring throughput, not its budget or quota.
+               "APP_FILES_ANON_QUOTA": str(10**12), "APP_TOOL_BUDGETS": "files=1000000/minute"}
         server = Server("app", [PY, "-m", "app", "serve", "--workers", "1"], env, tmp / "app.log", "/readyz")
         server.start()
         try:

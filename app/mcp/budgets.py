@@ -72,7 +72,7 @@ def retry_text(seconds: int) -> str:
     return f"{retry_phrase(seconds)} (at {at})"
 
 
-def over_budget(tool: str, budget: str, over: OverLimit) -> dict[str, Any]:
+def over_budget(tool: str, budget: str, over: OverLimit, *, anonymous: bool = False) -> dict[str, Any]:
     which = "its budget" if budget == tool else f"its {budget} budget"
     if over.cost > over.amount:
         text = (f"{tool} was not run: this call needs {over.cost} units and {over.label} may use at most "
@@ -81,6 +81,8 @@ def over_budget(tool: str, budget: str, over: OverLimit) -> dict[str, Any]:
         needs = f" (this call needs {over.cost})" if over.cost > 1 else ""
         text = (f"{tool} was not run: {over.label} used {which} ({over.rate}){needs}. Retry in "
                 f"{retry_text(over.retry_after)}; tell the user rather than retrying at once.")
+        if anonymous:  # anonymous budgets are shared; an account's is its own
+            text += " Connecting (signing in to) this app gives the user a budget of their own."
     return CallToolResult(content=[TextContent(type="text", text=text)], is_error=True).model_dump(
         mode="json", by_alias=True, exclude_none=True)
 
@@ -103,7 +105,8 @@ class ToolBudgets:
                 try:
                     await self.limits.charge(charge.budget, caller, charge.units(params.get("arguments")))
                 except OverLimit as over:
-                    return over_budget(name, charge.budget.name.removeprefix("tool."), over)
+                    return over_budget(name, charge.budget.name.removeprefix("tool."), over,
+                                       anonymous=caller.account is None)
             return await call_next(ctx)
         finally:
             unbind_caller(bound)

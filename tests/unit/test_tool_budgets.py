@@ -40,6 +40,12 @@ def test_the_refusal_names_the_shared_budget_and_what_the_call_needs():
     assert own.startswith("search was not run: this caller used its budget (6 per 10 minutes). Retry in")
 
 
+def test_an_anonymous_caller_is_told_that_signing_in_gives_a_budget_of_its_own():
+    anonymous = over_budget("search", "search", refused(1), anonymous=True)["content"][0]["text"]
+    assert anonymous.endswith("Connecting (signing in to) this app gives the user a budget of their own.")
+    assert "signing in" not in over_budget("search", "search", refused(1))["content"][0]["text"]
+
+
 def test_a_call_that_could_never_fit_is_told_to_ask_for_less_not_to_retry():
     text = over_budget("compare_files", "files", refused(5, amount=4))["content"][0]["text"]
     assert text == ("compare_files was not run: this call needs 5 units and this caller may use at most "
