@@ -26,12 +26,7 @@ from app.settings import Settings, load_settings
 ROOT = Path(__file__).resolve().parents[1]
 # Tests that are not about budgets call the budgeted tools far more often than one user would; the budgets
 # themselves are tested as shipped (tests/e2e/test_limits.py).
-ROOMY_BUDGETS = {"search": "100000/minute", "analyze_file": "100000/minute", "compare_files": "100000/minute"}
-
-
-def roomy_budgets_env(*tools: str) -> str:
-    """APP_TOOL_BUDGETS for a server whose budgets are not under test (``tools``: those it has)."""
-    return ",".join(f"{tool}={ROOMY_BUDGETS[tool]}" for tool in tools or ROOMY_BUDGETS)
+ROOMY_BUDGETS = {"search": "100000/minute", "files": "100000/minute"}
 
 
 def pytest_configure(config: pytest.Config) -> None:

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from app.features.files.ingest import file_name_of, refusal_message
+from app.features.files.ingest import file_name_of, quota_message, refusal_message
+from app.features.files.tool import files_in
+from app.limits import Check, OverLimit, per_seconds
 from app.net.guard import OutboundRefused
 from app.settings import SettingsError, load_settings
 
@@ -85,3 +87,24 @@ def test_the_files_widget_declares_the_download_origin_only_when_chatgpt_could_o
     from app.features.files.tool import files_widget
 
     assert files_widget(origin).redirect_domains == declared
+
+
+@pytest.mark.parametrize(("arguments", "units"), [({"files": [{}, {}, {}]}, 3), ({"files": "not a list"}, 1),
+                                                  ({}, 1)])
+def test_compare_files_costs_a_unit_a_file_of_the_files_budget(arguments, units: int):
+    assert files_in(arguments) == units
+
+
+def over_quota(cost: int, amount: int = 3_000_000, retry_after: int = 1800) -> OverLimit:
+    return OverLimit(Check("files.anonymous_bytes", per_seconds(amount, 3600), "k", "this caller", cost), retry_after)
+
+
+def test_the_quota_refusal_says_when_to_retry_or_that_the_file_never_fits():
+    assert quota_message(over_quota(900_000)) == (
+        "The file was not kept: anonymous uploads from this caller may add at most 3 MB every 1 hour, and that is "
+        "used up. Retry in 30 min, or ask the user to connect (sign in to) this app, whose library keeps files "
+        "without this quota.")
+    too_big = quota_message(over_quota(4_000_000))
+    assert too_big.startswith("The file was not kept: it is 4 MB, and anonymous uploads from this caller may add "
+                              "at most 3 MB every 1 hour. To analyse it, ask the user to connect")
+    assert "Retry" not in too_big

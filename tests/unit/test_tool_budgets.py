@@ -6,7 +6,6 @@ from __future__ import annotations
 import pytest
 
 from app.auth.schemes import NOAUTH
-from app.features.files.tool import files_in
 from app.limits import Budget, Check, OverLimit, parse_rate
 from app.main import FeatureError, tool_charges
 from app.mcp.budgets import Charge, ToolBudget, over_budget
@@ -16,12 +15,16 @@ from app.settings import load_settings
 FILES = Budget("tool.files", parse_rate("6/10 minutes"))
 
 
+def items_in(arguments) -> int:
+    return len(arguments["items"])  # as a careless cost function would: it may raise
+
+
 @pytest.mark.parametrize(("arguments", "units"), [
-    ({"files": [{}, {}, {}]}, 3), ({"files": "not a list"}, 1), ({}, 1), (None, 1), ("junk", 1),
-    ({"files": [{}] * 5000}, 1000),  # never more than MAX_COST, whatever is sent
+    ({"items": [{}, {}, {}]}, 3), ({"items": 7}, 1), ({}, 1), (None, 1), ("junk", 1), ({"items": []}, 1),
+    ({"items": [{}] * 5000}, 1000),  # never more than MAX_COST, whatever is sent
 ])
 def test_units_come_from_the_arguments_as_sent_and_never_fail(arguments, units: int):
-    assert Charge(FILES, files_in).units(arguments) == units
+    assert Charge(FILES, items_in).units(arguments) == units
 
 
 def test_a_cost_function_that_raises_charges_one_unit():
