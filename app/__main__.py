@@ -17,7 +17,6 @@ def _serve(args: argparse.Namespace, settings: Settings) -> int:
     from app.main import create_app, discover_features, open_database, refuse_demo_accounts, seed
 
     configure_logging(settings.log_format, settings.log_level)
-    check_limits(settings, args.workers)
     # Build the app once here, before uvicorn forks: a bad feature or tool declaration is then
     # one line and exit 1, not a traceback in every worker that uvicorn respawns forever.
     db = open_database(settings)
@@ -31,6 +30,7 @@ def _serve(args: argparse.Namespace, settings: Settings) -> int:
         refuse_demo_accounts(settings, db)
     finally:
         db.dispose()
+    check_limits(settings, args.workers)
     uvicorn.run(
         "app.main:create_app_from_env",
         factory=True,

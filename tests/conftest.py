@@ -24,9 +24,6 @@ from app.main import discover_features, seed
 from app.settings import Settings, load_settings
 
 ROOT = Path(__file__).resolve().parents[1]
-# Tests that are not about budgets call the budgeted tools far more often than one user would; the budgets
-# themselves are tested as shipped (tests/e2e/test_limits.py).
-ROOMY_BUDGETS = {"search": "100000/minute", "files": "100000/minute"}
 
 
 def pytest_configure(config: pytest.Config) -> None:
