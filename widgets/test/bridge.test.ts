@@ -218,4 +218,21 @@ describe("router", () => {
     expect(currentRoute()).toBe("/animal/lion");
     push.mockRestore();
   });
+
+  it("anchors the first entry at '#/' in place, so going back to it stays in the document", async () => {
+    const { anchorInitialRoute, navigate } = await import("../src/bridge/router");
+    history.replaceState(null, "", window.location.href.split("#")[0]);
+    const push = vi.spyOn(history, "pushState");
+    const replace = vi.spyOn(history, "replaceState");
+    anchorInitialRoute();
+    expect(push).not.toHaveBeenCalled();
+    expect(window.location.hash).toBe("#/");
+    navigate("/animal/lion");
+    replace.mockClear();
+    anchorInitialRoute();
+    expect(replace).not.toHaveBeenCalled();
+    expect(window.location.hash).toBe("#/animal/lion");
+    push.mockRestore();
+    replace.mockRestore();
+  });
 });
