@@ -10,6 +10,7 @@ original exception (a bug).
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -35,6 +36,10 @@ from app.db.uow import SqlUnitOfWork, UnitOfWork
 T = TypeVar("T")
 log = structlog.get_logger(__name__)
 PROBE_TIMEOUT_S = 3.0
+# How long a probe's answer is given to the probes after it: a kubelet, a load balancer and a
+# monitor probing every replica each cost one database round trip a second at most, whatever
+# their number.
+READINESS_REUSE_S = 1.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,6 +71,9 @@ class Database:
         # outlives its request): probes arriving meanwhile fail fast instead of parking one more
         # thread each in a hung driver.
         self._probe_running = threading.Event()
+        # The probe in flight (probes arriving meanwhile wait for its answer) and the last answer.
+        self._flight: anyio.Event | None = None
+        self._answer: tuple[float, Readiness] | None = None
 
     def unit_of_work(self, *, write: bool = False) -> UnitOfWork:
         return SqlUnitOfWork(self._writes if write else self._reads)
@@ -126,8 +134,32 @@ class Database:
             return Readiness("error", "unknown")
 
     async def readiness(self, deadline: float = PROBE_TIMEOUT_S) -> Readiness:
-        """Database reachable and schema at head, answered within ``deadline`` seconds whatever the server does."""
+        """Database reachable and schema at head, answered within ``deadline`` seconds whatever the server does.
+
+        Probes arriving while one is in flight share its answer, and for ``READINESS_REUSE_S`` after: a
+        probe is never "not ready" because another one is running.
+        """
+        if self._answer is not None and time.monotonic() - self._answer[0] < READINESS_REUSE_S:
+            return self._answer[1]
+        if self._flight is not None:
+            await self._flight.wait()
+            return self._answer[1] if self._answer is not None else Readiness("timeout", "unknown")
+        self._flight = flight = anyio.Event()
+        try:
+            # Shielded: the probes waiting on this one get its answer even if this one's client hung
+            # up; the deadline bounds it.
+            with anyio.CancelScope(shield=True):
+                state = await self._probe(deadline)
+            self._answer = (time.monotonic(), state)
+            return state
+        finally:
+            self._flight = None
+            flight.set()
+
+    async def _probe(self, deadline: float) -> Readiness:
         if self._probe_running.is_set():
+            # The last probe's thread is still stuck in the driver past its deadline: the database
+            # hangs; answer so rather than park one more thread in it.
             return Readiness("timeout", "unknown")
         self._probe_running.set()
         started = threading.Event()
@@ -148,7 +180,7 @@ class Database:
             log.error("db.unavailable", error="probe_timeout")
             return Readiness("timeout", "unknown")
         finally:
-            if not started.is_set():  # abandoned (deadline, or the client left) before it ran
+            if not started.is_set():  # abandoned at its deadline before it ran
                 self._probe_running.clear()
 
     def dispose(self) -> None:

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import asyncio
+import time
+
 import httpx
 import pytest
 from mcp.client import Client
 
+from app.db.database import READINESS_REUSE_S
 from tests.e2e.server import LiveServer
 
 pytestmark = pytest.mark.anyio
@@ -179,6 +183,18 @@ def test_capabilities_are_the_same_truth_on_both_protocol_paths(live_server: Liv
 def test_health_and_readiness_probes_answer(live_server: LiveServer):
     assert httpx.get(f"{live_server.base_url}/healthz").json() == {"status": "ok"}
     assert httpx.get(f"{live_server.base_url}/readyz").json()["database"] == "ok"
+
+
+def test_thirty_two_concurrent_readiness_probes_are_all_ready(live_server: LiveServer):
+    time.sleep(READINESS_REUSE_S)  # no answer to reuse: the 32 arrive while one check is in flight
+
+    async def probes():
+        async with httpx.AsyncClient(base_url=live_server.base_url, timeout=10,
+                                     limits=httpx.Limits(max_connections=32)) as client:
+            return await asyncio.gather(*(client.get("/readyz") for _ in range(32)))
+
+    answers = asyncio.run(probes())
+    assert [(r.status_code, r.json()["database"]) for r in answers] == [(200, "ok")] * 32
 
 
 @pytest.mark.parametrize("version", ["2025-06-18", "2025-11-25"])

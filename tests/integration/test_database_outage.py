@@ -20,6 +20,7 @@ from starlette.testclient import TestClient
 
 from app.auth.schemes import NOAUTH
 from app.db import Database
+from app.db.database import READINESS_REUSE_S
 from app.db.migrate import upgrade
 from app.feature import Deps, Feature
 from app.main import create_app
@@ -180,6 +181,7 @@ def test_a_database_behind_the_code_is_not_ready_and_says_so(unmigrated_url):
         ready = client.get("/readyz")
         result = _call(client, "newer", {})
         upgrade(unmigrated_url)
+        time.sleep(READINESS_REUSE_S)  # the answer above is given to the probes of the next second
         ready_after = client.get("/readyz")
         at_head = _call(client, "newer", {})
     assert ready.status_code == 503 and ready.json()["schema"] == "behind"
@@ -202,6 +204,7 @@ def test_a_probe_stuck_in_the_driver_makes_the_next_probes_fail_fast_not_pile_up
 
     db_ready = anyio.run(db.readiness)  # a normal probe first: ready
     monkeypatch.setattr(db, "_probe_sync", stuck)
+    monkeypatch.setattr("app.db.database.READINESS_REUSE_S", 0)  # each probe after its deadline asks again
 
     async def three_probes():
         return [await db.readiness(deadline=0.3) for _ in range(3)]
@@ -211,6 +214,51 @@ def test_a_probe_stuck_in_the_driver_makes_the_next_probes_fail_fast_not_pile_up
     assert db_ready.ready is True
     assert [s.database for s in states] == ["timeout", "timeout", "timeout"]
     assert len(calls) == 1  # one thread in the driver, not three
+    db.dispose()
+
+
+def test_concurrent_probes_share_one_check_and_all_get_its_answer(settings, monkeypatch):
+    db = Database(settings.database_url)
+    real, calls = db._probe_sync, []
+
+    def slow_probe():
+        calls.append(1)
+        time.sleep(0.2)  # a probe in flight while the others arrive
+        return real()
+
+    monkeypatch.setattr(db, "_probe_sync", slow_probe)
+
+    async def probes():
+        states = []
+
+        async def one():
+            states.append(await db.readiness())
+
+        async with anyio.create_task_group() as tg:
+            for _ in range(32):
+                tg.start_soon(one)
+        return states
+
+    states = anyio.run(probes)
+    assert [s.ready for s in states] == [True] * 32
+    assert len(calls) == 1
+    db.dispose()
+
+
+def test_an_answer_is_reused_for_a_moment_only_then_the_database_is_asked_again(settings, monkeypatch):
+    db = Database(settings.database_url)
+    real, calls = db._probe_sync, []
+    monkeypatch.setattr(db, "_probe_sync", lambda: calls.append(1) or real())
+    monkeypatch.setattr("app.db.database.READINESS_REUSE_S", 0.05)
+
+    async def probes():
+        first, second = await db.readiness(), await db.readiness()
+        await anyio.sleep(0.1)
+        return first, second, await db.readiness()
+
+    states = anyio.run(probes)
+    assert [s.ready for s in states] == [True, True, True]
+    assert len(calls) == 2
     db.dispose()
 
 
