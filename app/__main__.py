@@ -31,7 +31,7 @@ def _serve(args: argparse.Namespace, settings: Settings) -> int:
     finally:
         db.dispose()
     check_limits(settings, args.workers)
-    uvicorn.run(
+    config = uvicorn.Config(
         "app.main:create_app_from_env",
         factory=True,
         host=args.host,
@@ -41,9 +41,42 @@ def _serve(args: argparse.Namespace, settings: Settings) -> int:
         # The app applies APP_TRUSTED_PROXIES itself (app.http.middleware.client_address); uvicorn's own pass
         # would read FORWARDED_ALLOW_IPS from the environment and could apply a second, different rule.
         proxy_headers=False,
-        timeout_graceful_shutdown=10,
+        # SIGTERM: stop accepting, give the requests in flight this long, then the lifespan's shutdown.
+        timeout_graceful_shutdown=settings.shutdown_grace,
     )
-    return 0
+    return _run_server(config)
+
+
+def _run_server(config: Any) -> int:
+    """Serve until SIGTERM or SIGINT, drain, and exit 0 with the log written (docker stop, a rolling deploy).
+
+    uvicorn ends its process by re-raising the signal after a graceful shutdown, under the handler there
+    was before it started: the default one would kill this process (exit 143) before the log writer
+    wrote the last lines. A handler of our own takes that re-raised signal, and serve returns. Workers
+    (``--workers N``) are ended by that signal, their log written through by then
+    (``app.http.middleware.log_written_through_shutdown``); the supervisor here returns once all have.
+    """
+    import signal
+
+    from uvicorn.config import STARTUP_FAILURE
+    from uvicorn.server import Server
+    from uvicorn.supervisors import Multiprocess
+
+    if config.workers > 1:
+        Multiprocess(config, sockets=[config.bind_socket()]).run()
+        return 0
+    server = Server(config=config)
+    handled = {sig: signal.signal(sig, _already_handled) for sig in (signal.SIGTERM, signal.SIGINT)}
+    try:
+        server.run()
+    finally:
+        for sig, handler in handled.items():
+            signal.signal(sig, handler)
+    return 0 if server.started else STARTUP_FAILURE
+
+
+def _already_handled(sig: int, frame: Any) -> None:
+    """What uvicorn re-raises after its graceful shutdown: the signal has done its work."""
 
 
 def check_limits(settings: Settings, workers: int) -> None:

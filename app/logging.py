@@ -115,6 +115,14 @@ class LogWriter:
             finally:
                 self._write_lock.release()
 
+    def write_through(self) -> None:
+        """From now on write each line as it is logged, after what is buffered: for the end of a process
+        that may be ended by a signal (a uvicorn worker re-raises SIGTERM once it has drained), whose
+        writer thread would not get to write the last lines."""
+        with self._write_lock:
+            self._sync = True
+            self._drain()
+
     def close(self) -> None:
         if not self._closed.is_set():
             self._closed.set()
@@ -221,6 +229,12 @@ _writer: LogWriter | None = None
 def _close_writer() -> None:
     if _writer is not None:
         _writer.close()
+
+
+def write_through() -> None:
+    """The current writer writes each line as it is logged from now on (see ``LogWriter.write_through``)."""
+    if _writer is not None:
+        _writer.write_through()
 
 
 def _record_recent(logger: Any, method: str, event_dict: dict[str, Any]) -> dict[str, Any]:

@@ -37,7 +37,13 @@ from app.db.locks import SEED_LOCK, advisory_lock
 from app.feature import Deps, Feature, PrivateDocuments
 from app.http.devhost import DevFiles, devhost_routes
 from app.http.health import health_routes
-from app.http.middleware import AccessLogMiddleware, McpRequestNormalizer, Shortcut, client_address
+from app.http.middleware import (
+    AccessLogMiddleware,
+    McpRequestNormalizer,
+    Shortcut,
+    client_address,
+    log_written_through_shutdown,
+)
 from app.limits import Budget, Limits, Rate, Sharing, parse_rate
 from app.logging import RecentEvents
 from app.mcp.budgets import Charge, ToolBudgets
@@ -393,4 +399,4 @@ def create_app_from_env() -> ASGIApp:
     # The dev host page shows a widget session's log events; production keeps none in memory.
     recent = None if settings.production else RecentEvents()
     configure_logging(settings.log_format, settings.log_level, recent)
-    return create_app(settings, recent_events=recent)
+    return log_written_through_shutdown(create_app(settings, recent_events=recent))

@@ -67,6 +67,9 @@ class Settings(BaseSettings):
     cache_ttl: float = Field(default=2.0, ge=0, le=300)
     db_connect_timeout: float = Field(default=5.0, gt=0)
     db_statement_timeout: float = Field(default=15.0, gt=0)
+    # Seconds the requests in flight get to finish after SIGTERM (the server stops accepting at once):
+    # under Kubernetes' default 30 s termination grace, with room for the log to be written.
+    shutdown_grace: float = Field(default=20.0, ge=0, le=3600)
     # development: demo accounts and generated keys under var_dir are fine; production refuses both
     # unless allowed explicitly below.
     env: str = "development"

@@ -63,6 +63,8 @@ class FileHandler(BaseHTTPRequestHandler):
         try:
             if path.startswith("/f/") and path[3:] in self.server.bodies:
                 body, claimed = self.server.bodies[path[3:]]
+                if delay := self.server.delays.get(path[3:]):
+                    time.sleep(delay)  # a slow file host: the request that fetches it stays in flight
                 self._send(200, body, {"Content-Type": claimed})
             elif path == "/redirect":
                 self._send(302, b"", {"Location": query["to"][0]})
@@ -117,15 +119,19 @@ class FileServer(ThreadingHTTPServer):
     def __init__(self) -> None:
         super().__init__(("127.0.0.1", 0), FileHandler)
         self.bodies: dict[str, tuple[bytes, str]] = {}
+        self.delays: dict[str, float] = {}
         self.hits = 0
 
     @property
     def origin(self) -> str:
         return f"http://127.0.0.1:{self.server_address[1]}"
 
-    def offer(self, body: bytes, claimed: str = "application/octet-stream", name: str | None = None) -> str:
+    def offer(self, body: bytes, claimed: str = "application/octet-stream", name: str | None = None,
+              delay: float = 0.0) -> str:
         name = name or uuid.uuid4().hex
         self.bodies[name] = (body, claimed)
+        if delay:
+            self.delays[name] = delay
         return f"{self.origin}/f/{name}"
 
 

@@ -12,6 +12,8 @@ import structlog
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
 
+from app.logging import write_through
+
 log = structlog.get_logger("app.http")
 _REQUEST_ID_RE = re.compile(r"^[A-Za-z0-9._:-]{1,64}$")
 
@@ -35,6 +37,26 @@ async def send_json(send: Send, status: int, body: dict, headers: Iterable[tuple
                 "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(payload)).encode()),
                             *headers]})
     await send({"type": "http.response.body", "body": payload})
+
+
+def log_written_through_shutdown(app: ASGIApp) -> ASGIApp:
+    """Once the server starts the application's shutdown (its connections drained), every log line is
+    written as it is logged: a uvicorn worker is ended by the SIGTERM it re-raises after its graceful
+    shutdown, before a writer thread would write its last lines ("Finished server process")."""
+    async def wrapped(scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "lifespan":
+            await app(scope, receive, send)
+            return
+
+        async def receive_noting_shutdown() -> Message:
+            message = await receive()
+            if message["type"] == "lifespan.shutdown":
+                write_through()
+            return message
+
+        await app(scope, receive_noting_shutdown, send)
+
+    return wrapped
 
 
 def client_address(app: ASGIApp, trusted_proxies: list[str]) -> ASGIApp:
