@@ -10,9 +10,8 @@ from app.settings import Settings
 
 
 def _serve(args: argparse.Namespace, settings: Settings) -> int:
-    import uvicorn
-
     from app.db.migrate import upgrade
+    from app.http.serving import ServeConfig, run_server
     from app.logging import configure_logging
     from app.main import create_app, discover_features, open_database, refuse_demo_accounts, seed
 
@@ -31,7 +30,7 @@ def _serve(args: argparse.Namespace, settings: Settings) -> int:
     finally:
         db.dispose()
     check_limits(settings, args.workers)
-    config = uvicorn.Config(
+    config = ServeConfig(
         "app.main:create_app_from_env",
         factory=True,
         host=args.host,
@@ -43,40 +42,10 @@ def _serve(args: argparse.Namespace, settings: Settings) -> int:
         proxy_headers=False,
         # SIGTERM: stop accepting, give the requests in flight this long, then the lifespan's shutdown.
         timeout_graceful_shutdown=settings.shutdown_grace,
+        header_timeout=settings.http_header_timeout,
+        body_timeout=settings.http_body_timeout,
     )
-    return _run_server(config)
-
-
-def _run_server(config: Any) -> int:
-    """Serve until SIGTERM or SIGINT, drain, and exit 0 with the log written (docker stop, a rolling deploy).
-
-    uvicorn ends its process by re-raising the signal after a graceful shutdown, under the handler there
-    was before it started: the default one would kill this process (exit 143) before the log writer
-    wrote the last lines. A handler of our own takes that re-raised signal, and serve returns. Workers
-    (``--workers N``) are ended by that signal, their log written through by then
-    (``app.http.middleware.log_written_through_shutdown``); the supervisor here returns once all have.
-    """
-    import signal
-
-    from uvicorn.config import STARTUP_FAILURE
-    from uvicorn.server import Server
-    from uvicorn.supervisors import Multiprocess
-
-    if config.workers > 1:
-        Multiprocess(config, sockets=[config.bind_socket()]).run()
-        return 0
-    server = Server(config=config)
-    handled = {sig: signal.signal(sig, _already_handled) for sig in (signal.SIGTERM, signal.SIGINT)}
-    try:
-        server.run()
-    finally:
-        for sig, handler in handled.items():
-            signal.signal(sig, handler)
-    return 0 if server.started else STARTUP_FAILURE
-
-
-def _already_handled(sig: int, frame: Any) -> None:
-    """What uvicorn re-raises after its graceful shutdown: the signal has done its work."""
+    return run_server(config)
 
 
 def check_limits(settings: Settings, workers: int) -> None:

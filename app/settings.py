@@ -70,6 +70,10 @@ class Settings(BaseSettings):
     # Seconds the requests in flight get to finish after SIGTERM (the server stops accepting at once):
     # under Kubernetes' default 30 s termination grace, with room for the log to be written.
     shutdown_grace: float = Field(default=20.0, ge=0, le=3600)
+    # Seconds a client has to send a request's headers (from connecting, or from the previous response)
+    # and then its body: a client that trickles a request is answered 408 and cut off.
+    http_header_timeout: float = Field(default=10.0, gt=0, le=300)
+    http_body_timeout: float = Field(default=30.0, gt=0, le=3600)
     # development: demo accounts and generated keys under var_dir are fine; production refuses both
     # unless allowed explicitly below.
     env: str = "development"

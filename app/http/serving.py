@@ -1,0 +1,134 @@
+"""The HTTP server around the app: uvicorn, with read deadlines for slow clients and a SIGTERM that
+drains, writes the log and exits 0.
+
+uvicorn reads a request for as long as the client keeps sending: a header line every few seconds,
+or a body at a byte a second, holds a connection (and, in the app, a task) indefinitely. The
+protocol below is uvicorn's own h11 protocol with two deadlines: the request's headers must be in
+within ``header_timeout`` seconds of the connection (or of the previous response), its body within
+``body_timeout`` seconds of its headers. A client that misses one gets ``408 Request Timeout``
+(nothing, if it never sent a byte) and the connection is closed, which the app sees as the
+client's disconnect.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+from typing import Any
+
+import structlog
+import uvicorn
+from uvicorn.config import STARTUP_FAILURE
+from uvicorn.protocols.http.h11_impl import H11Protocol
+from uvicorn.server import Server
+from uvicorn.supervisors import Multiprocess
+
+log = structlog.get_logger("app.http")
+
+_TIMEOUT_BODY = b"The request took too long to arrive.\n"
+REQUEST_TIMEOUT = (b"HTTP/1.1 408 Request Timeout\r\ncontent-type: text/plain; charset=utf-8\r\n"
+                   b"connection: close\r\ncontent-length: " + str(len(_TIMEOUT_BODY)).encode() + b"\r\n\r\n"
+                   + _TIMEOUT_BODY)
+
+
+class ServeConfig(uvicorn.Config):
+    """uvicorn's Config, plus the read deadlines the protocol applies (it is what reaches each worker)."""
+
+    def __init__(self, *args: Any, header_timeout: float, body_timeout: float, **kwargs: Any) -> None:
+        super().__init__(*args, http="app.http.serving:DeadlineProtocol", **kwargs)
+        self.header_timeout = header_timeout
+        self.body_timeout = body_timeout
+
+
+class DeadlineProtocol(H11Protocol):
+    """uvicorn's h11 protocol, with a deadline for a request's headers and one for its body."""
+
+    def __init__(self, config: ServeConfig, server_state: Any, app_state: dict[str, Any],
+                 _loop: asyncio.AbstractEventLoop | None = None) -> None:
+        super().__init__(config, server_state, app_state, _loop)
+        self._header_timeout = config.header_timeout
+        self._body_timeout = config.body_timeout
+        self._deadline: asyncio.TimerHandle | None = None
+        self._awaiting = ""  # "headers" | "body" while a deadline runs
+        self._received = False  # a byte of the awaited request has arrived
+        self._request: object | None = None  # the request cycle whose headers were last seen
+
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        super().connection_made(transport)
+        self._expect("headers")
+
+    def data_received(self, data: bytes) -> None:
+        self._received = True
+        super().data_received(data)
+        self._follow()
+
+    def on_response_complete(self) -> None:
+        super().on_response_complete()  # may start a pipelined request, or close
+        if self.cycle is self._request and not self.transport.is_closing():
+            self._expect("headers")  # the next request's; an idle connection is closed sooner (keep-alive)
+        self._follow()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._cancel()
+        super().connection_lost(exc)
+
+    def _follow(self) -> None:
+        cycle = self.cycle
+        if cycle is not None and cycle is not self._request:  # a new request's headers are in
+            self._request = cycle
+            if cycle.more_body:
+                self._expect("body")
+            else:
+                self._cancel()
+        elif self._awaiting == "body" and cycle is not None and not cycle.more_body:
+            self._cancel()
+
+    def _expect(self, what: str) -> None:
+        self._cancel()
+        self._awaiting, self._received = what, False
+        timeout = self._header_timeout if what == "headers" else self._body_timeout
+        self._deadline = self.loop.call_later(timeout, self._expired)
+
+    def _cancel(self) -> None:
+        if self._deadline is not None:
+            self._deadline.cancel()
+            self._deadline = None
+        self._awaiting = ""
+
+    def _expired(self) -> None:
+        self._deadline = None
+        if self.transport.is_closing():
+            return
+        awaiting = self._awaiting
+        # A request begun and not finished is told why it ends; a connection that never sent a byte is
+        # just closed (an idle pre-opened connection is not an error).
+        if (awaiting == "body" and not self.cycle.response_started) or (awaiting == "headers" and self._received):
+            self.transport.write(REQUEST_TIMEOUT)
+        log.info("http.slow_client", awaiting=awaiting, peer=self.client[0] if self.client else None)
+        self.transport.close()
+
+
+def run_server(config: ServeConfig) -> int:
+    """Serve until SIGTERM or SIGINT, drain, and exit 0 with the log written (docker stop, a rolling deploy).
+
+    uvicorn ends its process by re-raising the signal after a graceful shutdown, under the handler there
+    was before it started: the default one would kill this process (exit 143) before the log writer
+    wrote the last lines. A handler of our own takes that re-raised signal, and serve returns. Workers
+    (``--workers N``) are ended by that signal, their log written through by then
+    (``app.http.middleware.log_written_through_shutdown``); the supervisor here returns once all have.
+    """
+    if config.workers > 1:
+        Multiprocess(config, sockets=[config.bind_socket()]).run()
+        return 0
+    server = Server(config=config)
+    handled = {sig: signal.signal(sig, _already_handled) for sig in (signal.SIGTERM, signal.SIGINT)}
+    try:
+        server.run()
+    finally:
+        for sig, handler in handled.items():
+            signal.signal(sig, handler)
+    return 0 if server.started else STARTUP_FAILURE
+
+
+def _already_handled(sig: int, frame: Any) -> None:
+    """What uvicorn re-raises after its graceful shutdown: the signal has done its work."""
