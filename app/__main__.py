@@ -9,12 +9,17 @@ from typing import Any
 from app.settings import Settings
 
 
+class CommandLineError(Exception):
+    """A command that cannot go on as invoked: one line, exit 2."""
+
+
 def _serve(args: argparse.Namespace, settings: Settings) -> int:
     from app.db.migrate import upgrade
     from app.http.serving import ServeConfig, run_server
     from app.logging import configure_logging
     from app.main import create_app, discover_features, open_database, refuse_demo_accounts, seed
 
+    settings = _served_at(settings, args.host, args.port)
     configure_logging(settings.log_format, settings.log_level)
     # Build the app once here, before uvicorn forks: a bad feature or tool declaration is then
     # one line and exit 1, not a traceback in every worker that uvicorn respawns forever.
@@ -46,6 +51,22 @@ def _serve(args: argparse.Namespace, settings: Settings) -> int:
         body_timeout=settings.http_body_timeout,
     )
     return run_server(config)
+
+
+def _served_at(settings: Settings, host: str, port: int) -> Settings:
+    """Development without APP_BASE_URL: the URL the server advertises (OAuth metadata, challenges, download
+    links) is where it listens, so ``serve --port 18107`` links to port 18107, not to the default 8000. The
+    workers read their settings from the environment: the URL goes there."""
+    import os
+
+    from app.main import settings_or_exit
+
+    if "base_url" in settings.model_fields_set or settings.production:
+        return settings  # production: APP_BASE_URL is required (app.main.production_refusals)
+    wildcard = host in ("", "0.0.0.0", "::")
+    netloc = "127.0.0.1" if wildcard else f"[{host}]" if ":" in host else host
+    os.environ["APP_BASE_URL"] = f"http://{netloc}:{port}"
+    return settings_or_exit()
 
 
 def check_limits(settings: Settings, workers: int) -> None:
@@ -137,7 +158,13 @@ def _users(args: argparse.Namespace, settings: Settings) -> int:
     db = open_database(settings)
     try:
         if args.action == "create":
-            password = sys.stdin.readline().rstrip("\n") if args.password_stdin else getpass.getpass("Password: ")
+            if not args.password_stdin and not sys.stdin.isatty():
+                # getpass would read the password from the pipe, echo a warning, or die on EOFError.
+                raise CommandLineError("no terminal to ask for the password on: pipe it in with --password-stdin")
+            try:
+                password = sys.stdin.readline().rstrip("\n") if args.password_stdin else getpass.getpass("Password: ")
+            except (EOFError, KeyboardInterrupt):
+                raise CommandLineError("no password given: nothing was created") from None
             username, account_id = db.write_sync(lambda uow: _ids(create_account(
                 uow, args.username, password, display_name=args.name, email=args.email)))
             print(f"created {username} ({account_id})")
@@ -258,9 +285,13 @@ def main(argv: list[str] | None = None) -> int:
         return handler[args.command](args, settings)
     except (FeatureError, RegistryError, MigrationError, CommandError, DatabaseUnavailable, DatabaseNotMigrated,
             StartupRefused, KeyMaterialError, AccountError, StorageError, SharedStoreRefused) as exc:
-        # Operator-facing problems: one line, no traceback.
-        print(f"{args.command}: {exc}", file=sys.stderr)
+        # Operator-facing problems: one line each, no traceback.
+        for line in str(exc).splitlines():
+            print(f"{args.command}: {line}", file=sys.stderr)
         return 1
+    except CommandLineError as exc:
+        print(f"{args.command}: {exc}", file=sys.stderr)
+        return 2
     except DBAPIError as exc:
         if not is_outage(exc):
             raise

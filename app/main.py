@@ -14,6 +14,7 @@ import importlib
 import sys
 from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import structlog
 from mcp.server.auth.provider import TokenVerifier
@@ -102,6 +103,34 @@ def discover_features(package: str = FEATURES_PACKAGE) -> list[Feature]:
     return features
 
 
+LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
+GENERATED = ("a generated one would differ per replica and be lost with the disk; set it, or "
+             "APP_ALLOW_GENERATED_KEYS=true")
+
+
+def production_refusals(settings: Settings) -> list[str]:
+    """What a production server must not start with, all of it at once, one line per variable."""
+    if not settings.production:
+        return []
+    lines = []
+    if "base_url" not in settings.model_fields_set:
+        lines.append("APP_BASE_URL: APP_ENV=production needs the https URL ChatGPT reaches this server at "
+                     "(e.g. https://mcp.example.com): it is in the OAuth metadata, the challenges and the links")
+    elif urlsplit(settings.base_url).scheme != "https" and urlsplit(settings.base_url).hostname not in LOOPBACK_HOSTS:
+        lines.append(f"APP_BASE_URL: APP_ENV=production needs https (got {settings.base_url!r}): tokens and "
+                     "sign-in forms never cross a network in the clear")
+    if not settings.allow_generated_keys:
+        if settings.auth_mode == "builtin" and not settings.oauth_signing_keys:
+            lines.append(f"APP_OAUTH_SIGNING_KEYS: APP_ENV=production needs the keys that sign access tokens; "
+                         f"{GENERATED}")
+        uses = [use for use, needed in (("the sign-in forms", settings.auth_mode == "builtin"),
+                                        ("the download links of APP_STORAGE_BACKEND=local",
+                                         settings.storage_backend == "local")) if needed]
+        if uses and not settings.secret_key:
+            lines.append(f"APP_SECRET_KEY: APP_ENV=production needs it (it signs {' and '.join(uses)}); {GENERATED}")
+    return lines
+
+
 def open_database(settings: Settings) -> Database:
     return Database(settings.database_url, pool_size=settings.db_pool_size,
                     connect_timeout=settings.db_connect_timeout, statement_timeout=settings.db_statement_timeout)
@@ -116,11 +145,7 @@ def open_storage(settings: Settings) -> Storage:
                          endpoint_url=settings.s3_endpoint_url,
                          sse=None if settings.s3_sse == "none" else settings.s3_sse,
                          kms_key_id=settings.s3_kms_key_id)
-    secret, generated = load_secret(settings)
-    if settings.production and generated and not settings.allow_generated_keys:
-        raise StartupRefused("APP_ENV=production needs APP_SECRET_KEY (it signs the download links of "
-                             "APP_STORAGE_BACKEND=local; a generated one would differ per replica and be lost with "
-                             "the disk); set it, or APP_ALLOW_GENERATED_KEYS=true")
+    secret, _ = load_secret(settings)  # production without APP_SECRET_KEY was refused (production_refusals)
     # Its own key, derived: a download link can never double as a form ticket or the other way round.
     link_key = hashlib.sha256(b"file download links\0" + secret).digest()
     return LocalStorage(Path(settings.files_dir), base_url=settings.base_url, secret=link_key)
@@ -229,12 +254,8 @@ def build_auth(settings: Settings, db: Database, catalog: ScopeCatalog, guard: O
         verifier = ExternalTokenVerifier(RemoteJwks(settings.oauth_jwks_url or "", guard), issuer=settings.issuer,
                                          audience=settings.token_audience, resource=settings.mcp_url, catalog=catalog)
         return token_verifier or verifier, routes
-    keys = load_keyring(settings)
-    secret, secret_generated = load_secret(settings)
-    if settings.production and (keys.generated or secret_generated) and not settings.allow_generated_keys:
-        missing = "APP_OAUTH_SIGNING_KEYS" if keys.generated else "APP_SECRET_KEY"
-        raise StartupRefused(f"APP_ENV=production needs {missing} (a generated one would differ per replica and "
-                             "be lost with the disk); set it, or APP_ALLOW_GENERATED_KEYS=true")
+    keys = load_keyring(settings)  # production without keys of its own was refused (production_refusals)
+    secret, _ = load_secret(settings)
     resource = normalise_resource(settings.mcp_url) or settings.mcp_url
     config = ServerConfig(issuer=settings.base_url, resources=(resource,), catalog=catalog, keys=keys,
                           access_ttl=settings.oauth_access_token_ttl, refresh_ttl=settings.oauth_refresh_token_ttl,
@@ -268,6 +289,8 @@ def create_app(
     limits: Limits | None = None,
     recent_events: RecentEvents | None = None,
 ) -> ASGIApp:
+    if refusals := production_refusals(settings):
+        raise StartupRefused("\n".join(refusals))
     features = discover_features() if features is None else list(features)
     db = db or open_database(settings)
     guard = guard or OutboundGuard(allowlist=settings.outbound_allowlist)

@@ -22,6 +22,7 @@ _LOCAL_HOSTS = ("127.0.0.1", "localhost", "[::1]")
 LOG_LEVELS = ("debug", "info", "warning", "error")
 LOG_FORMATS = ("json", "console")
 ENVIRONMENTS = ("development", "production")
+SUPPORTED_DATABASES = "use sqlite:///path/to/app.db or postgresql+psycopg://user:password@host:5432/name"
 AUTH_MODES = ("builtin", "external")
 STORAGE_BACKENDS = ("local", "s3")
 S3_ENCRYPTIONS = ("none", "AES256", "aws:kms")
@@ -246,6 +247,22 @@ class Settings(BaseSettings):
             raise ValueError("APP_AUTH_MODE=external needs APP_OAUTH_ISSUER and APP_OAUTH_JWKS_URL")
         return self
 
+    @field_validator("database_url")
+    @classmethod
+    def _database_url(cls, value: str) -> str:
+        from sqlalchemy.engine import make_url
+        from sqlalchemy.exc import ArgumentError
+
+        try:
+            url = make_url(value)
+        except ArgumentError:
+            raise ValueError(f"not a database URL: {SUPPORTED_DATABASES}") from None
+        if url.drivername in ("postgresql", "postgres"):  # the usual spelling: the driver this server ships
+            return url.set(drivername="postgresql+psycopg").render_as_string(hide_password=False)
+        if url.drivername not in ("sqlite", "sqlite+pysqlite", "postgresql+psycopg"):
+            raise ValueError(f"{url.drivername}:// is not supported: {SUPPORTED_DATABASES}")
+        return value
+
     @field_validator("base_url")
     @classmethod
     def _origin_only(cls, value: str) -> str:
@@ -323,7 +340,7 @@ def load_settings(**overrides: Any) -> Settings:
     return settings
 
 
-SECRETS = ("secret_key", "oauth_signing_keys", "demo_password", "redis_url")
+SECRETS = ("secret_key", "oauth_signing_keys", "demo_password", "redis_url", "database_url")
 
 
 def _describe(error: Any) -> str:

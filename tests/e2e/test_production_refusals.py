@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import httpx
@@ -31,8 +32,8 @@ def _signing_keys() -> str:
 
 def _production(database_url: str, tmp_path: Path, **extra: str) -> dict[str, str]:
     """A minimal production environment: nothing from the developer's shell leaks in."""
-    return base_env(APP_ENV="production", APP_DATABASE_URL=database_url, APP_VAR_DIR=str(tmp_path / "var"),
-                    APP_LOG_FORMAT="json", **extra)
+    return base_env(**{"APP_ENV": "production", "APP_DATABASE_URL": database_url, "APP_VAR_DIR": str(tmp_path / "var"),
+                       "APP_LOG_FORMAT": "json", "APP_BASE_URL": "https://mcp.example.com", **extra})
 
 
 def _app(*args: str, env: dict[str, str], cwd: Path, stdin: str | None = None) -> subprocess.CompletedProcess:
@@ -65,14 +66,16 @@ def migrated(fresh_database: str) -> str:
 
 def test_production_without_signing_keys_refuses_naming_app_oauth_signing_keys(database_url, tmp_path):
     line = _one_line(_serve(_production(database_url, tmp_path, APP_SECRET_KEY=SECRET_KEY), tmp_path), 1)
-    assert line.startswith("serve: APP_ENV=production needs APP_OAUTH_SIGNING_KEYS "), line
+    assert line.startswith("serve: APP_OAUTH_SIGNING_KEYS: APP_ENV=production needs the keys that sign access "
+                           "tokens; "), line
     assert "APP_ALLOW_GENERATED_KEYS=true" in line
 
 
 def test_production_with_signing_keys_but_no_secret_key_refuses_naming_app_secret_key(database_url, tmp_path):
     env = _production(database_url, tmp_path, APP_OAUTH_SIGNING_KEYS=_signing_keys())
     line = _one_line(_serve(env, tmp_path), 1)
-    assert line.startswith("serve: APP_ENV=production needs APP_SECRET_KEY "), line
+    assert line.startswith("serve: APP_SECRET_KEY: APP_ENV=production needs it (it signs the sign-in forms "
+                           "and the download links of APP_STORAGE_BACKEND=local); "), line
 
 
 def test_production_with_local_files_but_no_secret_key_refuses_even_with_an_external_idp(database_url, tmp_path):
@@ -80,8 +83,72 @@ def test_production_with_local_files_but_no_secret_key_refuses_even_with_an_exte
     env = _production(database_url, tmp_path, APP_AUTH_MODE="external", APP_OAUTH_ISSUER="https://idp.example/",
                       APP_OAUTH_JWKS_URL="https://idp.example/jwks.json")
     line = _one_line(_serve(env, tmp_path), 1)
-    assert line.startswith("serve: APP_ENV=production needs APP_SECRET_KEY (it signs the download links of "
-                           "APP_STORAGE_BACKEND=local"), line
+    assert line.startswith("serve: APP_SECRET_KEY: APP_ENV=production needs it (it signs the download links of "
+                           "APP_STORAGE_BACKEND=local); "), line
+
+
+def test_production_with_nothing_set_names_every_missing_variable_at_once_and_writes_nothing(database_url,
+                                                                                             tmp_path):
+    env = _production(database_url, tmp_path)
+    del env["APP_BASE_URL"]
+    proc = _serve(env, tmp_path)
+    assert "Traceback" not in proc.stderr and proc.returncode == 1, proc.stderr
+    assert [line.split(":")[1].strip() for line in proc.stderr.splitlines()] == [
+        "APP_BASE_URL", "APP_OAUTH_SIGNING_KEYS", "APP_SECRET_KEY"], proc.stderr
+    assert all(line.startswith("serve: APP_") for line in proc.stderr.splitlines())
+    assert not (tmp_path / "var").exists()  # no key generated on the way to a refusal
+
+
+def test_production_refuses_a_base_url_in_the_clear_off_loopback(database_url, tmp_path):
+    env = _production(database_url, tmp_path, APP_OAUTH_SIGNING_KEYS=_signing_keys(), APP_SECRET_KEY=SECRET_KEY,
+                      APP_BASE_URL="http://mcp.example.com")
+    line = _one_line(_serve(env, tmp_path), 1)
+    assert line == ("serve: APP_BASE_URL: APP_ENV=production needs https (got 'http://mcp.example.com'): tokens and "
+                    "sign-in forms never cross a network in the clear")
+
+
+@pytest.mark.parametrize(("url", "said"), [
+    ("garbage", "APP_DATABASE_URL: not a database URL: use sqlite:///"),
+    ("mysql://app:hunter2@db/app", "APP_DATABASE_URL: mysql:// is not supported: use sqlite:///"),
+    ("postgresql+asyncpg://app@db/app", "APP_DATABASE_URL: postgresql+asyncpg:// is not supported: use sqlite:///"),
+])
+def test_a_database_url_the_server_cannot_use_is_one_line_naming_the_variable(tmp_path, url, said):
+    proc = _app("migrate", env=base_env(APP_DATABASE_URL=url), cwd=tmp_path)
+    line = _one_line(proc, 2)
+    assert line.startswith(said), line
+    assert "hunter2" not in proc.stderr  # the URL is not echoed: it may carry a password
+
+
+def test_users_create_without_a_terminal_says_to_pipe_the_password_in_one_line(migrated, tmp_path):
+    proc = subprocess.run([sys.executable, "-m", "app", "users", "create", "erin"], cwd=tmp_path,
+                          env=base_env(APP_DATABASE_URL=migrated), stdin=subprocess.DEVNULL, capture_output=True,
+                          text=True, timeout=60)
+    assert _one_line(proc, 2) == ("users: no terminal to ask for the password on: pipe it in with "
+                                  "--password-stdin")
+    assert count_rows(migrated, "accounts") == 0
+
+
+def test_serve_on_another_port_advertises_that_port_when_no_base_url_is_set(database_url, tmp_path):
+    port = free_port()
+    env = base_env(APP_DATABASE_URL=database_url, APP_VAR_DIR=str(tmp_path / "var"),
+                   APP_MIGRATE_ON_START="false", APP_SEED_ON_START="false")
+    assert "APP_BASE_URL" not in env
+    server = subprocess.Popen([sys.executable, "-m", "app", "serve", "--port", str(port)], cwd=tmp_path, env=env,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        metadata = None
+        for _ in range(300):
+            try:
+                metadata = httpx.get(f"http://127.0.0.1:{port}/.well-known/oauth-protected-resource/mcp").json()
+                break
+            except httpx.HTTPError:
+                time.sleep(0.1)  # polling a child process until it listens
+    finally:
+        server.terminate()
+        server.wait(15)
+    assert metadata is not None
+    assert metadata["resource"] == f"http://127.0.0.1:{port}/mcp"
+    assert metadata["authorization_servers"] == [f"http://127.0.0.1:{port}"]
 
 
 def test_s3_storage_without_a_bucket_is_one_line_naming_the_variable(database_url, tmp_path):
