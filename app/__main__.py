@@ -17,9 +17,19 @@ def _serve(args: argparse.Namespace, settings: Settings) -> int:
     from app.db.migrate import upgrade
     from app.http.serving import ServeConfig, run_server
     from app.logging import configure_logging
-    from app.main import create_app, discover_features, open_database, refuse_demo_accounts, seed
+    from app.main import (
+        StartupRefused,
+        create_app,
+        discover_features,
+        open_database,
+        production_refusals,
+        refuse_demo_accounts,
+        seed,
+    )
 
     settings = _served_at(settings, args.host, args.port)
+    if refusals := production_refusals(settings):  # before anything is opened or written
+        raise StartupRefused("\n".join(refusals))
     configure_logging(settings.log_format, settings.log_level)
     # Build the app once here, before uvicorn forks: a bad feature or tool declaration is then
     # one line and exit 1, not a traceback in every worker that uvicorn respawns forever.
@@ -63,8 +73,7 @@ def _served_at(settings: Settings, host: str, port: int) -> Settings:
 
     if "base_url" in settings.model_fields_set or settings.production:
         return settings  # production: APP_BASE_URL is required (app.main.production_refusals)
-    wildcard = host in ("", "0.0.0.0", "::")
-    netloc = "127.0.0.1" if wildcard else f"[{host}]" if ":" in host else host
+    netloc = {"": "127.0.0.1", "0.0.0.0": "127.0.0.1", "::": "[::1]"}.get(host, f"[{host}]" if ":" in host else host)
     os.environ["APP_BASE_URL"] = f"http://{netloc}:{port}"
     return settings_or_exit()
 
@@ -159,7 +168,8 @@ def _users(args: argparse.Namespace, settings: Settings) -> int:
     try:
         if args.action == "create":
             if not args.password_stdin and not sys.stdin.isatty():
-                # getpass would read the password from the pipe, echo a warning, or die on EOFError.
+                # No terminal (a script, a container without -t): getpass would fall back to the pipe with a
+                # warning, or die on EOFError.
                 raise CommandLineError("no terminal to ask for the password on: pipe it in with --password-stdin")
             try:
                 password = sys.stdin.readline().rstrip("\n") if args.password_stdin else getpass.getpass("Password: ")

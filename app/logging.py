@@ -119,9 +119,8 @@ class LogWriter:
         """From now on write each line as it is logged, after what is buffered: for the end of a process
         that may be ended by a signal (a uvicorn worker re-raises SIGTERM once it has drained), whose
         writer thread would not get to write the last lines."""
-        with self._write_lock:
-            self._sync = True
-            self._drain()
+        self._sync = True
+        self.flush(timeout=2)  # a stuck stream holds the lock: never wait on it for longer
 
     def close(self) -> None:
         if not self._closed.is_set():

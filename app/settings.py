@@ -255,7 +255,7 @@ class Settings(BaseSettings):
 
         try:
             url = make_url(value)
-        except ArgumentError:
+        except (ArgumentError, ValueError):  # ValueError: a port that is no number (its text is the URL's)
             raise ValueError(f"not a database URL: {SUPPORTED_DATABASES}") from None
         if url.drivername in ("postgresql", "postgres"):  # the usual spelling: the driver this server ships
             return url.set(drivername="postgresql+psycopg").render_as_string(hide_password=False)

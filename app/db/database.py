@@ -142,9 +142,11 @@ class Database:
         if self._answer is not None and time.monotonic() - self._answer[0] < READINESS_REUSE_S:
             return self._answer[1]
         if self._flight is not None:
-            await self._flight.wait()
+            with anyio.move_on_after(deadline):
+                await self._flight.wait()
             return self._answer[1] if self._answer is not None else Readiness("timeout", "unknown")
         self._flight = flight = anyio.Event()
+        self._answer = None  # the probes waiting on this one get its answer, or "timeout": never an older one
         try:
             # Shielded: the probes waiting on this one get its answer even if this one's client hung
             # up; the deadline bounds it.

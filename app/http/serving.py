@@ -5,7 +5,8 @@ uvicorn reads a request for as long as the client keeps sending: a header line e
 or a body at a byte a second, holds a connection (and, in the app, a task) indefinitely. The
 protocol below is uvicorn's own h11 protocol with two deadlines: the request's headers must be in
 within ``header_timeout`` seconds of the connection (or of the previous response), its body within
-``body_timeout`` seconds of its headers. A client that misses one gets ``408 Request Timeout``
+``body_timeout`` seconds of its headers (not counting time the server itself spends not reading it).
+A client that misses one gets ``408 Request Timeout``
 (nothing, if it never sent a byte) and the connection is closed, which the app sees as the
 client's disconnect.
 """
@@ -72,6 +73,10 @@ class DeadlineProtocol(H11Protocol):
         self._cancel()
         super().connection_lost(exc)
 
+    def handle_websocket_upgrade(self, event: Any) -> None:
+        self._cancel()  # the connection is the WebSocket protocol's from here on
+        super().handle_websocket_upgrade(event)
+
     def _follow(self) -> None:
         cycle = self.cycle
         if cycle is not None and cycle is not self._request:  # a new request's headers are in
@@ -100,6 +105,11 @@ class DeadlineProtocol(H11Protocol):
         if self.transport.is_closing():
             return
         awaiting = self._awaiting
+        if awaiting == "body" and (self.flow.read_paused or self.cycle.waiting_for_100_continue):
+            # The wait is the server's: it stopped reading (the app has not taken the body so far) or the
+            # client waits for "100 Continue" until the app reads. The client gets its time again.
+            self._expect("body")
+            return
         # A request begun and not finished is told why it ends; a connection that never sent a byte is
         # just closed (an idle pre-opened connection is not an error).
         if (awaiting == "body" and not self.cycle.response_started) or (awaiting == "headers" and self._received):
@@ -118,8 +128,10 @@ def run_server(config: ServeConfig) -> int:
     (``app.http.middleware.log_written_through_shutdown``); the supervisor here returns once all have.
     """
     if config.workers > 1:
-        Multiprocess(config, sockets=[config.bind_socket()]).run()
-        return 0
+        supervisor = Multiprocess(config, sockets=[config.bind_socket()])
+        supervisor.run()
+        # A worker that could not start stops the supervisor: say so in the exit code (restart policies).
+        return STARTUP_FAILURE if any(p.exitcode == STARTUP_FAILURE for p in supervisor.processes) else 0
     server = Server(config=config)
     handled = {sig: signal.signal(sig, _already_handled) for sig in (signal.SIGTERM, signal.SIGINT)}
     try:

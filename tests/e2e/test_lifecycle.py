@@ -89,7 +89,8 @@ def test_after_sigterm_new_connections_are_refused_while_the_request_in_flight_f
         caller.start()
         deadline = time.monotonic() + 10
         while files.hits == 0 and time.monotonic() < deadline:
-            time.sleep(0.01)
+            time.sleep(0.01)  # until the server is fetching the file: its request is in flight
+        assert files.hits == 1
         server.process.send_signal(signal.SIGTERM)
         time.sleep(0.5)  # uvicorn closes its listening socket on its next tick (0.1 s)
         with pytest.raises(httpx.ConnectError):

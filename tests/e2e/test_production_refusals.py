@@ -89,7 +89,7 @@ def test_production_with_local_files_but_no_secret_key_refuses_even_with_an_exte
 
 def test_production_with_nothing_set_names_every_missing_variable_at_once_and_writes_nothing(database_url,
                                                                                              tmp_path):
-    env = _production(database_url, tmp_path)
+    env = _production(f"sqlite:///{tmp_path}/var/app.db", tmp_path)  # the database too would go under var/
     del env["APP_BASE_URL"]
     proc = _serve(env, tmp_path)
     assert "Traceback" not in proc.stderr and proc.returncode == 1, proc.stderr
