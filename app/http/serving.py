@@ -32,6 +32,9 @@ REQUEST_TIMEOUT = (b"HTTP/1.1 408 Request Timeout\r\ncontent-type: text/plain; c
                    + _TIMEOUT_BODY)
 
 
+LINGER_S = 2.0
+
+
 class ServeConfig(uvicorn.Config):
     """uvicorn's Config, plus the read deadlines the protocol applies (it is what reaches each worker)."""
 
@@ -53,12 +56,15 @@ class DeadlineProtocol(H11Protocol):
         self._awaiting = ""  # "headers" | "body" while a deadline runs
         self._received = False  # a byte of the awaited request has arrived
         self._request: object | None = None  # the request cycle whose headers were last seen
+        self._lingering = False  # answered 408: what still arrives is dropped until the connection closes
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
         self._expect("headers")
 
     def data_received(self, data: bytes) -> None:
+        if self._lingering:
+            return
         self._received = True
         super().data_received(data)
         self._follow()
@@ -112,9 +118,16 @@ class DeadlineProtocol(H11Protocol):
             return
         # A request begun and not finished is told why it ends; a connection that never sent a byte is
         # just closed (an idle pre-opened connection is not an error).
+        log.info("http.slow_client", awaiting=awaiting, peer=self.client[0] if self.client else None)
         if (awaiting == "body" and not self.cycle.response_started) or (awaiting == "headers" and self._received):
             self.transport.write(REQUEST_TIMEOUT)
-        log.info("http.slow_client", awaiting=awaiting, peer=self.client[0] if self.client else None)
+            if self.transport.can_write_eof():
+                # Lingering close: closing at once, with the client's next bytes arriving, would make the
+                # kernel answer them with a reset that can destroy the 408 before the client reads it.
+                self.transport.write_eof()
+                self._lingering = True
+                self._deadline = self.loop.call_later(LINGER_S, self.transport.close)
+                return
         self.transport.close()
 
 
