@@ -59,6 +59,7 @@ def _serve(args: argparse.Namespace, settings: Settings) -> int:
         timeout_graceful_shutdown=settings.shutdown_grace,
         header_timeout=settings.http_header_timeout,
         body_timeout=settings.http_body_timeout,
+        send_timeout=settings.http_send_timeout,
     )
     return run_server(config)
 

@@ -22,6 +22,7 @@ from typing import IO, Any
 
 import structlog
 from pydantic_core import to_json
+from starlette.requests import ClientDisconnect
 
 # Keys that must never reach a log line, wherever they were bound.
 REDACTED_KEYS = frozenset(
@@ -180,6 +181,14 @@ class _WriterLogger:
     debug = info = warning = warn = error = critical = exception = fatal = log = msg
 
 
+class _DropClientDisconnects(logging.Filter):
+    """A client that left (or was cut off) mid-request is not the server's error: the SDK logs it with a
+    traceback ("Error handling POST request"); the access log says 499 instead."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not (record.exc_info and isinstance(record.exc_info[1], ClientDisconnect))
+
+
 class _WriterHandler(logging.Handler):
     """The stdlib side (uvicorn, SQLAlchemy, the SDK): formatted by structlog, written by the writer."""
 
@@ -288,7 +297,9 @@ def configure_logging(log_format: str = "console", level: str = "INFO", recent: 
                     "foreign_pre_chain": [structlog.stdlib.add_logger_name, *shared],
                 }
             },
-            "handlers": {"default": {"()": _WriterHandler, "writer": writer, "formatter": "structlog"}},
+            "filters": {"client_disconnects": {"()": _DropClientDisconnects}},
+            "handlers": {"default": {"()": _WriterHandler, "writer": writer, "formatter": "structlog",
+                                     "filters": ["client_disconnects"]}},
             "root": {"handlers": ["default"], "level": level.upper()},
             "loggers": {
                 # uvicorn's access log duplicates our own http.request event.

@@ -75,6 +75,8 @@ class Settings(BaseSettings):
     # and then its body: a client that trickles a request is answered 408 and cut off.
     http_header_timeout: float = Field(default=10.0, gt=0, le=300)
     http_body_timeout: float = Field(default=30.0, gt=0, le=3600)
+    # Seconds a client may take in nothing of a response the server is sending before it is cut off.
+    http_send_timeout: float = Field(default=30.0, gt=0, le=3600)
     # development: demo accounts and generated keys under var_dir are fine; production refuses both
     # unless allowed explicitly below.
     env: str = "development"

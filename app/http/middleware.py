@@ -15,6 +15,7 @@ from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
 from app.logging import write_through
 
 log = structlog.get_logger("app.http")
+CLIENT_CLOSED_REQUEST = 499
 _REQUEST_ID_RE = re.compile(r"^[A-Za-z0-9._:-]{1,64}$")
 
 
@@ -85,6 +86,14 @@ class AccessLogMiddleware:
         status = 500
         started = time.perf_counter()
         response_started = False
+        disconnected = False
+
+        async def receive_wrapper() -> Message:
+            nonlocal disconnected
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                disconnected = True
+            return message
 
         async def send_wrapper(message: Message) -> None:
             nonlocal status, response_started
@@ -96,14 +105,19 @@ class AccessLogMiddleware:
             await send(message)
 
         try:
-            await self.app(scope, receive, send_wrapper)
+            await self.app(scope, receive_wrapper, send_wrapper)
         except Exception:
-            log.exception("http.unhandled_error", path=scope.get("path"))
-            if not response_started:
-                await send_json(send, 500, {"error": "internal_error", "request_id": request_id},
-                                [(b"x-request-id", request_id.encode())])
+            if not disconnected:
+                log.exception("http.unhandled_error", path=scope.get("path"))
+                if not response_started:
+                    await send_json(send, 500, {"error": "internal_error", "request_id": request_id},
+                                    [(b"x-request-id", request_id.encode())])
             status = 500
         finally:
+            if disconnected:
+                # The client left, or was cut off for being slow, before its request was read: not the
+                # server's error, whatever the layers below made of it (nginx's 499, "client closed request").
+                status = CLIENT_CLOSED_REQUEST
             # HTTP facts only: the MCP layer logs its own event (app.mcp.middleware.ToolCallLog).
             client = scope.get("client")
             log.info("http.request", method=scope.get("method"), path=scope.get("path"), status=status,

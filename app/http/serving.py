@@ -5,8 +5,9 @@ uvicorn reads a request for as long as the client keeps sending: a header line e
 or a body at a byte a second, holds a connection (and, in the app, a task) indefinitely. The
 protocol below is uvicorn's own h11 protocol with two deadlines: the request's headers must be in
 within ``header_timeout`` seconds of the connection (or of the previous response), its body within
-``body_timeout`` seconds of its headers (not counting time the server itself spends not reading it).
-A client that misses one gets ``408 Request Timeout``
+``body_timeout`` seconds of its headers (not counting time the server itself spends not reading it),
+and a client that takes in nothing of a response for ``send_timeout`` seconds is cut off. A client
+that misses a read deadline gets ``408 Request Timeout``
 (nothing, if it never sent a byte) and the connection is closed, which the app sees as the
 client's disconnect.
 """
@@ -14,9 +15,11 @@ client's disconnect.
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import signal
 from typing import Any
 
+import h11
 import structlog
 import uvicorn
 from uvicorn.config import STARTUP_FAILURE
@@ -36,27 +39,36 @@ LINGER_S = 2.0
 
 
 class ServeConfig(uvicorn.Config):
-    """uvicorn's Config, plus the read deadlines the protocol applies (it is what reaches each worker)."""
+    """uvicorn's Config, plus the deadlines the protocol applies (it is what reaches each worker).
 
-    def __init__(self, *args: Any, header_timeout: float, body_timeout: float, **kwargs: Any) -> None:
-        super().__init__(*args, http="app.http.serving:DeadlineProtocol", **kwargs)
+    WebSockets are off: the app serves none, and an upgrade handed to a WebSocket protocol escapes
+    the deadlines (one with a body was never answered, and crashed the server's shutdown).
+    """
+
+    def __init__(self, *args: Any, header_timeout: float, body_timeout: float, send_timeout: float,
+                 **kwargs: Any) -> None:
+        super().__init__(*args, http="app.http.serving:DeadlineProtocol", ws="none", **kwargs)
         self.header_timeout = header_timeout
         self.body_timeout = body_timeout
+        self.send_timeout = send_timeout
 
 
 class DeadlineProtocol(H11Protocol):
-    """uvicorn's h11 protocol, with a deadline for a request's headers and one for its body."""
+    """uvicorn's h11 protocol, with deadlines for a request's headers, its body, and the client taking in
+    the response."""
 
     def __init__(self, config: ServeConfig, server_state: Any, app_state: dict[str, Any],
                  _loop: asyncio.AbstractEventLoop | None = None) -> None:
         super().__init__(config, server_state, app_state, _loop)
         self._header_timeout = config.header_timeout
         self._body_timeout = config.body_timeout
+        self._send_timeout = config.send_timeout
         self._deadline: asyncio.TimerHandle | None = None
         self._awaiting = ""  # "headers" | "body" while a deadline runs
         self._received = False  # a byte of the awaited request has arrived
         self._request: object | None = None  # the request cycle whose headers were last seen
         self._lingering = False  # answered 408: what still arrives is dropped until the connection closes
+        self._send_deadline: asyncio.TimerHandle | None = None
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
@@ -72,16 +84,30 @@ class DeadlineProtocol(H11Protocol):
     def on_response_complete(self) -> None:
         super().on_response_complete()  # may start a pipelined request, or close
         if self.cycle is self._request and not self.transport.is_closing():
-            self._expect("headers")  # the next request's; an idle connection is closed sooner (keep-alive)
+            if self.conn.their_state is h11.SEND_BODY:
+                # Answered before the body was in (a 404, a 413): the rest of it must still arrive in time,
+                # and none of it counts as the next request.
+                self._expect("body")
+            else:
+                self._expect("headers")  # the next request's; an idle connection is closed sooner (keep-alive)
         self._follow()
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._cancel()
+        if self._send_deadline is not None:
+            self._send_deadline.cancel()
         super().connection_lost(exc)
 
-    def handle_websocket_upgrade(self, event: Any) -> None:
-        self._cancel()  # the connection is the WebSocket protocol's from here on
-        super().handle_websocket_upgrade(event)
+    def pause_writing(self) -> None:
+        super().pause_writing()
+        if self._send_deadline is None:
+            self._send_deadline = self._later(self._send_timeout, self._send_expired)
+
+    def resume_writing(self) -> None:
+        super().resume_writing()
+        if self._send_deadline is not None:
+            self._send_deadline.cancel()
+            self._send_deadline = None
 
     def _follow(self) -> None:
         cycle = self.cycle
@@ -91,14 +117,21 @@ class DeadlineProtocol(H11Protocol):
                 self._expect("body")
             else:
                 self._cancel()
-        elif self._awaiting == "body" and cycle is not None and not cycle.more_body:
-            self._cancel()
+        elif self._awaiting == "body" and cycle is not None and self.conn.their_state is not h11.SEND_BODY:
+            if cycle.response_complete:  # the body of a request already answered is in: next, headers
+                self._expect("headers")
+            else:
+                self._cancel()
 
     def _expect(self, what: str) -> None:
         self._cancel()
         self._awaiting, self._received = what, False
         timeout = self._header_timeout if what == "headers" else self._body_timeout
-        self._deadline = self.loop.call_later(timeout, self._expired)
+        self._deadline = self._later(timeout, self._expired)
+
+    def _later(self, delay: float, callback: Any) -> asyncio.TimerHandle:
+        # An empty context: a timer armed while a request ran must not log with that request's id.
+        return self.loop.call_later(delay, callback, context=contextvars.Context())
 
     def _cancel(self) -> None:
         if self._deadline is not None:
@@ -116,8 +149,6 @@ class DeadlineProtocol(H11Protocol):
             # client waits for "100 Continue" until the app reads. The client gets its time again.
             self._expect("body")
             return
-        # A request begun and not finished is told why it ends; a connection that never sent a byte is
-        # just closed (an idle pre-opened connection is not an error).
         log.info("http.slow_client", awaiting=awaiting, peer=self.client[0] if self.client else None)
         if (awaiting == "body" and not self.cycle.response_started) or (awaiting == "headers" and self._received):
             self.transport.write(REQUEST_TIMEOUT)
@@ -126,9 +157,21 @@ class DeadlineProtocol(H11Protocol):
                 # kernel answer them with a reset that can destroy the 408 before the client reads it.
                 self.transport.write_eof()
                 self._lingering = True
-                self._deadline = self.loop.call_later(LINGER_S, self.transport.close)
+                self._deadline = self._later(LINGER_S, self._close)
                 return
-        self.transport.close()
+        self._close()
+
+    def _send_expired(self) -> None:
+        self._send_deadline = None
+        log.info("http.slow_client", awaiting="the client to read", peer=self.client[0] if self.client else None)
+        self.transport.abort()  # the app's pending send returns (disconnected) and its task ends
+
+    def _close(self) -> None:
+        # close() waits until the write buffer is flushed, which a client that reads nothing never lets happen.
+        if self.transport.get_write_buffer_size():
+            self.transport.abort()
+        else:
+            self.transport.close()
 
 
 def run_server(config: ServeConfig) -> int:

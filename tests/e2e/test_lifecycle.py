@@ -102,7 +102,7 @@ def test_after_sigterm_new_connections_are_refused_while_the_request_in_flight_f
     assert answer.get("isError") is False, answer
 
 
-HEADER_S, BODY_S = 2.0, 3.0  # the test server's deadlines (defaults: 10 s and 30 s)
+HEADER_S, BODY_S, SEND_S = 2.0, 3.0, 2.0  # the test server's deadlines (defaults: 10 s, 30 s and 30 s)
 
 
 @pytest.fixture(scope="module")
@@ -110,7 +110,8 @@ def deadlines(database_url: str, tmp_path_factory: pytest.TempPathFactory) -> It
     tmp = tmp_path_factory.mktemp("deadlines")
     server = LiveServer(database_url, tmp / "server.log",
                         extra_env={"APP_VAR_DIR": str(tmp / "var"), "APP_HTTP_HEADER_TIMEOUT": str(HEADER_S),
-                                   "APP_HTTP_BODY_TIMEOUT": str(BODY_S)}).start()
+                                   "APP_HTTP_BODY_TIMEOUT": str(BODY_S),
+                                   "APP_HTTP_SEND_TIMEOUT": str(SEND_S)}).start()
     yield server
     server.stop()
 
@@ -193,6 +194,49 @@ def test_a_body_trickled_a_byte_at_a_time_is_answered_408_at_the_body_deadline(d
         elapsed = time.monotonic() - started
     assert list(got.values())[0].startswith(b"HTTP/1.1 408 Request Timeout")
     assert BODY_S - 0.5 < elapsed < BODY_S + 2
+    # Not the server's error: the access log says 499 (client closed request), and nothing logs a traceback.
+    events = deadlines.settled_log()
+    assert [e["status"] for e in events if e.get("event") == "http.request" and e.get("path") == "/mcp"
+            and e.get("status") != 200] == [499]
+    assert [e["event"] for e in events if e.get("level") in ("error", "critical")] == []
+
+
+def test_a_request_answered_before_its_body_was_in_gets_no_stray_408_afterwards(deadlines: LiveServer):
+    with connect(deadlines) as sock:
+        sock.sendall(b"POST /healthz HTTP/1.1\r\nhost: x\r\ncontent-length: 1000\r\n\r\n" + b"a" * 500)
+        time.sleep(0.5)
+        sock.sendall(b"a" * 500)  # in time: the answer (405) may already be on its way
+        answered = b""
+        started = time.monotonic()
+        while True:
+            chunk = sock.recv(65536)
+            if not chunk:
+                break
+            answered += chunk
+        closed_after = time.monotonic() - started
+    assert answered.startswith(b"HTTP/1.1 405 ")
+    assert b"408" not in answered  # the body's tail is not a slow next request
+    assert HEADER_S - 0.5 < closed_after < HEADER_S + 2  # idle afterwards: closed in silence at the deadline
+
+
+def test_a_client_that_reads_none_of_the_answers_is_cut_off_at_the_send_deadline(deadlines: LiveServer):
+    sock = socket.socket()
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    sock.settimeout(SEND_S + 10)
+    sock.connect(("127.0.0.1", deadlines.port))
+    request = b"GET /.well-known/oauth-authorization-server HTTP/1.1\r\nhost: 127.0.0.1\r\n\r\n"
+    with sock:
+        sock.sendall(request * 3000)  # pipelined, and none of the answers is read
+        time.sleep(SEND_S + 2)
+        received = b""
+        try:
+            while chunk := sock.recv(65536):
+                received += chunk
+        except ConnectionResetError:
+            pass
+    assert 0 < received.count(b"HTTP/1.1 200 ") < 3000
+    assert [e["awaiting"] for e in deadlines.settled_log() if e.get("event") == "http.slow_client"
+            and e.get("awaiting") == "the client to read"] == ["the client to read"]
 
 
 def test_requests_in_time_on_a_kept_alive_connection_are_served_past_the_deadlines(deadlines: LiveServer):

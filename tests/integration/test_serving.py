@@ -42,7 +42,7 @@ def served() -> Iterator[int]:
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))
     config = ServeConfig(slow_reader, log_config=None, lifespan="off", access_log=False, header_timeout=1.0,
-                         body_timeout=BODY_S)
+                         body_timeout=BODY_S, send_timeout=5.0)
     server = Server(config)
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
