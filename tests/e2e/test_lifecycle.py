@@ -39,6 +39,19 @@ def analyze(server: LiveServer, url: str) -> dict[str, Any]:
     return response.json()["result"]
 
 
+def slow_call_in_flight(server: LiveServer, files: FileServer) -> tuple[threading.Thread, dict[str, Any]]:
+    """An analyze_file call whose file fetch takes SLOW_FETCH_S, returned once the server is fetching it."""
+    url = files.offer(b"name,legs\nowl,2\ncrab,10\n", "text/csv", delay=SLOW_FETCH_S)
+    answer: dict[str, Any] = {}
+    caller = threading.Thread(target=lambda: answer.update(analyze(server, url)))
+    caller.start()
+    deadline = time.monotonic() + 10
+    while files.hits == 0 and time.monotonic() < deadline:
+        time.sleep(0.01)  # until the server is fetching the file: its request is in flight
+    assert files.hits == 1
+    return caller, answer
+
+
 @pytest.mark.parametrize("workers", [1, 2])
 def test_sigterm_lets_the_request_in_flight_finish_writes_the_log_and_exits_0(
         workers: int, database_url: str, tmp_path: Path, files: FileServer):
@@ -46,14 +59,7 @@ def test_sigterm_lets_the_request_in_flight_finish_writes_the_log_and_exits_0(
                         extra_env={"APP_VAR_DIR": str(tmp_path / "var"), "APP_SHUTDOWN_GRACE": "15",
                                    "APP_OUTBOUND_ALLOWLIST": files.origin.removeprefix("http://")}).start()
     try:
-        url = files.offer(b"name,legs\nowl,2\ncrab,10\n", "text/csv", delay=SLOW_FETCH_S)
-        answer: dict[str, Any] = {}
-        caller = threading.Thread(target=lambda: answer.update(analyze(server, url)))
-        caller.start()
-        deadline = time.monotonic() + 10
-        while files.hits == 0 and time.monotonic() < deadline:
-            time.sleep(0.01)  # until the server is fetching the file: its request is in flight
-        assert files.hits == 1
+        caller, answer = slow_call_in_flight(server, files)
         server.process.send_signal(signal.SIGTERM)
         signalled = time.monotonic()
         caller.join(30)
@@ -83,14 +89,7 @@ def test_after_sigterm_new_connections_are_refused_while_the_request_in_flight_f
                         extra_env={"APP_VAR_DIR": str(tmp_path / "var"),
                                    "APP_OUTBOUND_ALLOWLIST": files.origin.removeprefix("http://")}).start()
     try:
-        url = files.offer(b"a,b\n1,2\n", "text/csv", delay=SLOW_FETCH_S)
-        answer: dict[str, Any] = {}
-        caller = threading.Thread(target=lambda: answer.update(analyze(server, url)))
-        caller.start()
-        deadline = time.monotonic() + 10
-        while files.hits == 0 and time.monotonic() < deadline:
-            time.sleep(0.01)  # until the server is fetching the file: its request is in flight
-        assert files.hits == 1
+        caller, answer = slow_call_in_flight(server, files)
         server.process.send_signal(signal.SIGTERM)
         time.sleep(0.5)  # uvicorn closes its listening socket on its next tick (0.1 s)
         with pytest.raises(httpx.ConnectError):
