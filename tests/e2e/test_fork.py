@@ -40,8 +40,7 @@ FILE_TOOLS = ("analyze_file", "compare_files", "list_files", "delete_file")
 ZOO_TOOLS = ("get_zoo_animal_details", "get_zoo_animals", "like_zoo_animal")
 BOTH_FILES_AND_SEARCH = "tests/integration/test_search_private_files.py"
 REMOVALS = [
-    Removal("zoo", ("tests/unit/test_zoo_service.py", "tests/integration/test_zoo.py",
-                    "tests/integration/test_unit_of_work.py"),
+    Removal("zoo", ("tests/unit/test_zoo_service.py", "tests/integration/test_zoo.py"),
             frozenset({"zoo_animals"}), ("search_documents", 5120),
             ("recommend_cafe", "search", *ACCOUNT_TOOLS, *FILE_TOOLS)),
     # The full-text index rides along: the SQLite FTS5 table by name, the PostgreSQL column with its table.
