@@ -116,7 +116,7 @@ def production_refusals(settings: Settings) -> list[str]:
     if "base_url" not in settings.model_fields_set:
         lines.append("APP_BASE_URL: APP_ENV=production needs the https URL ChatGPT reaches this server at "
                      "(e.g. https://mcp.example.com): it is in the OAuth metadata, the challenges and the links")
-    elif urlsplit(settings.base_url).scheme != "https" and urlsplit(settings.base_url).hostname not in LOOPBACK_HOSTS:
+    elif (base := urlsplit(settings.base_url)).scheme != "https" and base.hostname not in LOOPBACK_HOSTS:
         lines.append(f"APP_BASE_URL: APP_ENV=production needs https (got {settings.base_url!r}): tokens and "
                      "sign-in forms never cross a network in the clear")
     if not settings.allow_generated_keys:

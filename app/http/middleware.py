@@ -106,8 +106,10 @@ class AccessLogMiddleware:
 
         try:
             await self.app(scope, receive_wrapper, send_wrapper)
-        except Exception:
-            if not disconnected:
+        except Exception as exc:
+            if disconnected:  # what the client's leaving made the app raise: named, without a traceback
+                log.info("http.client_gone", path=scope.get("path"), error=type(exc).__name__)
+            else:
                 log.exception("http.unhandled_error", path=scope.get("path"))
                 if not response_started:
                     await send_json(send, 500, {"error": "internal_error", "request_id": request_id},

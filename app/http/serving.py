@@ -1,15 +1,15 @@
-"""The HTTP server around the app: uvicorn, with read deadlines for slow clients and a SIGTERM that
-drains, writes the log and exits 0.
+"""The HTTP server around the app: uvicorn, with deadlines for slow clients and a SIGTERM that drains,
+writes the log and exits 0.
 
-uvicorn reads a request for as long as the client keeps sending: a header line every few seconds,
-or a body at a byte a second, holds a connection (and, in the app, a task) indefinitely. The
-protocol below is uvicorn's own h11 protocol with two deadlines: the request's headers must be in
-within ``header_timeout`` seconds of the connection (or of the previous response), its body within
-``body_timeout`` seconds of its headers (not counting time the server itself spends not reading it),
-and a client that takes in nothing of a response for ``send_timeout`` seconds is cut off. A client
-that misses a read deadline gets ``408 Request Timeout``
-(nothing, if it never sent a byte) and the connection is closed, which the app sees as the
-client's disconnect.
+uvicorn reads a request for as long as the client keeps sending (a header line every few seconds, a
+body at a byte a second) and writes a response for as long as the client takes to read it: either
+holds a connection, and in the app a task, indefinitely. The protocol below is uvicorn's own h11
+protocol with three deadlines: a request's headers within ``header_timeout`` seconds of the
+connection (or of the previous response); its body within ``body_timeout`` seconds of its headers,
+not counting time the server itself spends not reading it; and a client that takes in nothing of a
+response for ``send_timeout`` seconds is cut off. A client that misses a read deadline gets
+``408 Request Timeout`` (nothing, if it never sent a byte) and the connection is closed, which the
+app sees as the client's disconnect.
 """
 
 from __future__ import annotations
@@ -33,9 +33,7 @@ _TIMEOUT_BODY = b"The request took too long to arrive.\n"
 REQUEST_TIMEOUT = (b"HTTP/1.1 408 Request Timeout\r\ncontent-type: text/plain; charset=utf-8\r\n"
                    b"connection: close\r\ncontent-length: " + str(len(_TIMEOUT_BODY)).encode() + b"\r\n\r\n"
                    + _TIMEOUT_BODY)
-
-
-LINGER_S = 2.0
+LINGER_S = 2.0  # after a 408: how long what the client still sends is read and dropped
 
 
 class ServeConfig(uvicorn.Config):

@@ -83,6 +83,19 @@ async def test_an_unhandled_exception_becomes_a_json_500_with_the_request_id():
     assert body == {"error": "internal_error", "request_id": "abc-1"}
 
 
+async def test_an_exception_after_the_client_left_is_logged_as_its_leaving_not_as_a_500(json_log):
+    async def reads_then_fails(scope, receive, send):
+        while (await receive())["type"] != "http.disconnect":
+            pass
+        raise RuntimeError("the body never came")
+
+    sent = await _run(AccessLogMiddleware(reads_then_fails), _scope())
+    events = json_log()
+    assert sent == []  # nobody to answer
+    assert [(e["event"], e.get("error"), e.get("status")) for e in events] == [
+        ("http.client_gone", "RuntimeError", None), ("http.request", None, 499)]
+
+
 async def test_a_hostile_request_id_is_replaced():
     sent = await _run(AccessLogMiddleware(_read_all), _scope(headers=[(b"x-request-id", b"bad id\n\x00")]))
     rid = dict(sent[0]["headers"])[b"x-request-id"].decode()
