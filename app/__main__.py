@@ -15,7 +15,7 @@ class CommandLineError(Exception):
 
 def _serve(args: argparse.Namespace, settings: Settings) -> int:
     from app.db.migrate import upgrade
-    from app.http.serving import ServeConfig, run_server
+    from app.http.serving import run_server, serve_config
     from app.logging import configure_logging
     from app.main import (
         StartupRefused,
@@ -39,29 +39,18 @@ def _serve(args: argparse.Namespace, settings: Settings) -> int:
         create_app(settings, db=db, features=features)
         if settings.migrate_on_start:
             upgrade(settings.database_url)
-        if settings.seed_on_start:
-            seed(db, features, settings)
+        seeded = seed(db, features, settings) if settings.seed_on_start else None
         refuse_demo_accounts(settings, db)
     finally:
         db.dispose()
     check_limits(settings, args.workers)
-    config = ServeConfig(
-        "app.main:create_app_from_env",
-        factory=True,
-        host=args.host,
-        port=args.port,
-        workers=args.workers,
-        log_config=None,  # keep our structlog configuration
-        # The app applies APP_TRUSTED_PROXIES itself (app.http.middleware.client_address); uvicorn's own pass
-        # would read FORWARDED_ALLOW_IPS from the environment and could apply a second, different rule.
-        proxy_headers=False,
-        # SIGTERM: stop accepting, give the requests in flight this long, then the lifespan's shutdown.
-        timeout_graceful_shutdown=settings.shutdown_grace,
-        header_timeout=settings.http_header_timeout,
-        body_timeout=settings.http_body_timeout,
-        send_timeout=settings.http_send_timeout,
-    )
-    return run_server(config)
+    if seeded is not None:  # after the refusals: a refused start says one line, nothing else
+        import structlog
+
+        # What the start wrote, one step per feature: an operator sees the demo accounts were (not) made.
+        structlog.get_logger("app.seed").info("seed.done", steps=seeded)
+    return run_server(serve_config(settings, "app.main:create_app_from_env", host=args.host, port=args.port,
+                                   workers=args.workers))
 
 
 def _served_at(settings: Settings, host: str, port: int) -> Settings:

@@ -414,12 +414,13 @@ def settings_or_exit() -> Settings:
         raise SystemExit(2) from None
 
 
-def create_app_from_env() -> ASGIApp:
-    """uvicorn factory (``--factory``): each worker reads the environment once."""
+def create_app_from_env(features: Sequence[Feature] | None = None) -> ASGIApp:
+    """uvicorn factory (``--factory``): each worker reads the environment once. ``features`` replaces discovery
+    (a factory of a test's own serves test-only features through this same path)."""
     from app.logging import configure_logging
 
     settings = settings_or_exit()
     # The dev host page shows a widget session's log events; production keeps none in memory.
     recent = None if settings.production else RecentEvents()
     configure_logging(settings.log_format, settings.log_level, recent)
-    return log_written_through_shutdown(create_app(settings, recent_events=recent))
+    return log_written_through_shutdown(create_app(settings, recent_events=recent, features=features))

@@ -22,6 +22,7 @@ from app.db.migrate import upgrade
 from app.logging import configure_logging
 from app.main import discover_features, seed
 from app.settings import Settings, load_settings
+from tests.demos import DEMOS
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -29,6 +30,23 @@ ROOT = Path(__file__).resolve().parents[1]
 def pytest_configure(config: pytest.Config) -> None:
     # As the app does before anything logs: a logger first used unconfigured would keep structlog's defaults.
     configure_logging("console", "info", sync=True)
+
+
+# The fixtures that hand a test a database of the configured kind (tests/conftest.py's empty_database):
+# a test that uses one, directly or through another fixture, is marked ``database`` and so runs in both of
+# CI's legs. A test that calls empty_database itself says @pytest.mark.database.
+DATABASE_FIXTURES = frozenset({"database_url", "fresh_database", "deployed", "existing_database"})
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if DATABASE_FIXTURES & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.database)
+        for mark in item.iter_markers("demo"):
+            unknown = [name for name in mark.args if name not in DEMOS]
+            if not mark.args or unknown:
+                raise pytest.UsageError(f"{item.nodeid}: pytest.mark.demo needs demo names from {DEMOS}, "
+                                        f"got {mark.args!r}")
 
 
 @pytest.fixture

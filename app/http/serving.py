@@ -17,7 +17,7 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import signal
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import h11
 import structlog
@@ -26,6 +26,9 @@ from uvicorn.config import STARTUP_FAILURE
 from uvicorn.protocols.http.h11_impl import H11Protocol
 from uvicorn.server import Server
 from uvicorn.supervisors import Multiprocess
+
+if TYPE_CHECKING:
+    from app.settings import Settings
 
 log = structlog.get_logger("app.http")
 
@@ -49,6 +52,26 @@ class ServeConfig(uvicorn.Config):
         self.header_timeout = header_timeout
         self.body_timeout = body_timeout
         self.send_timeout = send_timeout
+
+
+def serve_config(settings: Settings, factory: str, *, host: str, port: int, workers: int) -> ServeConfig:
+    """How ``serve`` runs ``factory`` (a module:callable each worker imports and calls)."""
+    return ServeConfig(
+        factory,
+        factory=True,
+        host=host,
+        port=port,
+        workers=workers,
+        log_config=None,  # keep our structlog configuration
+        # The app applies APP_TRUSTED_PROXIES itself (app.http.middleware.client_address); uvicorn's own pass
+        # would read FORWARDED_ALLOW_IPS from the environment and could apply a second, different rule.
+        proxy_headers=False,
+        # SIGTERM: stop accepting, give the requests in flight this long, then the lifespan's shutdown.
+        timeout_graceful_shutdown=settings.shutdown_grace,
+        header_timeout=settings.http_header_timeout,
+        body_timeout=settings.http_body_timeout,
+        send_timeout=settings.http_send_timeout,
+    )
 
 
 class DeadlineProtocol(H11Protocol):

@@ -9,7 +9,11 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from tests.browser.host import FIXTURES, Host, Route, expect
+
+pytestmark = pytest.mark.demo("zoo")
 
 NEVER_INITIALIZED = "view never initialized (no ui/notifications/initialized)"
 

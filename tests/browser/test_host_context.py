@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import pytest
+
 from tests.browser.host import Host, expect
+
+pytestmark = pytest.mark.demo("cafes", "zoo")
 
 # The widget's <main> has no background of its own (transparent in both themes): the page behind it is
 # <body>'s, and <main>'s text colour follows the theme.

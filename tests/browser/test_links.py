@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from tests.browser.host import Host, expect
+
+pytestmark = pytest.mark.demo("cafes", "search")
 
 
 def test_search_result_link_opens_externally(host: Host) -> None:

@@ -5,8 +5,13 @@ from __future__ import annotations
 import json
 import uuid
 
+import pytest
+
 from tests.browser.host import Host, expect
+from tests.demos import DEMOS
 from tests.filehost import FileServer
+
+pytestmark = pytest.mark.demo(*DEMOS)
 
 
 def test_search_renders_the_result_rows(host: Host) -> None:

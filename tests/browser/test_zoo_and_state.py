@@ -5,7 +5,11 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from tests.browser.host import Host, expect
+
+pytestmark = pytest.mark.demo("cafes", "zoo")
 
 
 def open_animal(host: Host, index: int) -> dict:

@@ -37,6 +37,9 @@ class LiveServer:
     environ: dict[str, str] | None = None
     process: subprocess.Popen[bytes] | None = None
     environ_used: dict[str, str] = field(default_factory=dict)  # what the process was started with
+    # What runs: `python -m app serve` (the server as deployed), or tests/e2e/probe_server.py (the same HTTP
+    # stack serving a test-only feature, for tests that must not depend on a demo).
+    module: str = "app"
 
     @property
     def base_url(self) -> str:
@@ -55,7 +58,8 @@ class LiveServer:
                **self.extra_env}
         self._log = self.log_path.open("wb")
         self.process = subprocess.Popen(
-            [self.python, "-m", "app", "serve", "--port", str(self.port), "--workers", str(self.workers)],
+            [self.python, "-m", self.module, *(["serve"] if self.module == "app" else []), "--port", str(self.port),
+             "--workers", str(self.workers)],
             cwd=self.cwd, env=env, stdout=self._log, stderr=subprocess.STDOUT,
         )
         deadline = time.monotonic() + timeout

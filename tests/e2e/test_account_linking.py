@@ -9,6 +9,7 @@ import subprocess
 import sys
 
 import httpx
+import pytest
 from joserfc import jws
 
 from tests.e2e.conftest import Linking
@@ -24,6 +25,8 @@ from tests.e2e.oauth_client import (
     with_assertion,
 )
 from tests.e2e.server import ROOT
+
+pytestmark = pytest.mark.demo("recipes")
 
 DEMO_PASSWORD = "demo-password"
 

@@ -1,9 +1,9 @@
 """Per-tool securitySchemes, enforced, over real HTTP on both protocol paths.
 
-The server is the one ``create_app`` builds, with every discovered feature plus a
-test-only feature whose tool needs two OAuth scopes, and a static token table as
-the verifier (the OAuth issue brings the JWT verifier; what is under test here is
-what the server does with the verifier's answer).
+The server is the one ``create_app`` builds, with test-only features only (so these tests survive
+any fork): a tool that needs two OAuth scopes, and an anonymous tool that shows more to a token with
+a scope; a static token table is the verifier (what is under test here is what the server does with
+the verifier's answer, not how a token is checked).
 """
 
 from __future__ import annotations
@@ -23,11 +23,11 @@ from mcp.server.auth.provider import AccessToken
 from mcp.types import CallToolResult
 from pydantic import BaseModel
 
-from app.auth.schemes import oauth2
+from app.auth.resource_server import current_subject
+from app.auth.schemes import NOAUTH, oauth2
 from app.auth.scopes import Scope
 from app.feature import Deps, Feature
-from app.features.search.repository import SearchRepository
-from app.main import create_app, discover_features
+from app.main import create_app
 from app.mcp.registry import ToolRegistry
 from app.mcp.results import tool_result
 from app.settings import load_settings
@@ -37,7 +37,7 @@ from tests.serving import serving
 pytestmark = pytest.mark.anyio
 MODES = ["legacy", "auto"]
 VAULT_SCOPES = ("vault.read", "vault.list")
-PRIVATE_WORD = "zyxwvuprivateword"
+NOTES_SCOPE = "notes.read"
 
 
 class VaultView(BaseModel):
@@ -54,14 +54,29 @@ def _vault(registry: ToolRegistry, deps: Deps) -> None:
         return tool_result(VaultView(subject=token.subject, scopes=sorted(token.scopes)), "vault opened")
 
 
+class Notice(BaseModel):
+    public: str
+    private: list[str]
+
+
+def _notices(registry: ToolRegistry, deps: Deps) -> None:
+    @registry.tool(name="read_notice", title="Read the notice board", description="Test-only tool: anyone reads the "
+                   "public notice, an account with notes.read its own notes too", read_only=True, destructive=False,
+                   open_world=False, security=[NOAUTH, oauth2(NOTES_SCOPE)])
+    async def read_notice() -> Annotated[CallToolResult, Notice]:
+        subject = current_subject(NOTES_SCOPE)
+        return tool_result(Notice(public="open daily", private=[f"note of {subject}"] if subject else []), "notice")
+
+
 VAULT = Feature(name="vault", tools=_vault, scopes=tuple(Scope(s, {"en": s}) for s in VAULT_SCOPES))
+NOTICES = Feature(name="notices", tools=_notices, scopes=(Scope(NOTES_SCOPE, {"en": "Read your notes"}),))
 
 
 @pytest.fixture(scope="module")
 def server(database_url: str) -> Iterator[str]:
     def build(base_url: str):
         mcp_url = f"{base_url}/mcp"
-        full = [*VAULT_SCOPES, "search.read"]
+        full = [*VAULT_SCOPES, NOTES_SCOPE]
         verifier = StaticTokenVerifier({
             "right": AccessToken(token="right", client_id="chatgpt", scopes=full, subject="alice", resource=mcp_url),
             "partial": AccessToken(token="partial", client_id="chatgpt", scopes=["vault.read"], subject="alice",
@@ -74,7 +89,7 @@ def server(database_url: str) -> Iterator[str]:
                                    resource=mcp_url, expires_at=int(time.time()) - 60),
         })
         settings = load_settings(database_url=database_url, base_url=base_url, log_format="json", _env_file=None)
-        return create_app(settings, token_verifier=verifier, features=[*discover_features(), VAULT])
+        return create_app(settings, token_verifier=verifier, features=[VAULT, NOTICES])
 
     with serving(build) as base_url:
         yield f"{base_url}/mcp"
@@ -97,9 +112,9 @@ def _challenge(result: CallToolResult) -> dict[str, str]:
 async def test_anonymous_callers_list_tools_and_use_noauth_tools(server: str, mode: str):
     async with _client(server, mode) as client:
         names = {t.name for t in (await client.list_tools()).tools}
-        zoo = await client.call_tool("get_zoo_animals", {"count": 1})
-    assert {"read_vault", "search", "get_zoo_animals"} <= names
-    assert zoo.is_error is not True and len(zoo.structured_content["animals"]) == 1
+        notice = await client.call_tool("read_notice", {})
+    assert {"read_vault", "read_notice"} <= names
+    assert notice.is_error is not True and notice.structured_content == {"public": "open daily", "private": []}
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -133,7 +148,7 @@ async def test_a_token_with_every_scope_runs_the_tool_as_its_subject(server: str
     async with _client(server, mode, "right") as client:
         result = await client.call_tool("read_vault", {})
     assert result.is_error is not True
-    assert result.structured_content == {"subject": "alice", "scopes": ["search.read", "vault.list", "vault.read"]}
+    assert result.structured_content == {"subject": "alice", "scopes": ["notes.read", "vault.list", "vault.read"]}
     assert "mcp/www_authenticate" not in (result.meta or {})
 
 
@@ -164,16 +179,11 @@ def test_a_token_the_verifier_rejects_gets_http_401_invalid_token(server: str, v
 
 
 @pytest.mark.parametrize("mode", MODES)
-async def test_search_shows_private_documents_only_to_their_owner_with_search_read(server: str, db, mode: str):
-    doc = {"id": "private:alice:1", "title": "Alice's notes", "url": "https://example.com/alice",
-           "module": "private", "kind": "note", "body": f"Notes about {PRIVATE_WORD}.", "owner": "alice"}
-    db.write_sync(lambda uow: uow.repository(SearchRepository).save_all([doc]))
-    try:
-        seen = {}
-        for token in (None, "vault-only", "right"):
-            async with _client(server, mode, token) as client:
-                result = await client.call_tool("search", {"q": PRIVATE_WORD})
-            seen[token] = [h["id"] for h in result.structured_content["results"]]
-    finally:
-        db.write_sync(lambda uow: uow.repository(SearchRepository).remove([doc["id"]]))
-    assert seen == {None: [], "vault-only": [], "right": ["private:alice:1"]}
+async def test_an_anonymous_tool_shows_more_only_to_a_token_with_its_scope(server: str, mode: str):
+    seen = {}
+    for token in (None, "vault-only", "right"):
+        async with _client(server, mode, token) as client:
+            result = await client.call_tool("read_notice", {})
+        assert result.is_error is not True and "mcp/www_authenticate" not in (result.meta or {})
+        seen[token] = result.structured_content["private"]
+    assert seen == {None: [], "vault-only": [], "right": ["note of alice"]}

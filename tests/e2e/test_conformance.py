@@ -19,6 +19,8 @@ TOOLS = ROOT / "tools" / "conformance" / "node_modules"
 ARCH = {"x86_64": "x64", "amd64": "x64", "aarch64": "arm64", "arm64": "arm64"}.get(platform.machine().lower(), "x64")
 NODE = TOOLS / f"node-linux-{ARCH}" / "bin" / "node"
 SUITE = TOOLS / "@modelcontextprotocol" / "conformance" / "dist" / "index.js"
+# The scenarios speak the protocol; the database behind the server is never in question.
+pytestmark = pytest.mark.any_database
 SCENARIOS = ["server-initialize", "ping", "tools-list", "resources-list", "dns-rebinding-protection"]
 
 

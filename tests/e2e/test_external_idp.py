@@ -30,6 +30,8 @@ from tests.e2e.oauth_client import call_tool
 from tests.e2e.server import LiveServer
 from tests.serving import serving
 
+pytestmark = pytest.mark.demo("recipes")
+
 SUBJECT = "idp-user-1"
 NAME = "Ada Lovelace"
 EMAIL = "ada@idp.example"

@@ -1,6 +1,7 @@
 """The single-exchange lane answers exactly what the SDK transport answers, over real HTTP.
 
-Two copies of the full app, one with ``APP_MCP_FAST_LANE=false``, get the same requests:
+Two copies of the full app (the discovered features plus the test-only probe feature of
+tests/e2e/probe_server.py), one with ``APP_MCP_FAST_LANE=false``, get the same requests:
 every handshake version, every kind of method, tool results, tool errors, linking
 challenges, protocol errors, and the shapes the lane hands to the transport. Status,
 content type and body must be identical. Only one difference is by design and tested
@@ -17,14 +18,15 @@ import httpx
 import pytest
 from mcp.server.auth.provider import AccessToken
 
-from app.main import create_app
+from app.main import create_app, discover_features
 from app.mcp import lane as lane_module
 from app.settings import load_settings
+from tests.e2e.probe_server import PROBE
 from tests.fakes import StaticTokenVerifier
 from tests.serving import serving
 
 HEADERS = {"content-type": "application/json", "accept": "application/json, text/event-stream"}
-ALL_SCOPES = ["recipes.read", "recipes.write", "search.read", "files.read", "files.write"]
+ALL_SCOPES = ["recipes.read", "recipes.write", "search.read", "files.read", "files.write", "probe.read"]
 
 
 def _app(database_url: str, fast_lane: bool):
@@ -36,7 +38,7 @@ def _app(database_url: str, fast_lane: bool):
         })
         settings = load_settings(database_url=database_url, base_url=base_url, log_format="json",
                                  mcp_fast_lane=fast_lane, max_body_bytes=64 * 1024, _env_file=None)
-        return create_app(settings, token_verifier=verifier)
+        return create_app(settings, token_verifier=verifier, features=[*discover_features(), PROBE])
 
     return build
 
@@ -109,6 +111,16 @@ CASES: list[tuple[str, str | None, dict[str, str], object]] = [
     ("recipes anonymous: a linking challenge", "2025-06-18", {}, _call("list_saved_recipes", {})),
     ("recipes signed in", "2025-06-18", {"authorization": "Bearer alice"}, _call("list_saved_recipes", {})),
     ("profile anonymous", "2025-06-18", {}, _call("get_account_profile", {})),
+    # The test-only probe's tools: what these cases ask is there in any fork, whatever demos it kept.
+    ("probe", "2025-06-18", {}, _call("probe_echo", {"text": "bonjour"})),
+    ("probe with ChatGPT's _meta", "2025-06-18", {}, _call("probe_card", {}, _meta=CHATGPT_META)),
+    ("probe 2025-11-25", "2025-11-25", {}, _call("probe_count", {})),
+    ("probe argument too long", "2025-06-18", {}, _call("probe_echo", {"text": "x" * 1001})),
+    ("probe argument of the wrong type", "2025-06-18", {}, _call("probe_echo", {"text": 3})),
+    ("probe argument missing", "2025-06-18", {}, _call("probe_echo", {})),
+    ("probe anonymous, more for a token", "2025-06-18", {}, _call("probe_notes", {})),
+    ("probe signed in", "2025-06-18", {"authorization": "Bearer alice"}, _call("probe_notes", {})),
+    ("probe arguments not an object", "2025-06-18", {}, _call("probe_echo", [1, 2])),
     ("unknown tool", "2025-06-18", {}, _call("no_such_tool", {})),
     ("arguments not an object", "2025-06-18", {}, _call("get_zoo_animals", [1, 2])),
     ("tools/call without a name", "2025-06-18", {}, _rpc("tools/call", {"arguments": {}})),
@@ -184,7 +196,7 @@ def test_the_lane_answers_what_the_sdk_transport_answers(servers: tuple[str, str
 def test_every_widget_resource_reads_the_same_through_both(servers: tuple[str, str]):
     lane, transport = servers
     listed = _send(lane, "2025-06-18", {}, _rpc("resources/list")).json()["result"]["resources"]
-    assert len(listed) >= 5
+    assert any(r["uri"].startswith("ui://widget/probe-") for r in listed)
     for resource in listed:
         read = _rpc("resources/read", {"uri": resource["uri"]})
         assert _seen(_send(lane, "2025-06-18", {}, read)) == _seen(_send(transport, "2025-06-18", {}, read))
@@ -192,11 +204,11 @@ def test_every_widget_resource_reads_the_same_through_both(servers: tuple[str, s
 
 def test_the_modern_path_is_untouched_by_the_lane(servers: tuple[str, str]):
     lane, transport = servers
-    body = _call("get_zoo_animals", {"count": 2}, _meta={
+    body = _call("probe_card", {}, _meta={
         "io.modelcontextprotocol/protocolVersion": "2026-07-28",
         "io.modelcontextprotocol/clientInfo": {"name": "parity", "version": "1"},
         "io.modelcontextprotocol/clientCapabilities": {}})
-    extra = {"mcp-method": "tools/call", "mcp-name": "get_zoo_animals"}
+    extra = {"mcp-method": "tools/call", "mcp-name": "probe_card"}
     seen = _seen(_send(lane, "2026-07-28", extra, body))
     assert seen == _seen(_send(transport, "2026-07-28", extra, body))
-    assert seen[0] == 200 and seen[2]["result"]["structuredContent"]["animals"]
+    assert seen[0] == 200 and seen[2]["result"]["structuredContent"] == {"card_id": "c1"}

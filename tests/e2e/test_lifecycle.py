@@ -20,6 +20,10 @@ import pytest
 from tests.e2e.server import LiveServer
 from tests.filehost import FileServer, serving_files
 
+# Signals, deadlines and connections: the database behind the server never decides them (its outage has tests
+# of its own, on both databases).
+pytestmark = [pytest.mark.demo("files"), pytest.mark.any_database]
+
 SLOW_FETCH_S = 2.0
 
 

@@ -19,6 +19,7 @@ from mcp.client.auth import AuthorizationCodeResult, OAuthClientProvider, TokenS
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.auth import OAuthClientInformationFull, OAuthClientMetadata, OAuthToken
 
+from tests.demos import DEMOS
 from tests.e2e.conftest import Linking
 from tests.e2e.oauth_client import (
     CHATGPT_REDIRECT,
@@ -30,6 +31,8 @@ from tests.e2e.oauth_client import (
     query_of,
     token,
 )
+
+pytestmark = pytest.mark.demo(*DEMOS)
 
 PASSWORD = "demo-password"
 # Arguments for the tools that need some; the rest are called with none.

@@ -1,9 +1,14 @@
-"""The real server, over real HTTP, with the SDK client in both protocol modes and raw JSON-RPC."""
+"""The real server's HTTP stack, over real HTTP, with the SDK client in both protocol modes and raw JSON-RPC.
+
+The server is tests/e2e/probe_server.py: serve's stack with the discovered features plus a test-only one, and
+these tests call only the test-only tools, so they hold in a fork that deleted every demo. The demos' own
+calls over HTTP are in test_demos_over_http.py."""
 
 from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Iterator
 
 import httpx
 import pytest
@@ -16,6 +21,15 @@ pytestmark = pytest.mark.anyio
 MODES = ["legacy", "auto"]
 JSON_HEADERS = {"content-type": "application/json", "accept": "application/json, text/event-stream",
                 "mcp-protocol-version": "2025-06-18"}
+
+
+@pytest.fixture(scope="module")
+def live_server(database_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
+    """This module's server: the probe server (the session's live_server is `python -m app serve`)."""
+    server = LiveServer(database_url, tmp_path_factory.mktemp("probe-logs") / "server.log",
+                        module="tests.e2e.probe_server").start()
+    yield server
+    server.stop()
 
 
 TOO_LARGE = {"jsonrpc": "2.0", "id": None,
@@ -35,68 +49,12 @@ async def test_both_protocol_modes_list_every_tool_with_its_widget_metadata(live
     async with Client(live_server.mcp_url, mode=mode) as client:
         assert client.session.protocol_version == negotiated  # "auto" really took the sessionless path
         tools = {t.name: t for t in (await client.list_tools()).tools}
-    assert {"search", "get_zoo_animals", "get_zoo_animal_details", "recommend_cafe"} <= set(tools)
-    zoo = tools["get_zoo_animals"].meta or {}
-    assert zoo["ui"]["resourceUri"] == zoo["openai/outputTemplate"]
-    assert tools["get_zoo_animal_details"].meta["ui"]["visibility"] == ["app"]
-
-
-@pytest.mark.parametrize("mode", MODES)
-async def test_search_ranks_the_named_function_first_in_both_modes(live_server: LiveServer, mode: str):
-    async with Client(live_server.mcp_url, mode=mode) as client:
-        result = await client.call_tool("search", {"q": "asyncio gather"})
-    assert not result.is_error
-    hits = result.structured_content["results"]
-    assert hits[0]["title"] == "asyncio.gather"
-    assert all(h["url"].startswith("https://docs.python.org/3/") for h in hits)
-
-
-@pytest.mark.parametrize("mode", MODES)
-async def test_the_zoo_widget_opens_an_animal_and_likes_it_in_both_modes(live_server: LiveServer, mode: str):
-    async with Client(live_server.mcp_url, mode=mode) as client:
-        details = await client.call_tool("get_zoo_animal_details", {"animal_id": "red-panda-ember"})
-        first = await client.call_tool("like_zoo_animal", {"animal_id": "red-panda-ember"})
-        second = await client.call_tool("like_zoo_animal", {"animal_id": "red-panda-ember"})
-        unknown = await client.call_tool("like_zoo_animal", {"animal_id": "unicorn"})
-    animal = details.structured_content["animal"]
-    assert (animal["id"], animal["name"]) == ("red-panda-ember", "Ember")
-    assert second.structured_content["likes"] == first.structured_content["likes"] + 1
-    assert second.content[0].text == f"Ember now has {second.structured_content['likes']} likes."
-    assert unknown.is_error is True
-    assert unknown.content[0].text == "Error executing tool like_zoo_animal: No zoo animal has the id 'unicorn'."
-
-
-@pytest.mark.parametrize("mode", MODES)
-async def test_a_like_shows_at_once_in_the_cached_list_and_details_of_the_worker_that_took_it(
-        live_server: LiveServer, mode: str):
-    async with Client(live_server.mcp_url, mode=mode) as client:
-        listed = await client.call_tool("get_zoo_animals", {"count": 20})  # fills this worker's cache
-        before = listed.meta["allAnimalsById"]["king-penguin-admiral"]["likes"]
-        await client.call_tool("like_zoo_animal", {"animal_id": "king-penguin-admiral"})
-        details = await client.call_tool("get_zoo_animal_details", {"animal_id": "king-penguin-admiral"})
-        relisted = await client.call_tool("get_zoo_animals", {"count": 20})
-    assert details.structured_content["animal"]["likes"] == before + 1
-    assert relisted.meta["allAnimalsById"]["king-penguin-admiral"]["likes"] == before + 1
-
-
-@pytest.mark.parametrize("mode", MODES)
-async def test_zoo_animals_respect_count_and_carry_widget_only_details(live_server: LiveServer, mode: str):
-    async with Client(live_server.mcp_url, mode=mode) as client:
-        result = await client.call_tool("get_zoo_animals", {"count": 3})
-    animals = result.structured_content["animals"]
-    assert len(animals) == 3
-    details = result.meta["allAnimalsById"]
-    assert set(details) == {a["id"] for a in animals}
-    assert all(d["conservation_status"] and d["habitat"] for d in details.values())
-
-
-async def test_recommend_cafe_answers_in_the_requested_language_for_the_hinted_city(live_server: LiveServer):
-    meta = {"openai/locale": "fr-CA", "openai/userLocation": {"city": "Lisboa", "country": "PT"}}
-    async with Client(live_server.mcp_url, mode="legacy") as client:
-        result = await client.call_tool("recommend_cafe", {}, meta=meta)
-    assert result.structured_content["city"] == "Lisbon"
-    assert result.content[0].text.startswith("Voici quelques cafés à Lisbonne qui")
-    assert result.structured_content["cafes"]
+    assert {"probe_card", "probe_card_details", "probe_echo", "probe_notes"} <= set(tools)
+    card = tools["probe_card"].meta or {}
+    assert card["ui"]["resourceUri"] == card["openai/outputTemplate"]
+    assert card["ui"]["resourceUri"].startswith("ui://widget/probe-")
+    assert tools["probe_card_details"].meta["ui"]["visibility"] == ["app"]
+    assert "ui" not in (tools["probe_echo"].meta or {})
 
 
 def test_chatgpt_octet_stream_post_with_any_accept_is_served(live_server: LiveServer):
@@ -110,9 +68,9 @@ def test_chatgpt_octet_stream_post_with_any_accept_is_served(live_server: LiveSe
 
 def test_tools_list_restores_top_level_security_schemes_on_the_wire(live_server: LiveServer):
     tools = rpc(live_server, "tools/list").json()["result"]["tools"]
-    search = next(t for t in tools if t["name"] == "search")
-    assert search["securitySchemes"] == search["_meta"]["securitySchemes"] == [
-        {"type": "noauth"}, {"type": "oauth2", "scopes": ["search.read"]}]
+    notes = next(t for t in tools if t["name"] == "probe_notes")
+    assert notes["securitySchemes"] == notes["_meta"]["securitySchemes"] == [
+        {"type": "noauth"}, {"type": "oauth2", "scopes": ["probe.read"]}]
 
 
 def test_a_foreign_host_header_is_refused_with_421(live_server: LiveServer):
@@ -145,9 +103,9 @@ def test_calling_an_unknown_tool_reports_it_by_name(live_server: LiveServer):
 
 
 def test_out_of_range_arguments_come_back_as_a_tool_error_naming_the_field(live_server: LiveServer):
-    payload = rpc(live_server, "tools/call", {"name": "get_zoo_animals", "arguments": {"count": 99}}).json()
+    payload = rpc(live_server, "tools/call", {"name": "probe_echo", "arguments": {"text": "x" * 1001}}).json()
     assert payload["result"]["isError"] is True
-    assert "count" in payload["result"]["content"][0]["text"]
+    assert "text" in payload["result"]["content"][0]["text"]
 
 
 def test_malformed_json_gets_a_parse_error_not_a_500(live_server: LiveServer):
@@ -212,12 +170,12 @@ def test_sessionless_2026_clients_are_served_without_a_handshake(live_server: Li
                 "io.modelcontextprotocol/clientInfo": {"name": "t", "version": "1"},
                 "io.modelcontextprotocol/clientCapabilities": {}}
     headers = {"content-type": "application/json", "accept": "application/json, text/event-stream",
-               "mcp-protocol-version": "2026-07-28", "mcp-method": "tools/call", "mcp-name": "get_zoo_animals"}
-    resp = rpc(live_server, "tools/call", {"name": "get_zoo_animals", "arguments": {"count": 1}, "_meta": envelope},
+               "mcp-protocol-version": "2026-07-28", "mcp-method": "tools/call", "mcp-name": "probe_echo"}
+    resp = rpc(live_server, "tools/call", {"name": "probe_echo", "arguments": {"text": "hi"}, "_meta": envelope},
                headers=headers)
     result = resp.json()["result"]
     assert result["resultType"] == "complete"
-    assert len(result["structuredContent"]["animals"]) == 1
+    assert result["structuredContent"] == {"text": "hi"}
     assert "mcp-session-id" not in resp.headers
 
 

@@ -38,6 +38,8 @@ from tests.e2e.oauth_client import (
 )
 from tests.e2e.server import ROOT
 
+pytestmark = pytest.mark.demo("recipes")
+
 PASSWORD = steps.PASSWORD
 MALFORMED_RESOURCES = ["https://h:99999/mcp", "http://[::1/mcp", "http://h:abc/mcp"]
 

@@ -27,6 +27,8 @@ from tests.e2e.oauth_client import (
     with_assertion,
 )
 
+pytestmark = pytest.mark.demo("recipes")
+
 PASSWORD = steps.PASSWORD
 
 

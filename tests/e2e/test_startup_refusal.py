@@ -51,9 +51,10 @@ def test_a_tool_name_declared_twice_stops_the_server_with_one_line(fork, tmp_pat
         from app.feature import Feature
 
         def tools(registry, deps):
-            @registry.tool(name="search", title="Search again", description="d", read_only=True,
+            # A core tool's name: every server has it, whatever demos a fork kept.
+            @registry.tool(name="get_account_profile", title="Profile again", description="d", read_only=True,
                            destructive=False, open_world=False, security=[NOAUTH])
-            async def search(q: str) -> str:
+            async def get_account_profile(q: str) -> str:
                 return q
 
         FEATURE = Feature(name="twin", tools=tools)
@@ -63,4 +64,4 @@ def test_a_tool_name_declared_twice_stops_the_server_with_one_line(fork, tmp_pat
     finally:
         shutil.rmtree(twin)
     assert code == 1
-    assert len(lines) == 1 and lines[0].startswith("serve: tool 'search' is declared twice: by "), lines
+    assert len(lines) == 1 and lines[0].startswith("serve: tool 'get_account_profile' is declared twice: by "), lines

@@ -13,9 +13,11 @@ from mcp.client import Client
 
 from app.mcp.check import collect, lint
 from app.mcp.widgets import DIST
+from tests.demos import DEMOS
 from tests.e2e.server import LiveServer
 
-pytestmark = pytest.mark.anyio
+# Widget resources and the widget log: nothing here is stored, whichever database stands the server up.
+pytestmark = [pytest.mark.anyio, pytest.mark.any_database, pytest.mark.demo(*DEMOS)]
 WIDGET_TOOLS = {"search": "search", "get_zoo_animals": "zoo", "recommend_cafe": "cafes",
                 "list_saved_recipes": "recipes", "analyze_file": "files", "list_files": "files"}
 

@@ -1,4 +1,7 @@
-"""Stateless HTTP lets several uvicorn workers share the load with no session affinity."""
+"""Stateless HTTP lets several uvicorn workers share the load with no session affinity.
+
+The server is tests/e2e/probe_server.py (serve's HTTP stack and workers, with a test-only feature): this
+depends on no demo and survives any fork."""
 
 from __future__ import annotations
 
@@ -7,15 +10,17 @@ import json
 import pytest
 from mcp.client import Client
 
+from tests.conftest import count_rows
 from tests.e2e.server import LiveServer
 
 pytestmark = pytest.mark.anyio
 
-CALLS = [("get_zoo_animals", {"count": 2}), ("search", {"q": "asyncio gather"}), ("recommend_cafe", {})]
+CALLS = [("probe_count", {}), ("probe_echo", {"text": "asyncio gather"}), ("probe_echo", {"text": "é" * 300})]
 
 
 async def test_two_workers_both_serve_200_sequential_mixed_calls_from_fresh_clients(database_url: str, tmp_path):
-    server = LiveServer(database_url, tmp_path / "workers.log", workers=2).start()
+    server = LiveServer(database_url, tmp_path / "workers.log", workers=2, module="tests.e2e.probe_server").start()
+    accounts = count_rows(database_url, "accounts")  # what every worker's connection must read
     failures: list[str] = []
     try:
         for i in range(200):
@@ -24,7 +29,8 @@ async def test_two_workers_both_serve_200_sequential_mixed_calls_from_fresh_clie
             try:
                 async with Client(server.mcp_url, mode=mode) as client:
                     result = await client.call_tool(name, args)
-                if result.is_error:
+                if result.is_error or result.structured_content != (
+                        {"accounts": accounts} if name == "probe_count" else args):
                     failures.append(f"{i} {name} {mode}: {result.content[0].text}")
             except Exception as exc:  # every kind of failure counts, none may happen
                 failures.append(f"{i} {name} {mode}: {exc!r}")

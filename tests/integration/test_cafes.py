@@ -11,6 +11,8 @@ from app.db.migrate import alembic_config, migrations_dir
 from app.features.cafes import service as cafes
 from tests.conftest import count_rows, prepare
 
+pytestmark = pytest.mark.demo("cafes")
+
 
 @pytest.mark.parametrize(
     ("language", "locale", "city", "expected_city", "intro_start"),

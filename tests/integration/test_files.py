@@ -35,6 +35,8 @@ from tests.filehost import (
     rows_for,
 )
 
+pytestmark = pytest.mark.demo("files")
+
 # --- every kind, both backends, anonymous -------------------------------------------------------------------
 
 KINDS = {

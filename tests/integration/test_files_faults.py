@@ -29,6 +29,8 @@ from tests.fakes import StaticTokenVerifier
 from tests.s3server import CuttingProxy, client, make_bucket, s3_server
 from tests.serving import serving
 
+pytestmark = pytest.mark.demo("files")
+
 MiB = 1024 * 1024
 BODY = os.urandom(20 * MiB)  # big enough for a multipart upload (8 MiB parts)
 PREFIX = "Error executing tool analyze_file: "  # the SDK's wording around a ToolError

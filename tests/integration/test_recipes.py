@@ -25,6 +25,8 @@ from app.settings import load_settings
 from tests.fakes import StaticTokenVerifier
 from tests.serving import serving
 
+pytestmark = pytest.mark.demo("recipes")
+
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 
 

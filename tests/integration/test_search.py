@@ -13,6 +13,8 @@ from app.features.search import service
 from app.features.search.repository import SearchRepository, tokens
 from app.main import discover_features
 
+pytestmark = pytest.mark.demo("search")
+
 
 def _search(db, q, limit=8):
     return db.read_sync(lambda uow: service.search(uow, q, limit)).results

@@ -6,8 +6,11 @@ from __future__ import annotations
 import uuid
 
 import anyio
+import pytest
 
 from tests.filehost import Deployed, FileServer, call, file_arg, ok
+
+pytestmark = pytest.mark.demo("files", "search")
 
 
 def test_a_kept_files_text_is_searchable_by_its_owner_only_until_deleted(deployed: Deployed,

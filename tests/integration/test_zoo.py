@@ -12,6 +12,8 @@ from app.main import discover_features, seed
 from app.settings import load_settings
 from tests.conftest import count_rows
 
+pytestmark = pytest.mark.demo("zoo")
+
 
 def test_the_zoo_lists_distinct_real_species_with_conservation_facts(db):
     summary, details = db.read_sync(lambda uow: zoo.list_animals(uow, 20))

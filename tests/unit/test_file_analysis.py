@@ -34,6 +34,8 @@ from app.features.files.analysis import (
 )
 from app.features.files.analysis.model import Notes
 
+pytestmark = pytest.mark.demo("files")
+
 
 def write(tmp_path: Path, name: str, content: str | bytes) -> Path:
     path = tmp_path / name

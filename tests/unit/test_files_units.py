@@ -10,6 +10,8 @@ from app.limits import Check, OverLimit, per_seconds
 from app.net.guard import OutboundRefused
 from app.settings import SettingsError, load_settings
 
+pytestmark = pytest.mark.demo("files")
+
 
 @pytest.mark.parametrize(("given", "url", "expected"), [
     ("report.csv", "https://files.example/x/y", "report.csv"),

@@ -14,6 +14,8 @@ from app.features.recipes.schemas import RecipeDeleted, RecipeSummary, SavedReci
 from app.features.recipes.tool import deleted_result, saved_result
 from tests.fakes import FakeUnitOfWork
 
+pytestmark = pytest.mark.demo("recipes")
+
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 
 

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import pytest
+
 from app.features.search.schemas import SearchHit, SearchResults
 from app.features.search.tool import search_result
+
+pytestmark = pytest.mark.demo("search")
 
 
 def _hits(n: int) -> SearchResults:

@@ -12,6 +12,8 @@ from app.features.zoo.schemas import AnimalSummary, ZooAnimals
 from app.features.zoo.tool import animals_result
 from tests.fakes import FakeUnitOfWork
 
+pytestmark = pytest.mark.demo("zoo")
+
 
 @dataclass
 class _Animal:

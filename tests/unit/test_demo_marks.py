@@ -1,0 +1,37 @@
+"""The test modules a fork deletes with a demo are found by their mark (tests/demos.py); a module that
+needs a demo without saying so would stay behind and break the fork's suite."""
+
+from __future__ import annotations
+
+from tests.conftest import ROOT
+from tests.demos import DEMOS, demo_test_modules, imported_demos, marked_demos, suite_modules
+
+
+def test_every_test_module_that_imports_a_demo_is_marked_with_it():
+    unmarked = {}
+    for module in suite_modules(ROOT):
+        source = module.read_text(encoding="utf-8")
+        if missing := imported_demos(source) - marked_demos(source):
+            unmarked[module.relative_to(ROOT).as_posix()] = sorted(missing)
+    assert unmarked == {}
+
+
+def test_the_mark_is_read_alone_in_a_list_and_for_every_demo():
+    assert marked_demos('import pytest\npytestmark = pytest.mark.demo("zoo")\n') == {"zoo"}
+    assert marked_demos('pytestmark = [pytest.mark.anyio, pytest.mark.demo("files", "search")]\n') == {
+        "files", "search"}
+    assert marked_demos("pytestmark = pytest.mark.demo(*DEMOS)\n") == set(DEMOS)
+    assert marked_demos("pytestmark = pytest.mark.anyio\n") == set()
+    # Only the module's own pytestmark counts: a mark on one test would leave the rest of the module behind.
+    assert marked_demos('@pytest.mark.demo("zoo")\ndef test_x(): pass\n') == set()
+
+
+def test_imports_of_a_demo_are_found_in_every_spelling_and_core_packages_are_not_demos():
+    source = ("import app.features.zoo.service\nfrom app.features.search.repository import SearchRepository\n"
+              "from app.features import cafes\nfrom app.features.account import tool\nimport app.storage\n")
+    assert imported_demos(source) == {"zoo", "search", "cafes"}
+
+
+def test_each_demo_this_tree_has_test_modules_to_go_with_it():
+    here = [demo for demo in DEMOS if (ROOT / "app" / "features" / demo).is_dir()]  # a fork may have none
+    assert {demo: bool(demo_test_modules(ROOT, (demo,))) for demo in here} == dict.fromkeys(here, True)
