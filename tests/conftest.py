@@ -38,6 +38,23 @@ def pytest_configure(config: pytest.Config) -> None:
 DATABASE_FIXTURES = frozenset({"database_url", "fresh_database", "deployed", "existing_database"})
 
 
+# ./dev test spreads the suite over processes (pytest-xdist). A module's tests stay on one process, so what
+# its module-scoped fixtures start (servers, browsers) starts once; the modules whose tests each start what
+# they need, and take long, are spread test by test.
+SPREAD = ("tests/e2e/test_fork.py", "tests/e2e/test_limits.py")
+
+
+def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object:
+    from xdist.scheduler import LoadFileScheduling
+
+    class ByModule(LoadFileScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            module = nodeid.split("::", 1)[0]
+            return nodeid if module in SPREAD else module
+
+    return ByModule(config, log)
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if DATABASE_FIXTURES & set(getattr(item, "fixturenames", ())):
