@@ -1,11 +1,14 @@
 """Bare baseline: a plain mcp 2.3 ``MCPServer`` with the app's two benchmarked tools.
 
-Same service functions, same ``Database.read`` thread hop and the same
-result builders (``animals_result``, ``search_result``) as the app, but none of the app's wrapping:
+The same database (migrated and seeded by the app), the same ``Database.read`` thread hop and the same
+answers as the app, but none of the app's wrapping:
 no Apps extension, no MCP middleware, no ASGI middleware, no transport security
 settings, no structlog. Served by uvicorn as the top-level ASGI app, so the
 Starlette app returned by ``streamable_http_app`` runs its own lifespan, which
 starts the stateless session manager.
+
+The zoo is read with a query and models of the baseline's own (``bench/baseline.py``), so it imports no demo;
+search, when this tree has it, calls the search feature's own service (its ranking is what is compared).
 
 Usage: ``APP_DATABASE_URL=sqlite:////tmp/x.db python bench/bare_server.py --port 8001 [--workers N]``
 (the database must already be migrated and seeded).
@@ -14,25 +17,38 @@ Usage: ``APP_DATABASE_URL=sqlite:////tmp/x.db python bench/bare_server.py --port
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import os
 from pathlib import Path
 from typing import Annotated
 
 import uvicorn
+from baseline import AnimalDetails, ZooAnimals, animals_result
 from mcp.server.mcpserver import MCPServer
 from mcp.types import CallToolResult
 from pydantic import Field
+from sqlalchemy import Column, Float, Integer, MetaData, String, Table, select
+from sqlalchemy.orm import Session
 from starlette.types import ASGIApp
 
 from app.db import Database
-from app.features.search import service as search_service
-from app.features.search.schemas import SearchResults
-from app.features.search.tool import search_result
-from app.features.zoo import service as zoo_service
-from app.features.zoo.schemas import ZooAnimals
-from app.features.zoo.tool import animals_result
 
 ROOT = Path(__file__).resolve().parents[1]
+ANIMALS = Table("zoo_animals", MetaData(), *(Column(name, kind) for name, kind in (
+    ("id", String), ("name", String), ("species", String), ("scientific_name", String), ("habitat", String),
+    ("diet", String), ("conservation_status", String), ("lifespan_years", Integer), ("weight_kg", Float),
+    ("fun_fact", String), ("enclosure", String), ("likes", Integer))))
+
+
+class AnimalRows:
+    """The baseline's own repository: the first animals by name, as the app lists them."""
+
+    def __init__(self, session: Session) -> None:
+        self.session = session
+
+    def first(self, count: int) -> list[AnimalDetails]:
+        rows = self.session.execute(select(ANIMALS).order_by(ANIMALS.c.name, ANIMALS.c.id).limit(count))
+        return [AnimalDetails.model_validate(dict(row._mapping)) for row in rows]
 
 
 def build(db: Database) -> MCPServer:
@@ -42,13 +58,18 @@ def build(db: Database) -> MCPServer:
     async def get_zoo_animals(
         count: Annotated[int, Field(ge=1, le=20, description="How many animals to list (1-20)")] = 10,
     ) -> Annotated[CallToolResult, ZooAnimals]:
-        return animals_result(*await db.read(lambda uow: zoo_service.list_animals(uow, count)))
+        return animals_result(await db.read(lambda uow: uow.repository(AnimalRows).first(count)), count)
 
-    @mcp.tool(name="search", description="Full-text search of the Python standard library documentation.")
-    async def search(
-        q: Annotated[str, Field(min_length=1, max_length=500, description="What to search for")],
-    ) -> Annotated[CallToolResult, SearchResults]:
-        return search_result(q, await db.read(lambda uow: search_service.search(uow, q)))
+    if importlib.util.find_spec("app.features.search") is not None:
+        from app.features.search import service as search_service
+        from app.features.search.schemas import SearchResults
+        from app.features.search.tool import search_result
+
+        @mcp.tool(name="search", description="Full-text search of the Python standard library documentation.")
+        async def search(
+            q: Annotated[str, Field(min_length=1, max_length=500, description="What to search for")],
+        ) -> Annotated[CallToolResult, SearchResults]:
+            return search_result(q, await db.read(lambda uow: search_service.search(uow, q)))
 
     return mcp
 

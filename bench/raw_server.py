@@ -19,14 +19,14 @@ import json
 from pathlib import Path
 
 import uvicorn
+from baseline import fixture_animals
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 HERE = Path(__file__).resolve().parent
-ANIMALS = sorted(({**a, "likes": 0} for a in json.loads(
-    (HERE.parent / "app/features/zoo/data/animals.json").read_text(encoding="utf-8"))), key=lambda a: a["name"])
+ANIMALS = fixture_animals()  # the baselines' own copy of the zoo's records
 MODERN = "2026-07-28"
 SERVER_INFO = {"name": "raw-bench", "version": "1"}
 

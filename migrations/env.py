@@ -32,7 +32,7 @@ def run_migrations_online() -> None:
     with connectable.connect() as connection, advisory_lock(connection, MIGRATION_LOCK):
         migrate.restamp_legacy(connection)
         context.configure(connection=connection, target_metadata=target_metadata, compare_type=True,
-                          render_as_batch=True, process_revision_directives=migrate.add_full_text_drops, **HOOKS)
+                          render_as_batch=True, process_revision_directives=migrate.revision_directives, **HOOKS)
         with context.begin_transaction():
             context.run_migrations()
         migrate.check_foreign_keys(connection)

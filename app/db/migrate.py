@@ -148,6 +148,26 @@ def include_object(obj: Any, name: str | None, type_: str, reflected: bool, comp
     return True
 
 
+def revision_directives(context: MigrationContext, revision: Any, directives: list[Any]) -> None:
+    """``process_revision_directives`` hook: what autogenerate writes, made to run on either backend."""
+    add_full_text_drops(context, revision, directives)
+    portable_downgrades(directives)
+
+
+def portable_downgrades(directives: list[Any]) -> None:
+    """A dropped table's downgrade recreates it from the columns reflected on the generating database; SQLite
+    reflects ``DATETIME``, which PostgreSQL has no type for. Written as SQLAlchemy's generic types
+    (``sa.DateTime()``, ``sa.String(255)``), the downgrade runs on both backends."""
+    for downgrade_ops in directives[0].downgrade_ops_list if directives else ():
+        for op in downgrade_ops.ops:
+            for column in getattr(op, "columns", ()):
+                if hasattr(column, "type"):
+                    try:
+                        column.type = column.type.as_generic()
+                    except NotImplementedError:  # a backend-only type (tsvector): kept as reflected
+                        pass
+
+
 def add_full_text_drops(context: MigrationContext, revision: Any, directives: list[Any]) -> None:
     """``process_revision_directives`` hook: a dropped table takes its full-text index along, on every backend.
 
