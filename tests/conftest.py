@@ -30,6 +30,8 @@ ROOT = Path(__file__).resolve().parents[1]
 def pytest_configure(config: pytest.Config) -> None:
     # As the app does before anything logs: a logger first used unconfigured would keep structlog's defaults.
     configure_logging("console", "info", sync=True)
+    if config.pluginmanager.hasplugin("xdist"):
+        config.pluginmanager.register(ModuleScheduling(), "module-scheduling")
 
 
 # The fixtures that hand a test a database of the configured kind (tests/conftest.py's empty_database):
@@ -44,15 +46,19 @@ DATABASE_FIXTURES = frozenset({"database_url", "fresh_database", "deployed", "ex
 SPREAD = ("tests/e2e/test_fork.py", "tests/e2e/test_limits.py")
 
 
-def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object:
-    from xdist.scheduler import LoadFileScheduling
+class ModuleScheduling:
+    """Registered when pytest-xdist is loaded (its hook is unknown to pytest without it: -p no:xdist)."""
 
-    class ByModule(LoadFileScheduling):
-        def _split_scope(self, nodeid: str) -> str:
-            module = nodeid.split("::", 1)[0]
-            return nodeid if module in SPREAD else module
+    @staticmethod
+    def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object:
+        from xdist.scheduler import LoadFileScheduling
 
-    return ByModule(config, log)
+        class ByModule(LoadFileScheduling):
+            def _split_scope(self, nodeid: str) -> str:
+                module = nodeid.split("::", 1)[0]
+                return nodeid if module in SPREAD else module
+
+        return ByModule(config, log)
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

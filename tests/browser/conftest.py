@@ -72,7 +72,10 @@ def file_host() -> Iterator[FileServer]:
 def browser_server(browser: object, database_url: str, file_host: FileServer,
                    tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
     port = free_port()
-    server = LiveServer(database_url, tmp_path_factory.mktemp("browser-logs") / "server.log", port=port, extra_env={
+    # The probe server: the discovered features (the demos' widgets) plus a test-only widget, so a core test
+    # (the emulator's own strictness) needs no demo.
+    server = LiveServer(database_url, tmp_path_factory.mktemp("browser-logs") / "server.log", port=port,
+                        module="tests.e2e.probe_server", extra_env={
         # analyze_file may fetch from the loopback file host (as the e2e/integration tests allow theirs)
         # and from the host emulator's file library, which this server keeps at /dev/files.
         "APP_OUTBOUND_ALLOWLIST": f"{file_host.origin.removeprefix('http://')},127.0.0.1:{port}",

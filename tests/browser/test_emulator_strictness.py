@@ -2,18 +2,15 @@
 the handshake): a view that never sends ui/notifications/initialized gets no tool input or result and is
 listed as a violation; a view that does the whole handshake gets them, with no violation.
 
-The test-only views (tests/browser/fixtures/) replace the zoo widget's HTML in the server's
-resources/read answer, intercepted in the browser: no test-only code in the app."""
+The test-only views (tests/browser/fixtures/) replace the probe widget's HTML (tests/e2e/probe_server.py, a
+test-only feature) in the server's resources/read answer, intercepted in the browser: no test-only code in
+the app, and no demo needed."""
 
 from __future__ import annotations
 
 import json
 
-import pytest
-
 from tests.browser.host import FIXTURES, Host, Route, expect
-
-pytestmark = pytest.mark.demo("zoo")
 
 NEVER_INITIALIZED = "view never initialized (no ui/notifications/initialized)"
 
@@ -42,8 +39,8 @@ def test_a_view_that_never_initializes_gets_nothing_and_is_listed(host: Host) ->
     host.check_violations = False  # this test is about the violation
     replaced = serve_view_instead_of_widgets(host, (FIXTURES / "never_initialized.html").read_text())
 
-    host.call("get_zoo_animals", {"count": 2})
-    assert len(replaced) == 1 and replaced[0].startswith("ui://widget/zoo-"), replaced
+    host.call("probe_card", {})
+    assert len(replaced) == 1 and replaced[0].startswith("ui://widget/probe-"), replaced
     view = host.frame.get_by_test_id("fixture")
     expect(view).to_have_attribute("data-fixture", "never-initialized")
     expect(host.by_testid("init-answer")).to_have_text("initialize answered")
@@ -59,7 +56,7 @@ def test_a_view_that_never_initializes_gets_nothing_and_is_listed(host: Host) ->
 def test_a_view_with_the_full_handshake_gets_the_result(host: Host) -> None:
     replaced = serve_view_instead_of_widgets(host, (FIXTURES / "full_handshake.html").read_text())
 
-    result = host.call("get_zoo_animals", {"count": 2})
+    result = host.call("probe_card", {})
     assert len(replaced) == 1, replaced
     expect(host.frame.get_by_test_id("fixture")).to_have_attribute("data-fixture", "full-handshake")
     expect(host.by_testid("delivered")).to_have_text("ui/notifications/tool-input, ui/notifications/tool-result")
@@ -76,7 +73,7 @@ def test_a_view_that_leaves_the_teardown_request_unanswered_is_listed(host: Host
     assert answering in html
     serve_view_instead_of_widgets(host, html.replace(answering, "if (false) window.parent.postMessage"))
 
-    host.call("get_zoo_animals", {"count": 2})
+    host.call("probe_card", {})
     expect(host.by_testid("delivered")).to_have_text("ui/notifications/tool-input, ui/notifications/tool-result")
     assert host.violations == []
     host.remount()

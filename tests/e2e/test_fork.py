@@ -140,11 +140,12 @@ def test_a_fork_without_a_demo_migrates_an_existing_database_boots_and_passes_it
     expected = f"ok: {len(removal.tools)} tools, {removal.resources} resources"
     assert (proc.returncode, proc.stdout.strip()) == (0, expected), proc.stdout + proc.stderr
     test_env = {**env, **{k: v for k, v in os.environ.items()
-                          if k in ("APP_TEST_DATABASE_URL", "APP_TEST_REDIS_URL", "APP_REQUIRE_REDIS")}}
+                          if k in ("APP_TEST_DATABASE_URL", "APP_TEST_REDIS_URL", "APP_REQUIRE_REDIS",
+                                   "APP_REQUIRE_BROWSER")}}
     ignored = [f"--ignore={m}" for m in OWN_VENV]
-    if removal.runs_suite:  # as CI's legs split the main suite: all but the browser tests, or the database ones
-        selection = "database and not any_database" if POSTGRES else "not browser"
-        proc = run(python, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-n", "2", "-m", selection, *ignored,
+    if removal.runs_suite:  # as CI's legs split the main suite: everything, or the database tests
+        selection = ["-m", "database and not any_database"] if POSTGRES else []
+        proc = run(python, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-n", "2", *selection, *ignored,
                    cwd=fork, env=test_env, timeout=600)
         summary = re.search(r"(\d+) passed", proc.stdout)
     else:
