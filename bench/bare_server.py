@@ -33,6 +33,14 @@ from starlette.types import ASGIApp
 
 from app.db import Database
 
+# Search is compared on the feature's own service (its ranking is the work measured), when this tree has it.
+# Imported at module level: the SDK evaluates the tool's annotations in this module's namespace.
+HAS_SEARCH = importlib.util.find_spec("app.features.search") is not None
+if HAS_SEARCH:
+    from app.features.search import service as search_service
+    from app.features.search.schemas import SearchResults
+    from app.features.search.tool import search_result
+
 ROOT = Path(__file__).resolve().parents[1]
 ANIMALS = Table("zoo_animals", MetaData(), *(Column(name, kind) for name, kind in (
     ("id", String), ("name", String), ("species", String), ("scientific_name", String), ("habitat", String),
@@ -60,11 +68,7 @@ def build(db: Database) -> MCPServer:
     ) -> Annotated[CallToolResult, ZooAnimals]:
         return animals_result(await db.read(lambda uow: uow.repository(AnimalRows).first(count)), count)
 
-    if importlib.util.find_spec("app.features.search") is not None:
-        from app.features.search import service as search_service
-        from app.features.search.schemas import SearchResults
-        from app.features.search.tool import search_result
-
+    if HAS_SEARCH:
         @mcp.tool(name="search", description="Full-text search of the Python standard library documentation.")
         async def search(
             q: Annotated[str, Field(min_length=1, max_length=500, description="What to search for")],

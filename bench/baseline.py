@@ -1,7 +1,8 @@
 """What the baselines serve, of their own: the animal records (``bench/fixtures/animals.json``, a copy of the
 zoo's seed data, so the app and the baselines answer the same bytes) and the result shapes, without importing
-a demo feature. A fork that changes or deletes the zoo keeps working baselines; bench.py checks before timing
-that each target answers what the app answers."""
+a demo feature's code. bench.py checks before timing that each target answers what the app answers, so a
+change to the zoo's data or answer shows there. (The bench measures the zoo and search tools: a fork without
+them benchmarks tools of its own.)"""
 
 from __future__ import annotations
 

@@ -1,8 +1,9 @@
 """``python -m app`` run in this process (``app.__main__.main(argv)``), as a subprocess would see it.
 
-The environment is exactly the one given (every ``APP_*`` of this process is hidden, so nothing from the
-developer's shell decides the outcome), the working directory is the given one (no stray ``.env`` is read),
-stdin is the given text, and what the command printed comes back with its exit code. A ``serve`` that gets
+The ``APP_*`` variables are exactly the given ones (every ``APP_*`` of this process is hidden, so nothing
+from the developer's shell decides the outcome; the app reads no other), the working directory is the given
+one (no stray ``.env`` is read), stdin is the given text, and what the command printed comes back with its
+exit code. A ``serve`` that gets
 past its refusals would start listening: that is a failure here, never a hang.
 """
 
@@ -45,15 +46,18 @@ def run_cli(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
     monkeypatch.setattr(app.http.serving, "run_server", _no_server)
     for name in [n for n in os.environ if n.startswith("APP_")]:
         del os.environ[name]
-    os.environ.update({k: v for k, v in env.items() if k.startswith("APP_")})
+    os.environ.update({k: v for k, v in env.items() if k.startswith("APP_")})  # PATH, HOME: this process's
     capsys.readouterr()
     try:
         code = main(list(argv))
-    except SystemExit as exc:  # argparse, or settings_or_exit on a bad value
-        code = exc.code if isinstance(exc.code, int) else 1
+    except SystemExit as exc:  # argparse, or settings_or_exit on a bad value: as the interpreter would exit
+        if exc.code is not None and not isinstance(exc.code, int):
+            print(exc.code, file=sys.stderr)
+        code = 0 if exc.code is None else exc.code if isinstance(exc.code, int) else 1
     finally:
-        os.environ.clear()
-        os.environ.update(saved)  # serve writes APP_BASE_URL for its workers
+        for name in [n for n in os.environ if n not in saved or os.environ[n] != saved[n]]:
+            del os.environ[name]  # serve writes APP_BASE_URL for its workers
+        os.environ.update(saved)
         configure_logging("console", "info", sync=True)  # the command configured its own
     out, err = capsys.readouterr()
     return Outcome(code, out, err)

@@ -174,33 +174,28 @@ def order_by_foreign_keys(context: MigrationContext, directives: list[Any]) -> N
 
 
 def _ordered(operations: list[Any], refers: dict[str, set[str]], referencing_first: bool) -> list[Any]:
-    blocks: list[tuple[str | None, list[Any]]] = []
+    blocks: dict[str, list[Any]] = {}  # each table's operations, in the order first seen
     pending: list[Any] = []  # an operation without a table (the full-text drop) goes with the next table's
     for op in operations:
         pending.append(op)
         table = getattr(op, "table_name", None)
         if table is not None:
-            if blocks and blocks[-1][0] == table:
-                blocks[-1][1].extend(pending)
-            else:
-                blocks.append((table, pending))
+            blocks.setdefault(table, []).extend(pending)
             pending = []
-    tables = {table for table, _ in blocks}
 
-    def waits_for(table: str | None) -> set[str]:
-        if table is None:
-            return set()
+    def waits_for(table: str) -> set[str]:
         if referencing_first:  # drop T once every table that points at T is gone
-            return {other for other in tables if table in refers.get(other, set())}
-        return refers.get(table, set()) & tables  # create T once what it points at exists
+            return {other for other in blocks if table in refers.get(other, set())}
+        return refers.get(table, set()) & set(blocks)  # create T once what it points at exists
 
-    done: set[str | None] = set()
+    done: set[str] = set()
     ordered: list[Any] = []
-    while blocks:
-        index = next((i for i, (table, _) in enumerate(blocks) if waits_for(table) <= done), 0)  # a cycle: as is
-        table, block = blocks.pop(index)
+    left = list(blocks)
+    while left:
+        table = next((t for t in left if waits_for(t) - {t} <= done), left[0])  # a cycle: as listed
+        left.remove(table)
         done.add(table)
-        ordered.extend(block)
+        ordered.extend(blocks[table])
     return ordered + pending
 
 

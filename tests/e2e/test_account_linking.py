@@ -26,7 +26,7 @@ from tests.e2e.oauth_client import (
 )
 from tests.e2e.server import ROOT
 
-pytestmark = pytest.mark.demo("recipes")
+pytestmark = pytest.mark.demo("recipes", "search")  # the linking scope asked for is "recipes.write search.read"
 
 DEMO_PASSWORD = "demo-password"
 

@@ -38,7 +38,7 @@ from tests.e2e.oauth_client import (
 )
 from tests.e2e.server import ROOT
 
-pytestmark = pytest.mark.demo("recipes")
+pytestmark = pytest.mark.demo("recipes", "search")  # the linking scope asked for is "recipes.write search.read"
 
 PASSWORD = steps.PASSWORD
 MALFORMED_RESOURCES = ["https://h:99999/mcp", "http://[::1/mcp", "http://h:abc/mcp"]

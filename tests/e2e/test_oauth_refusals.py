@@ -27,7 +27,7 @@ from tests.e2e.oauth_client import (
     with_assertion,
 )
 
-pytestmark = pytest.mark.demo("recipes")
+pytestmark = pytest.mark.demo("recipes", "search")  # the linking scope asked for is "recipes.write search.read"
 
 PASSWORD = steps.PASSWORD
 

@@ -39,3 +39,9 @@ def test_a_tables_own_operations_and_the_full_text_drop_before_it_move_with_it()
     ops = [SimpleNamespace(table_name="cafe_cities", kind="drop_index"), fts, _drop("cafe_cities"), _drop("cafes")]
     assert _names(_ordered(ops, REFERS, referencing_first=True)) == [
         "cafes", "cafe_cities", "DROP TABLE IF EXISTS cafe_cities_fts", "cafe_cities"]
+
+
+def test_a_tables_operations_listed_apart_still_go_as_one_block_in_dependency_order():
+    ops = [SimpleNamespace(table_name="cafes", kind="drop_index"), _drop("cafe_cities"), _drop("cafes")]
+    assert [(op.table_name, op.kind) for op in _ordered(ops, REFERS, referencing_first=True)] == [
+        ("cafes", "drop_index"), ("cafes", "drop"), ("cafe_cities", "drop")]
