@@ -161,7 +161,7 @@ def test_a_fork_without_a_demo_migrates_an_existing_database_boots_and_passes_it
                    env=test_env)
         summary = re.search(r"(\d+) tests? collected", proc.stdout)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
-    assert int(summary.group(1)) >= 100, proc.stdout[-500:]  # the suite, not an empty selection
+    assert summary and int(summary.group(1)) >= 100, proc.stdout[-500:]  # the suite, not an empty selection
 
     # 4. it boots (seeding what remains) and serves what remains
     server = LiveServer(existing_database, tmp_path / "fork.log", port=port, python=python, cwd=fork, environ=env,
