@@ -24,6 +24,9 @@ ENV APP_ENV=production APP_LOG_FORMAT=json APP_DATABASE_URL=sqlite:////srv/var/a
 # front of the container; never "*", which lets every client choose its own address). Limits are counted per
 # worker unless APP_REDIS_URL points at a Redis the workers and replicas share.
 ENV APP_TRUSTED_PROXIES=127.0.0.1,::1
+# /metrics answers APP_METRICS_SCRAPERS only (loopback by default; set the network your Prometheus scrapes
+# from). The workers' samples meet in a temporary directory under $TMPDIR: on a read-only root filesystem,
+# mount a writable emptyDir at /tmp or point APP_METRICS_DIR at one (docs/observability.md).
 EXPOSE 8000
 HEALTHCHECK --interval=15s --timeout=4s --retries=3 \
   CMD python -c "import sys, urllib.request; sys.exit(urllib.request.urlopen('http://127.0.0.1:8000/readyz', timeout=3).status != 200)"

@@ -53,6 +53,30 @@ def _serve(args: argparse.Namespace, settings: Settings) -> int:
                                    workers=args.workers))
 
 
+def observability_refusals() -> list[str]:
+    """Before anything imports prometheus-client (``serve`` only): the workers, and this process when it serves
+    itself, must find the metrics directory in the environment at their first import of it. And an OTEL_*
+    setting this server cannot honour is one line now, not a traceback in every worker."""
+    from app.observability.multiprocess import MetricsDirError, prepare_multiprocess_dir
+    from app.observability.traces import tracing_refusals
+    from app.settings import SettingsError, load_settings
+
+    try:
+        settings = load_settings()
+    except SettingsError as exc:
+        return exc.lines
+    if lines := tracing_refusals():
+        return lines
+    # Imported already: this is not a process of its own (a test runs the command in its process); it will
+    # not serve, and its environment is not this command's to change.
+    if settings.metrics and "prometheus_client" not in sys.modules:
+        try:
+            prepare_multiprocess_dir(settings.metrics_dir)
+        except MetricsDirError as exc:
+            return [str(exc)]
+    return []
+
+
 def _served_at(settings: Settings, host: str, port: int) -> Settings:
     """Development without APP_BASE_URL: the URL the server advertises (OAuth metadata, challenges, download
     links) is where it listens, so ``serve --port 18107`` links to port 18107, not to the default 8000. The
@@ -261,6 +285,11 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.command == "users" and args.action != "list" and not args.username:
         parser.error(f"users {args.action} needs a USERNAME")
+
+    if args.command == "serve" and (lines := observability_refusals()):
+        for line in lines:
+            print(line, file=sys.stderr)
+        return 2
 
     from alembic.util.exc import CommandError
     from sqlalchemy.exc import DBAPIError

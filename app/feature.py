@@ -13,7 +13,7 @@ the feature that offers it leaves the other working without it.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -24,6 +24,7 @@ from app.db import Database, UnitOfWork
 from app.limits import Limits
 from app.mcp.registry import ToolRegistry
 from app.net.guard import OutboundGuard
+from app.observability.metrics import Reading
 from app.settings import Settings
 from app.storage import Storage
 
@@ -72,3 +73,6 @@ class Feature:
     # Maintenance commands run as ``python -m app <feature name> <command>`` (e.g. ``files sweep``): each
     # receives the shared services and returns a one-line summary.
     commands: Mapping[str, Callable[[Deps], Awaitable[str]]] = field(default_factory=dict)
+    # Gauges read from the database at each scrape of /metrics (how many files are kept): a read unit of work in,
+    # readings out.
+    gauges: Callable[[UnitOfWork], Iterable[Reading]] | None = None

@@ -17,10 +17,12 @@ import os
 import sys
 import threading
 from collections import deque
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import IO, Any
 
 import structlog
+from opentelemetry import trace
 from pydantic_core import to_json
 from starlette.requests import ClientDisconnect
 
@@ -133,6 +135,8 @@ class LogWriter:
     def _count_dropped(self, n: int) -> None:
         with self._drop_lock:
             self._dropped += n
+        if _on_dropped is not None:
+            _on_dropped(n)
 
     def _run(self) -> None:
         while not self._closed.wait(self.interval):
@@ -161,6 +165,8 @@ class LogWriter:
                                        for line in batch) + "\n")
             stream.flush()
         except (OSError, ValueError):  # the stream is gone or closed: count what it did not take
+            with self._drop_lock:
+                self._dropped += dropped  # not new: still to be reported by the next batch that is written
             self._count_dropped(len(batch) - (1 if dropped else 0))
 
 
@@ -232,6 +238,13 @@ def _to_json(obj: Any, **_: Any) -> str:
 
 
 _writer: LogWriter | None = None
+_on_dropped: Callable[[int], None] | None = None
+
+
+def on_dropped_lines(count: Callable[[int], None] | None) -> None:
+    """Call ``count(n)`` whenever n log lines are dropped (the metrics' counter), from whichever thread drops."""
+    global _on_dropped
+    _on_dropped = count
 
 
 def _close_writer() -> None:
@@ -243,6 +256,20 @@ def write_through() -> None:
     """The current writer writes each line as it is logged from now on (see ``LogWriter.write_through``)."""
     if _writer is not None:
         _writer.write_through()
+
+
+def _add_trace_context(_: Any, __: str, event_dict: dict[str, Any]) -> dict[str, Any]:
+    # The innermost span of the line's context: the HTTP server span (ended already by the access log's line,
+    # still the request's), the SDK's MCP span, a query. A non-recording span is none of ours: with tracing off
+    # (or sampled out), the caller's own context taken from a request _meta traceparent; its trace id is the
+    # line's, its span id is not. The access log binds the traceparent header's trace id itself.
+    span = trace.get_current_span()
+    context = span.get_span_context()
+    if context.is_valid:
+        event_dict["trace_id"] = format(context.trace_id, "032x")
+        if not isinstance(span, trace.NonRecordingSpan):
+            event_dict["span_id"] = format(context.span_id, "016x")
+    return event_dict
 
 
 def _record_recent(logger: Any, method: str, event_dict: dict[str, Any]) -> dict[str, Any]:
@@ -257,7 +284,7 @@ _recent: RecentEvents | None = None
 _renderer: Any = structlog.dev.ConsoleRenderer(colors=False)
 # The same objects at every configure_logging: structlog caches a logger's chain on first use, so what
 # changes (writer, level, format, recent events) is read from the module state above, per line.
-_SHARED: list[Any] = [structlog.contextvars.merge_contextvars, structlog.processors.add_log_level,
+_SHARED: list[Any] = [structlog.contextvars.merge_contextvars, _add_trace_context, structlog.processors.add_log_level,
                       structlog.processors.TimeStamper(fmt="iso", utc=True), _add_pid, _redact, _record_recent]
 
 

@@ -16,9 +16,11 @@ from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 from urllib.parse import urlsplit
 
+import anyio.to_thread
 import structlog
 from mcp.server.auth.provider import TokenVerifier
 from mcp.server.transport_security import TransportSecuritySettings
+from mcp_types.methods import SPEC_CLIENT_METHODS
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
@@ -53,6 +55,8 @@ from app.mcp.registry import ToolRegistry
 from app.mcp.server import build_mcp_server
 from app.mcp.widget_log import register_widget_log
 from app.net.guard import OutboundGuard
+from app.observability.metrics import Metrics, scrape_route
+from app.observability.traces import Tracing, configure_tracing
 from app.settings import Settings, SettingsError, load_settings
 from app.storage import LocalStorage, Storage
 
@@ -246,7 +250,8 @@ def refuse_demo_accounts(settings: Settings, db: Database) -> None:
 
 
 def build_auth(settings: Settings, db: Database, catalog: ScopeCatalog, guard: OutboundGuard, limits: Limits,
-               token_verifier: TokenVerifier | None) -> tuple[TokenVerifier, list[BaseRoute]]:
+               token_verifier: TokenVerifier | None, metrics: Metrics | None = None
+               ) -> tuple[TokenVerifier, list[BaseRoute]]:
     """The token verifier for /mcp and the routes of the metadata documents and the authorization server."""
     routes = protected_resource_routes(settings.mcp_url, settings.resource_metadata_url, settings.issuer,
                                        catalog.names)
@@ -268,7 +273,7 @@ def build_auth(settings: Settings, db: Database, catalog: ScopeCatalog, guard: O
                              per_account=parse_rate(settings.limit_login_per_account)),
         registration=RegistrationLimits(per_address=parse_rate(settings.limit_registrations_per_address),
                                         total=parse_rate(settings.limit_registrations_total)),
-        secure_cookies=settings.base_url.startswith("https://"), jwks=keys.public_jwks)
+        secure_cookies=settings.base_url.startswith("https://"), jwks=keys.public_jwks, metrics=metrics)
 
     async def grant_active(grant_id: str, subject: str) -> bool:
         return await db.read(lambda uow: uow.repository(GrantRepository).grant_active(grant_id, subject))
@@ -288,7 +293,12 @@ def create_app(
     storage: Storage | None = None,
     limits: Limits | None = None,
     recent_events: RecentEvents | None = None,
+    metrics: Metrics | None = None,
+    tracing: Tracing | None = None,
 ) -> ASGIApp:
+    """The whole service as one ASGI app. ``metrics``: this process's families (by default new ones when
+    APP_METRICS is on); ``tracing``: the worker's tracer provider, None for no spans (``create_app_from_env``
+    configures it from OTEL_*)."""
     if refusals := production_refusals(settings):
         raise StartupRefused("\n".join(refusals))
     features = discover_features() if features is None else list(features)
@@ -296,12 +306,19 @@ def create_app(
     guard = guard or OutboundGuard(allowlist=settings.outbound_allowlist)
     storage = storage or open_storage(settings)
     limits = limits or open_limits(settings)
+    if metrics is None and settings.metrics:
+        metrics = Metrics()
+    if metrics is not None:
+        metrics.watch_pool(db.engine)
+        limits.on_refused = metrics.limit_refused
+    if tracing is not None:
+        tracing.instrument_engine(db.engine)
     deps = build_deps(settings, db, features, guard=guard, storage=storage, limits=limits)
     try:
         catalog = ScopeCatalog(scope for feature in features for scope in feature.scopes)
     except ValueError as exc:
         raise FeatureError(str(exc)) from None
-    token_verifier, auth_routes = build_auth(settings, db, catalog, guard, limits, token_verifier)
+    token_verifier, auth_routes = build_auth(settings, db, catalog, guard, limits, token_verifier, metrics)
     # Local files are downloaded from this app through signed links; S3 serves its own presigned URLs.
     storage_routes = storage.routes() if isinstance(storage, LocalStorage) else []
 
@@ -319,8 +336,14 @@ def create_app(
         raise FeatureError("; ".join(f"tools {', '.join(tools)} ask for scope {scope!r}, which no feature declares "
                                      f"(add Scope({scope!r}, ...) to the feature's scopes)"
                                      for scope, tools in undeclared.items()))
+    metrics_routes: list[BaseRoute] = []
+    if metrics is not None:
+        metrics.know(methods=SPEC_CLIENT_METHODS, tools=registry.tool_names)
+        if gauged := [f.gauges for f in features if f.gauges is not None]:
+            metrics.read_at_scrape(lambda: db.read_sync(lambda uow: [r for read in gauged for r in read(uow)]))
+        metrics_routes.append(scrape_route(metrics, settings.metrics_scrapers))
     mcp = build_mcp_server(registry, ToolBudgets(limits, tool_charges(registry, settings)),
-                           instructions=server_instructions(features))
+                           instructions=server_instructions(features), metrics=metrics)
     # Builds the SDK's stateless JSON transport; its Starlette wrapper (one route, its own lifespan) is not
     # used: /mcp reaches the session manager directly, and our lifespan runs the manager.
     mcp.streamable_http_app(
@@ -354,6 +377,8 @@ def create_app(
             await storage.aclose()
             await limits.aclose()
             db.dispose()
+            if tracing is not None:  # what is batched goes out before the worker ends (bounded by the exporter)
+                await anyio.to_thread.run_sync(tracing.shutdown)
 
     async def index(_: Request) -> JSONResponse:
         return JSONResponse({"name": mcp.name, "mcp": settings.mcp_url})
@@ -367,6 +392,7 @@ def create_app(
         routes=[
             Route("/", index, methods=["GET"]),
             *health_routes(db, limits),
+            *metrics_routes,
             *auth_routes,
             *storage_routes,
             *feature_routes,
@@ -380,8 +406,11 @@ def create_app(
     # Authorization) and unknown paths never see it.
     routed = Shortcut(app, "/mcp", ("POST", "DELETE"), mcp_endpoint)
     # Outermost: every layer below, the access log and every limit included, sees the trusted client address.
-    return client_address(AccessLogMiddleware(McpRequestNormalizer(routed, max_body_bytes=settings.max_body_bytes)),
-                          settings.trusted_proxies)
+    served: ASGIApp = AccessLogMiddleware(McpRequestNormalizer(routed, max_body_bytes=settings.max_body_bytes),
+                                          metrics)
+    if tracing is not None:  # the server span: around the access log, so its lines carry the span's ids
+        served = tracing.wrap(served)
+    return client_address(served, settings.trusted_proxies)
 
 
 _frozen = False
@@ -417,10 +446,14 @@ def settings_or_exit() -> Settings:
 def create_app_from_env(features: Sequence[Feature] | None = None) -> ASGIApp:
     """uvicorn factory (``--factory``): each worker reads the environment once. ``features`` replaces discovery
     (a factory of a test's own serves test-only features through this same path)."""
-    from app.logging import configure_logging
+    from app.logging import configure_logging, on_dropped_lines
 
     settings = settings_or_exit()
     # The dev host page shows a widget session's log events; production keeps none in memory.
     recent = None if settings.production else RecentEvents()
     configure_logging(settings.log_format, settings.log_level, recent)
-    return log_written_through_shutdown(create_app(settings, recent_events=recent, features=features))
+    metrics = Metrics() if settings.metrics else None
+    on_dropped_lines(metrics.log_lines_dropped.inc if metrics is not None else None)
+    tracing = configure_tracing()  # serve refused a bad OTEL_* setting before the workers started
+    return log_written_through_shutdown(create_app(settings, recent_events=recent, features=features,
+                                                   metrics=metrics, tracing=tracing))

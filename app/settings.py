@@ -102,6 +102,11 @@ class Settings(BaseSettings):
     outbound_allowlist: Annotated[list[str], NoDecode] = Field(default_factory=list)
     # Who the client is: the right-most X-Forwarded-For entry that is not one of these proxies (addresses, CIDRs).
     trusted_proxies: Annotated[list[str], NoDecode] = Field(default_factory=lambda: ["127.0.0.1", "::1"])
+    # Metrics (app.observability): GET /metrics for these scrapers only (addresses, networks); with several
+    # workers their samples meet in metrics_dir (a fresh temporary directory when unset).
+    metrics: bool = True
+    metrics_scrapers: Annotated[list[str], NoDecode] = Field(default_factory=lambda: ["127.0.0.1", "::1"])
+    metrics_dir: str | None = None
     # Limits (app.limits): counted in this process, or in Redis for the whole fleet when redis_url is set.
     redis_url: str | None = None
     redis_prefix: str = Field(default="app", min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_.:-]+$")
@@ -131,7 +136,7 @@ class Settings(BaseSettings):
     files_anon_quota: int = Field(default=50 * 1024 * 1024, ge=1024, le=10**12)
 
     @field_validator("allowed_hosts", "allowed_origins", "oauth_cimd_hosts", "outbound_allowlist", "trusted_proxies",
-                     mode="before")
+                     "metrics_scrapers", mode="before")
     @classmethod
     def _split_csv(cls, value: object) -> object:
         return _csv(value)
@@ -170,6 +175,16 @@ class Settings(BaseSettings):
                                  "can write): list their addresses or networks (10.0.0.0/8)")
             normal.append(str(network) if "/" in proxy else str(network.network_address))
         return normal
+
+    @field_validator("metrics_scrapers")
+    @classmethod
+    def _scrapers(cls, scrapers: list[str]) -> list[str]:
+        for scraper in scrapers:
+            try:
+                ipaddress.ip_network(scraper, strict=False)
+            except ValueError:
+                raise ValueError(f"{scraper!r} is not an IP address or network") from None
+        return scrapers
 
     @field_validator("limit_login_per_name", "limit_login_per_address", "limit_login_per_account",
                      "limit_registrations_per_address", "limit_registrations_total")

@@ -46,8 +46,13 @@ from app.auth.passwords import DUMMY_HASH, verify_password
 from app.auth.server import ASSERTION_ALGORITHMS, SECRET_AUTH, FormRequest, OAuthServer, ServerConfig
 from app.db import Database, DatabaseNotMigrated, DatabaseUnavailable
 from app.limits import Check, Limits, LimitsUnavailable, OverLimit, Rate, address_key
+from app.observability.metrics import Metrics
 
 log = structlog.get_logger(__name__)
+# RFC 6749 section 5.2's error codes (and RFC 8707's): a token request's outcome label is one of these, "issued" or
+# "error", never a string of the client's.
+OAUTH_TOKEN_ERRORS = frozenset({"invalid_request", "invalid_client", "invalid_grant", "unauthorized_client",
+                                "unsupported_grant_type", "invalid_scope", "invalid_target"})
 MAX_FORM_BYTES = 64 * 1024
 CSRF_COOKIE = "oauth_csrf"
 # Set on a successful sign-in: a browser that once signed in to an account keeps its own count of that
@@ -170,8 +175,9 @@ class RegistrationLimits:
 class AuthorizationServerRoutes:
     def __init__(self, *, config: ServerConfig, db: Database, cimd: CimdResolver, client_keys: ClientKeys,
                  signer: Signer, limits: Limits, sign_in: SignInLimits, registration: RegistrationLimits,
-                 secure_cookies: bool, jwks: dict[str, Any]) -> None:
+                 secure_cookies: bool, jwks: dict[str, Any], metrics: Metrics | None = None) -> None:
         self.config = config
+        self.metrics = metrics or Metrics()
         self.db = db
         self.cimd = cimd
         self.client_keys = client_keys
@@ -301,10 +307,20 @@ class AuthorizationServerRoutes:
     async def token(self, request: Request) -> Response:
         form = await self.urlencoded(request)
         if isinstance(form, Response):
+            self.metrics.token_grant("", "invalid_request")
             return form
-        keys = await self.prepare_client(request, form)
-        req = self.form_request(request, form, [])
-        return self.to_response(await self.run(lambda server: server.create_token_response(req), client_keys=keys))
+        grant_type = dict(form).get("grant_type", "")
+        try:
+            keys = await self.prepare_client(request, form)
+            req = self.form_request(request, form, [])
+            status, body, headers = await self.run(lambda server: server.create_token_response(req), client_keys=keys)
+        except BaseException:
+            self.metrics.token_grant(grant_type, "error")  # an outage (answered by the guard), a bug
+            raise
+        error = body.get("error") if isinstance(body, dict) else None
+        self.metrics.token_grant(grant_type, "issued" if status == 200 else
+                                 error if error in OAUTH_TOKEN_ERRORS else "error")
+        return self.to_response((status, body, headers))
 
     async def revoke(self, request: Request) -> Response:
         return await self.endpoint(request, "revocation")
@@ -463,6 +479,7 @@ class AuthorizationServerRoutes:
         query = parse_form(form.get("oauth_request", ""))
         username = form.get("username", "")[:64]
         if not self.csrf_ok(request, form):
+            self.metrics.sign_in("csrf_failed")
             return await self.show_login(request, query, error="csrf", username=username, status=403)
         login_name = normalise_username(username)
         device = self.device(request, login_name)
@@ -470,13 +487,18 @@ class AuthorizationServerRoutes:
             # Reserved before the hash, atomically: N concurrent guesses cost at most the limit in hashes.
             reservation = await self.limits.acquire(self.sign_in_checks(request, login_name, device), strict=True)
         except OverLimit as over:
+            self.metrics.sign_in("locked")
             locked = await self.show_login(request, query, error="locked", username=username, status=429)
             locked.headers["retry-after"] = str(over.retry_after)
             return locked
+        except LimitsUnavailable:
+            self.metrics.sign_in("unavailable")
+            raise
         try:
             validated = await self.validate(request, query)
             if isinstance(validated, Response):
                 await reservation.release()  # no password was judged
+                self.metrics.sign_in("invalid_request")
                 return validated
             client, scope, redirect_uri = validated
             password = form.get("password", "")[:1024]
@@ -486,11 +508,14 @@ class AuthorizationServerRoutes:
             account = await anyio.to_thread.run_sync(_verified, candidate, password, limiter=self.password_checks)
         except BaseException:
             await reservation.release()  # no password was judged
+            self.metrics.sign_in("error")
             raise
         if account is None:
             log.info("oauth.login_failed", client_id=client.client_id)  # the reservation stays: a failure counted
+            self.metrics.sign_in("bad_credentials")
             return await self.show_login(request, query, error="bad_credentials", username=username, status=401)
         await reservation.release()  # only its own: a success never resets what others counted
+        self.metrics.sign_in("success")
         account_id, account_name = account
         locale = self.locale(request, query)
         request_text = form.get("oauth_request", "")

@@ -9,10 +9,13 @@ import uuid
 from collections.abc import Iterable
 
 import structlog
+from opentelemetry import trace
+from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
 
 from app.logging import write_through
+from app.observability.metrics import Metrics
 
 log = structlog.get_logger("app.http")
 CLIENT_CLOSED_REQUEST = 499
@@ -26,10 +29,10 @@ def _header(scope: Scope, name: bytes) -> str | None:
     return None
 
 
-def _replace_headers(scope: Scope, updates: dict[bytes, bytes]) -> Scope:
+def _replace_headers(scope: Scope, updates: dict[bytes, bytes]) -> None:
     headers = [(k, v) for k, v in scope.get("headers", ()) if k not in updates]
     headers.extend(updates.items())
-    return {**scope, "headers": headers}
+    scope["headers"] = headers
 
 
 async def send_json(send: Send, status: int, body: dict, headers: Iterable[tuple[bytes, bytes]] = ()) -> None:
@@ -71,18 +74,34 @@ def client_address(app: ASGIApp, trusted_proxies: list[str]) -> ASGIApp:
 
 
 class AccessLogMiddleware:
-    """Request id in, one ``http.request`` event out, and a JSON 500 instead of a traceback."""
+    """Request id in, one ``http.request`` event out, and a JSON 500 instead of a traceback.
 
-    def __init__(self, app: ASGIApp) -> None:
+    Also where a request is measured (``metrics``: duration by method, route and status) and where the trace
+    context of its log lines starts: the ``traceparent`` header's trace id is bound for every line of the
+    request (so lines correlate with the caller's trace even when this server exports none), and with tracing
+    on, the HTTP server span around this layer is named after the route the router matched (when the response
+    starts: the span ends with its last byte, before this layer's own line).
+    """
+
+    def __init__(self, app: ASGIApp, metrics: Metrics | None = None) -> None:
         self.app = app
+        self.metrics = metrics
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        incoming = _header(scope, b"x-request-id")
+        incoming = traceparent = None
+        for key, value in scope.get("headers", ()):
+            if key == b"x-request-id":
+                incoming = value.decode("latin-1")
+            elif key == b"traceparent":
+                traceparent = value.decode("latin-1")
         request_id = incoming if incoming and _REQUEST_ID_RE.match(incoming) else uuid.uuid4().hex
-        structlog.contextvars.bind_contextvars(request_id=request_id)
+        bound = {"request_id": request_id}
+        if traceparent is not None and (trace_id := trace_id_of(traceparent)):
+            bound["trace_id"] = trace_id
+        structlog.contextvars.bind_contextvars(**bound)
         status = 500
         started = time.perf_counter()
         response_started = False
@@ -102,6 +121,12 @@ class AccessLogMiddleware:
                 status = int(message["status"])
                 message = {**message, "headers": [*message.get("headers", []),
                                                   (b"x-request-id", request_id.encode())]}
+                # Now, while the server span is open (it ends with the response's last byte), and the router
+                # has run: the span is named after the route.
+                span = trace.get_current_span()
+                if span.is_recording() and (route := getattr(scope.get("route"), "path", "")):
+                    span.update_name(f"{scope.get('method', '')} {route}")
+                    span.set_attribute("http.route", route)
             await send(message)
 
         try:
@@ -120,12 +145,28 @@ class AccessLogMiddleware:
                 # The client left, or was cut off for being slow, before its request was read: not the
                 # server's error, whatever the layers below made of it (nginx's 499, "client closed request").
                 status = CLIENT_CLOSED_REQUEST
+            elapsed = time.perf_counter() - started
+            method = scope.get("method", "")
+            # The route's template (/files/blob/{sha:path}), never the path: bounded, and free of what a path holds.
+            route = getattr(scope.get("route"), "path", "")
+            if self.metrics is not None:
+                self.metrics.http_request(method, route, status, elapsed)
             # HTTP facts only: the MCP layer logs its own event (app.mcp.middleware.ToolCallLog).
             client = scope.get("client")
-            log.info("http.request", method=scope.get("method"), path=scope.get("path"), status=status,
-                     duration_ms=round((time.perf_counter() - started) * 1000, 2),
-                     client=client[0] if client else None)
-            structlog.contextvars.unbind_contextvars("request_id")
+            log.info("http.request", method=method, path=scope.get("path"), status=status,
+                     duration_ms=round(elapsed * 1000, 2), client=client[0] if client else None)
+            structlog.contextvars.unbind_contextvars(*bound)
+
+
+_TRACEPARENT_RE = re.compile(r"^[0-9a-f]{2}-([0-9a-f]{32})-[0-9a-f]{16}-[0-9a-f]{2}")
+
+
+def trace_id_of(traceparent: str) -> str | None:
+    """The trace id of a W3C ``traceparent`` value, or None for one that is malformed or all zeros."""
+    match = _TRACEPARENT_RE.match(traceparent.strip())
+    if match is None or match.group(1) == "0" * 32 or traceparent.startswith("ff"):
+        return None
+    return match.group(1)
 
 
 class McpRequestNormalizer:
@@ -144,8 +185,10 @@ class McpRequestNormalizer:
         self.max_body_bytes = max_body_bytes
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        # The scope is changed in place, as Starlette's router does: the layers above see what the ones below
+        # set in it (the route the access log measures by).
         if scope["type"] == "http" and scope["path"] == self.path + "/":
-            scope = {**scope, "path": self.path, "raw_path": self.path.encode()}
+            scope["path"], scope["raw_path"] = self.path, self.path.encode()
         if scope["type"] == "http" and scope["method"] == "POST" and scope["path"] == self.path:
             updates: dict[bytes, bytes] = {}
             ctype = (_header(scope, b"content-type") or "").split(";")[0].strip().lower()
@@ -155,7 +198,7 @@ class McpRequestNormalizer:
             if accept in ("", "*/*") or ("application/json" not in accept and "*/*" in accept):
                 updates[b"accept"] = b"application/json, text/event-stream"
             if updates:
-                scope = _replace_headers(scope, updates)
+                _replace_headers(scope, updates)
             send = self._json_413(send)
         await self.app(scope, receive, send)
 
@@ -190,9 +233,12 @@ class Shortcut:
         self.path = path
         self.methods = frozenset(methods)
         self.endpoint = endpoint
+        # What Starlette's router would have put in the scope: the access log and the traces name requests by it.
+        self.route = Route(path, endpoint, methods=list(methods))
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http" and scope["path"] == self.path and scope["method"] in self.methods:
+            scope["route"] = self.route
             await self.endpoint(scope, receive, send)
         else:
             await self.app(scope, receive, send)

@@ -69,8 +69,11 @@ class Limits:
     counter, this process's own as the fallback while the shared one cannot be reached."""
 
     def __init__(self, counter: Counter, fallback: Counter | None = None, *, sharing: Sharing | None = None,
-                 retry_interval: float = RETRY_INTERVAL, clock: Callable[[], float] = time.monotonic) -> None:
+                 retry_interval: float = RETRY_INTERVAL, clock: Callable[[], float] = time.monotonic,
+                 on_refused: Callable[[str], None] | None = None) -> None:
         self.counter = counter
+        # Told the name of every limit that refuses (the metrics' refusals counter).
+        self.on_refused = on_refused
         self.fallback = fallback
         self.sharing = sharing or Sharing()
         self.retry_interval = retry_interval
@@ -153,10 +156,13 @@ class Limits:
             return await self._run(take, strict=strict)
         except OverLimit as over:
             log.info("limits.refused", limit=over.limit, retry_after=over.retry_after)
+            if self.on_refused is not None:
+                self.on_refused(over.limit)
             raise
 
     async def refusal(self, checks: Sequence[Check]) -> OverLimit | None:
-        """The check that would refuse its cost now, counting nothing (a look before expensive work)."""
+        """The check that would refuse its cost now, counting nothing (a look before expensive work, which the
+        caller refuses when this returns one)."""
 
         async def look(counter: Counter) -> OverLimit | None:
             for check in checks:
@@ -165,7 +171,10 @@ class Limits:
                     return OverLimit(check, max(1, math.ceil(retry)))
             return None
 
-        return await self._run(look, strict=False)
+        over = await self._run(look, strict=False)
+        if over is not None and self.on_refused is not None:  # the caller refuses on it: a refusal like any other
+            self.on_refused(over.limit)
+        return over
 
     def checks(self, budget: Budget, caller: Caller, cost: int = 1) -> list[Check]:
         return budget.checks(caller, self.sharing, cost)

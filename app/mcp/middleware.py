@@ -19,8 +19,12 @@ import structlog
 from mcp.server.auth.middleware.auth_context import get_access_token
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.mcpserver import MCPServer
+from mcp.shared.exceptions import MCPError
+from mcp_types import INVALID_PARAMS
+from pydantic import ValidationError
 
 from app.mcp.results import WWW_AUTHENTICATE, request_meta
+from app.observability.metrics import Metrics
 
 log = structlog.get_logger("app.mcp")
 
@@ -96,11 +100,17 @@ class OutputGuard:
 
 
 class ToolCallLog:
-    """One structured event per JSON-RPC request, with every correlated field.
+    """One structured event per JSON-RPC request, with every correlated field, and its duration in
+    ``mcp.server.operation.duration`` (``metrics``).
 
     The request id comes from the access log's bound context; the account from the
-    SDK's auth context; the rest from the request ``_meta`` ChatGPT sends.
+    SDK's auth context; the rest from the request ``_meta`` ChatGPT sends. The error type is
+    the one the SDK's span records: the JSON-RPC error code, ``tool_error`` for a result with
+    ``isError``, or the exception's class.
     """
+
+    def __init__(self, metrics: Metrics | None = None) -> None:
+        self.metrics = metrics
 
     async def __call__(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
         if ctx.request_id is None:  # notifications: nothing to time or correlate
@@ -124,18 +134,24 @@ class ToolCallLog:
             fields["tool"] = tool[:128]
         structlog.contextvars.bind_contextvars(**fields)
         started = time.perf_counter()
-        outcome, error = "error", None
+        outcome, error, error_type = "error", None, None
         try:
             result = await call_next(ctx)
             outcome = _outcome(result)
+            if outcome != "ok":
+                error_type = "tool_error"
             return result
         except Exception as exc:
             error = type(exc).__name__
+            error_type = _error_type(exc)
             raise
         finally:
+            elapsed = time.perf_counter() - started
+            if self.metrics is not None:
+                self.metrics.mcp_operation(ctx.method, tool if isinstance(tool, str) else None, error_type, elapsed)
             extra = {"error": error} if error else {}
             log.info("mcp.tool_call" if tool is not None else "mcp.request",
-                     duration_ms=round((time.perf_counter() - started) * 1000, 2), outcome=outcome, **extra)
+                     duration_ms=round(elapsed * 1000, 2), outcome=outcome, **extra)
             structlog.contextvars.unbind_contextvars(*fields)
 
 
@@ -143,3 +159,11 @@ def _outcome(result: Any) -> str:
     if not (isinstance(result, dict) and result.get("isError")):
         return "ok"
     return "auth_required" if WWW_AUTHENTICATE in (result.get("_meta") or {}) else "tool_error"
+
+
+def _error_type(exc: Exception) -> str:
+    if isinstance(exc, MCPError):
+        return str(exc.error.code)
+    if isinstance(exc, ValidationError):  # what the SDK answers it with
+        return str(INVALID_PARAMS)
+    return type(exc).__qualname__

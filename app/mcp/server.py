@@ -7,12 +7,14 @@ from mcp.server.mcpserver import MCPServer
 from app.mcp.budgets import ToolBudgets
 from app.mcp.middleware import OutputGuard, ToolCallLog, restore_security_schemes
 from app.mcp.registry import ToolRegistry
+from app.observability.metrics import Metrics
 
 
-def build_mcp_server(registry: ToolRegistry, budgets: ToolBudgets, *, instructions: str | None = None) -> MCPServer:
+def build_mcp_server(registry: ToolRegistry, budgets: ToolBudgets, *, instructions: str | None = None,
+                     metrics: Metrics | None = None) -> MCPServer:
     guard = OutputGuard()
     # Outermost first: the log sees the guarded result; the guard sees what the budgets let through.
     server = registry.build(instructions=instructions,
-                            middleware=[ToolCallLog(), guard, budgets, restore_security_schemes])
+                            middleware=[ToolCallLog(metrics), guard, budgets, restore_security_schemes])
     guard.bind(server)
     return server

@@ -28,6 +28,8 @@ from urllib.parse import quote, urljoin, urlsplit
 import anyio
 import anyio.to_thread
 import httpcore
+from opentelemetry import trace
+from opentelemetry.trace import SpanKind, StatusCode
 
 Resolver = Callable[[str, int], list[str]]
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
@@ -214,6 +216,28 @@ def _transport_errors(host: str) -> Iterator[None]:
         raise _refused(host, f"bad HTTP exchange ({type(exc).__name__})", "network") from exc
 
 
+# The global provider's: a no-op until app.observability.traces configures one. httpcore has no
+# instrumentation package, so each request this guard sends (a redirect hop is one) is a span of its own.
+_tracer = trace.get_tracer("app.net.guard")
+
+
+@contextmanager
+def _hop_span(t: _Target) -> Iterator[trace.Span]:
+    """A client span for one request, not made current (it is held across a ``yield`` to the caller, whose work
+    must not nest under it). The URL loses its query: signed download links carry their credential there."""
+    span = _tracer.start_span("GET", kind=SpanKind.CLIENT, attributes={
+        "http.request.method": "GET", "server.address": t.host, "server.port": t.port,
+        "url.full": f"{t.scheme}://{t.authority}{t.target.split('?', 1)[0]}"})
+    try:
+        yield span
+    except BaseException as exc:
+        span.set_attribute("error.type", exc.kind if isinstance(exc, OutboundRefused) else type(exc).__qualname__)
+        span.set_status(StatusCode.ERROR)
+        raise
+    finally:
+        span.end()
+
+
 class _Body:
     """Collects a response body under the size cap and the total deadline."""
 
@@ -355,7 +379,9 @@ class OutboundGuard:
         t, extra = self._check(url), dict(headers or {})
         with httpcore.ConnectionPool(network_backend=_PinnedSyncBackend(self)) as pool:
             for hops in range(self._max_redirects + 1):
-                with _transport_errors(t.host), pool.stream(**self._request(t, extra, deadline)) as resp:
+                with (_hop_span(t) as span, _transport_errors(t.host),
+                      pool.stream(**self._request(t, extra, deadline)) as resp):
+                    span.set_attribute("http.response.status_code", resp.status)
                     got = _lower_headers(resp.headers)
                     nxt = self._next_hop(t, resp.status, got, hops)
                     if nxt is None:
@@ -389,8 +415,9 @@ class OutboundGuard:
                 # The deadline also covers DNS and a stalled single read, which the chunk check cannot see.
                 with anyio.fail_after(total) as deadline_scope:
                     for hops in range(self._max_redirects + 1):
-                        with _transport_errors(t.host):
+                        with _hop_span(t) as span, _transport_errors(t.host):
                             async with pool.stream(**self._request(t, extra, deadline)) as resp:
+                                span.set_attribute("http.response.status_code", resp.status)
                                 got = _lower_headers(resp.headers)
                                 nxt = self._next_hop(t, resp.status, got, hops)
                                 if nxt is None:

@@ -2,7 +2,7 @@
 the handshake): a view that never sends ui/notifications/initialized gets no tool input or result and is
 listed as a violation; a view that does the whole handshake gets them, with no violation.
 
-The test-only views (tests/browser/fixtures/) replace the probe widget's HTML (tests/e2e/probe_server.py, a
+The test-only views (tests/browser/fixtures/) replace the probe widget's HTML (tests/e2e/probe_feature.py, a
 test-only feature) in the server's resources/read answer, intercepted in the browser: no test-only code in
 the app, and no demo needed."""
 

@@ -4,111 +4,40 @@ in place of the discovered ones, so an end-to-end test depends on no demo and su
     python -m tests.e2e.probe_server --port P [--workers N]
 
 reads its settings from the environment as ``serve`` does (LiveServer passes them), and serves the features
-discovered in this tree (none in a fork without demos) plus the test-only ``probe`` feature: ``probe_count``
-(anyone: reads the accounts table, so each call goes through a worker's database connection),
-``probe_echo`` (anyone: answers with what it was sent, at most 1,000 characters), ``probe_card`` and its
-app-only ``probe_card_details`` (a widget of its own, inline HTML), and ``probe_notes`` (anyone, and more
-for a token with ``probe.read``).
+discovered in this tree (none in a fork without demos) plus the test-only ``probe`` feature
+(tests/e2e/probe_feature.py). Like ``serve``, it prepares the metrics directory before it imports anything that
+imports prometheus-client.
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
-from typing import Annotated
-
-from mcp.types import CallToolResult
-from pydantic import BaseModel, Field
-from sqlalchemy import func, select
-from sqlalchemy.orm import Session
-
-from app.auth.models import Account
-from app.auth.resource_server import current_subject
-from app.auth.schemes import NOAUTH, oauth2
-from app.auth.scopes import Scope
-from app.feature import Deps, Feature
-from app.mcp.registry import ToolRegistry
-from app.mcp.results import tool_result
-from app.mcp.widgets import Widget
-
-PROBE_WIDGET = Widget(name="probe", title="Probe card", description="Shows the probe's card.",
-                      html_override="<!doctype html><html><head><title>probe</title></head>"
-                                    "<body><main id='root'></main></body></html>")
-
-
-class Count(BaseModel):
-    accounts: int
-
-
-class Echo(BaseModel):
-    text: str
-
-
-class Card(BaseModel):
-    card_id: str
-
-
-class Notes(BaseModel):
-    notes: list[str]
-
-
-class AccountCount:
-    def __init__(self, session: Session) -> None:
-        self.session = session
-
-    def count(self) -> int:
-        return self.session.scalar(select(func.count()).select_from(Account))
-
-
-def _tools(registry: ToolRegistry, deps: Deps) -> None:
-    common = dict(read_only=True, destructive=False, open_world=False, security=[NOAUTH])
-
-    @registry.tool(name="probe_count", title="Count accounts", description="Test-only: how many accounts exist",
-                   **common)
-    async def probe_count() -> Annotated[CallToolResult, Count]:
-        n = await deps.db.read(lambda uow: uow.repository(AccountCount).count())
-        return tool_result(Count(accounts=n), f"{n} accounts")
-
-    @registry.tool(name="probe_echo", title="Echo", description="Test-only: answers with its input", **common)
-    async def probe_echo(text: Annotated[str, Field(max_length=1000)]) -> Annotated[CallToolResult, Echo]:
-        return tool_result(Echo(text=text), text)
-
-    @registry.tool(name="probe_card", title="Probe card", description="Test-only: a card in a widget",
-                   widget=PROBE_WIDGET, **common)
-    async def probe_card() -> Annotated[CallToolResult, Card]:
-        return tool_result(Card(card_id="c1"), "a card", {"cardsById": {"c1": {"shade": "green"}}})
-
-    @registry.tool(name="probe_card_details", title="Probe card details", description="Test-only: the widget's "
-                   "own call", widget=PROBE_WIDGET, visibility=["app"], **common)
-    async def probe_card_details(card_id: str) -> Annotated[CallToolResult, Card]:
-        return tool_result(Card(card_id=card_id), card_id)
-
-    @registry.tool(name="probe_notes", title="Probe notes", description="Test-only: more for a linked account",
-                   read_only=True, destructive=False, open_world=False, security=[NOAUTH, oauth2("probe.read")])
-    async def probe_notes() -> Annotated[CallToolResult, Notes]:
-        subject = current_subject("probe.read")
-        return tool_result(Notes(notes=[f"note of {subject}"] if subject else []), "notes")
-
-
-PROBE = Feature(name="probe", tools=_tools, scopes=(Scope("probe.read", {"en": "Read the probe's notes"}),))
 
 
 def create_app():
     """The uvicorn factory each worker imports."""
     from app.main import create_app_from_env, discover_features
+    from tests.e2e.probe_feature import PROBE
 
     return create_app_from_env(features=[*discover_features(), PROBE])
 
 
 def main(argv: list[str] | None = None) -> int:
-    from app.http.serving import run_server, serve_config
-    from app.logging import configure_logging
-    from app.main import settings_or_exit
-
     parser = argparse.ArgumentParser(prog="python -m tests.e2e.probe_server")
     parser.add_argument("--port", type=int, required=True)
     parser.add_argument("--workers", type=int, default=1)
     args = parser.parse_args(argv)
+    from app.__main__ import observability_refusals
+
+    if lines := observability_refusals():
+        print("\n".join(lines), file=sys.stderr)
+        return 2
+
+    from app.http.serving import run_server, serve_config
+    from app.logging import configure_logging
+    from app.main import settings_or_exit
+
     settings = settings_or_exit()
     configure_logging(settings.log_format, settings.log_level)
     return run_server(serve_config(settings, "tests.e2e.probe_server:create_app", host="127.0.0.1", port=args.port,

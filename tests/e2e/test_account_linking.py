@@ -11,7 +11,9 @@ import sys
 import httpx
 import pytest
 from joserfc import jws
+from prometheus_client.parser import text_string_to_metric_families
 
+from tests.e2e import linking_steps as steps
 from tests.e2e.conftest import Linking
 from tests.e2e.oauth_client import (
     CHATGPT_REDIRECT,
@@ -20,6 +22,7 @@ from tests.e2e.oauth_client import (
     authorize_params,
     call_tool,
     code_grant,
+    only_form,
     query_of,
     token,
     with_assertion,
@@ -159,3 +162,33 @@ def test_a_pre_registered_client_links_an_account(linking: Linking):
     assert introspected["active"] is True and introspected["client_id"] == client_id
     assert introspected["aud"] == linking.resource
     assert _structured(call_tool(linking.resource, "list_saved_recipes", token=access))["isError"] is False
+
+
+def _sign_in_and_grant_counts(linking: Linking) -> dict[tuple[str, tuple], float]:
+    resp = httpx.get(f"{linking.base_url}/metrics", timeout=10)
+    assert resp.status_code == 200, resp.text
+    return {(s.name, tuple(sorted(s.labels.items()))): s.value for family in text_string_to_metric_families(resp.text)
+            for s in family.samples if s.name in ("app_sign_ins_total", "app_token_grants_total")}
+
+
+def test_sign_ins_and_token_grants_are_counted_on_metrics_by_outcome(linking: Linking):
+    before = _sign_in_and_grant_counts(linking)
+    client_id, tokens = steps.linked(linking)  # a sign-in, and a code exchanged
+    browser, pkce = Browser(linking.base_url), Pkce.new()
+    login = only_form(browser.open_authorize(authorize_params(client_id, pkce, linking.resource,
+                                                              scope="recipes.write")).text)
+    wrong = browser.http.post(login["action"], data={**login["fields"], "username": "alice", "password": "wrong"})
+    assert wrong.status_code == 401
+    assert steps.refresh(linking, client_id, tokens["refresh_token"]).status_code == 200
+    assert steps.refresh(linking, client_id, "not-a-refresh-token").status_code == 400
+    assert token(linking.base_url, {"grant_type": "urn:made:up", "client_id": client_id}).status_code == 400
+    after = _sign_in_and_grant_counts(linking)
+    grown = {key: value - before.get(key, 0.0) for key, value in after.items() if value != before.get(key, 0.0)}
+    assert grown == {
+        ("app_sign_ins_total", (("outcome", "success"),)): 1,
+        ("app_sign_ins_total", (("outcome", "bad_credentials"),)): 1,
+        ("app_token_grants_total", (("grant_type", "authorization_code"), ("outcome", "issued"))): 1,
+        ("app_token_grants_total", (("grant_type", "refresh_token"), ("outcome", "issued"))): 1,
+        ("app_token_grants_total", (("grant_type", "refresh_token"), ("outcome", "invalid_grant"))): 1,
+        ("app_token_grants_total", (("grant_type", "_OTHER"), ("outcome", "unsupported_grant_type"))): 1,
+    }

@@ -21,7 +21,7 @@ from mcp.server.auth.provider import AccessToken
 from app.main import create_app, discover_features
 from app.mcp import lane as lane_module
 from app.settings import load_settings
-from tests.e2e.probe_server import PROBE
+from tests.e2e.probe_feature import PROBE
 from tests.fakes import StaticTokenVerifier
 from tests.serving import serving
 

@@ -2,9 +2,14 @@
 (``list_files``, ``delete_file``). Bytes live in app.storage; ``python -m app files sweep`` expires anonymous
 uploads and removes orphan objects."""
 
+from collections.abc import Iterator
+
 from app.auth.scopes import Scope
+from app.db import UnitOfWork
 from app.feature import Deps, Feature
+from app.features.files.repository import FileRepository
 from app.features.files.tool import READ_SCOPE, WRITE_SCOPE, register
+from app.observability.metrics import Reading
 
 
 async def sweep(deps: Deps) -> str:
@@ -13,12 +18,21 @@ async def sweep(deps: Deps) -> str:
     return await Files.of(deps).sweep()
 
 
+def gauges(uow: UnitOfWork) -> Iterator[Reading]:
+    rows, stored = uow.repository(FileRepository).totals()
+    for kind in ("upload", "report"):
+        yield Reading("app_stored_files", "Files kept (uploads and their reports), expired ones until swept.",
+                      rows.get(kind, 0), {"kind": kind})
+    yield Reading("app_stored_bytes", "Bytes at rest in storage (each content-addressed object once).", stored)
+
+
 FEATURE = Feature(
     name="files",
     instructions="Use `analyze_file` when the user shares a file and wants to know what is in it, "
     "`compare_files` for several tables at once, and `list_files` / `delete_file` for the files they kept.",
     tools=register,
     commands={"sweep": sweep},
+    gauges=gauges,
     scopes=(
         Scope(READ_SCOPE, {
             "en": "See the files in your library",

@@ -77,3 +77,12 @@ class FileRepository:
             batch = keys[start:start + 500]
             found.update(self.session.scalars(select(StoredFile.storage_key).where(StoredFile.storage_key.in_(batch))))
         return found
+
+    def totals(self) -> tuple[dict[str, int], int]:
+        """Rows by kind (what the libraries and reports hold), and the bytes at rest: each stored object once,
+        however many rows share it (objects are content-addressed)."""
+        rows = {kind: n for kind, n in self.session.execute(
+            select(StoredFile.kind, func.count()).group_by(StoredFile.kind))}
+        objects = select(func.max(StoredFile.size).label("size")).group_by(StoredFile.storage_key).subquery()
+        stored = self.session.scalar(select(func.coalesce(func.sum(objects.c.size), 0)))
+        return rows, int(stored or 0)
