@@ -65,16 +65,16 @@ def observability_refusals() -> list[str]:
         settings = load_settings()
     except SettingsError as exc:
         return exc.lines
-    if lines := tracing_refusals():
-        return lines
+    lines = tracing_refusals()
     # Imported already: this is not a process of its own (a test runs the command in its process); it will
-    # not serve, and its environment is not this command's to change.
-    if settings.metrics and "prometheus_client" not in sys.modules:
+    # not serve, and its environment is not this command's to change. tests/unit/test_observability.py checks
+    # that nothing `python -m app` imports first imports prometheus-client.
+    if settings.metrics and "prometheus_client" not in sys.modules and not lines:
         try:
             prepare_multiprocess_dir(settings.metrics_dir)
         except MetricsDirError as exc:
-            return [str(exc)]
-    return []
+            lines.append(str(exc))
+    return lines
 
 
 def _served_at(settings: Settings, host: str, port: int) -> Settings:

@@ -55,7 +55,7 @@ from app.mcp.registry import ToolRegistry
 from app.mcp.server import build_mcp_server
 from app.mcp.widget_log import register_widget_log
 from app.net.guard import OutboundGuard
-from app.observability.metrics import Metrics, scrape_route
+from app.observability.metrics import Metrics, scrape_routes
 from app.observability.traces import Tracing, configure_tracing
 from app.settings import Settings, SettingsError, load_settings
 from app.storage import LocalStorage, Storage
@@ -339,9 +339,11 @@ def create_app(
     metrics_routes: list[BaseRoute] = []
     if metrics is not None:
         metrics.know(methods=SPEC_CLIENT_METHODS, tools=registry.tool_names)
-        if gauged := [f.gauges for f in features if f.gauges is not None]:
-            metrics.read_at_scrape(lambda: db.read_sync(lambda uow: [r for read in gauged for r in read(uow)]))
-        metrics_routes.append(scrape_route(metrics, settings.metrics_scrapers))
+        for gauges in (f.gauges for f in features if f.gauges is not None):  # each apart: one failing leaves the rest
+            metrics.read_at_scrape(lambda gauges=gauges: db.read_sync(lambda uow: list(gauges(uow))))
+        metrics_routes.extend(scrape_routes(metrics, settings.metrics_scrapers))
+    if tracing is not None:
+        tracing.know(methods=SPEC_CLIENT_METHODS, tools=registry.tool_names)
     mcp = build_mcp_server(registry, ToolBudgets(limits, tool_charges(registry, settings)),
                            instructions=server_instructions(features), metrics=metrics)
     # Builds the SDK's stateless JSON transport; its Starlette wrapper (one route, its own lifespan) is not
@@ -374,11 +376,13 @@ def create_app(
                 freeze_startup_objects()
                 yield
         finally:
-            await storage.aclose()
-            await limits.aclose()
-            db.dispose()
-            if tracing is not None:  # what is batched goes out before the worker ends (bounded by the exporter)
-                await anyio.to_thread.run_sync(tracing.shutdown)
+            try:
+                await storage.aclose()
+                await limits.aclose()
+                db.dispose()
+            finally:
+                if tracing is not None:  # what is batched goes out before the worker ends (at most 5 s)
+                    await anyio.to_thread.run_sync(tracing.shutdown)
 
     async def index(_: Request) -> JSONResponse:
         return JSONResponse({"name": mcp.name, "mcp": settings.mcp_url})

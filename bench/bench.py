@@ -20,7 +20,8 @@ as failures. Every target is first checked to answer each of its cells correctly
 
 Why one alternating schedule: on a small shared machine the load generator and the servers
 compete for CPU and background noise comes and goes. Every target runs back to back inside
-each (round, tool, path) cell, and the cells repeat R times, so noise spreads evenly.
+each (round, tool, path) cell, and the cells repeat R times, so noise spreads evenly. The order of
+the targets rotates from round to round: whichever target ran first in a cell measured slower.
 
 Columns: req/s; p50 and p99 latency from wrk; server CPU per request (user + system of the
 server and its worker processes, from /proc); server and client (wrk) CPU as a share of one
@@ -30,7 +31,10 @@ Usage::
 
     python bench/bench.py [--workers 1,2] [--database sqlite|URL ...] [--seconds S] [--rounds R]
                           [--concurrency C] [--tools zoo,search] [--targets app,bare,static,raw]
-                          [--json PATH]
+                          [--json PATH] [--baseline CHECKOUT --targets app,app-baseline]
+
+``app-nometrics`` is the app with ``APP_METRICS=false``; ``app-baseline`` the app of another checkout
+(an earlier commit, its own ``.venv`` installed), on the same database: a change's cost in one run.
 """
 
 from __future__ import annotations
@@ -58,9 +62,12 @@ TOOL_ALIASES = {"zoo": "get_zoo_animals", "search": "search"}
 PATHS = ("legacy", "modern")
 VERSIONS = {"legacy": "2025-06-18", "modern": "2026-07-28"}
 TARGETS = ("app", "bare", "static", "raw")
-# Not measured unless asked for: the app with its legacy requests through the SDK transport.
-EXTRA_TARGETS = ("app-nolane",)
-SERVES = {"app": set(TOOLS), "app-nolane": set(TOOLS), "bare": set(TOOLS), "static": {"get_zoo_animals"},
+# Not measured unless asked for: the app with its legacy requests through the SDK transport, without metrics,
+# and another checkout of it (--baseline).
+EXTRA_TARGETS = ("app-nolane", "app-nometrics", "app-baseline")
+SERVES = {"app": set(TOOLS), "app-nolane": set(TOOLS), "app-nometrics": set(TOOLS), "app-baseline": set(TOOLS),
+          "bare": set(TOOLS),
+          "static": {"get_zoo_animals"},
           "raw": {"get_zoo_animals"}}
 SEED_FILES = (
     "app/features/zoo/data/animals.json",
@@ -136,6 +143,7 @@ class Server:
     ready_path: str = "/mcp"  # /readyz must answer 200; otherwise any answer to POST means listening
     port: int = field(default_factory=free_port)
     proc: subprocess.Popen | None = None
+    cwd: Path = ROOT
 
     @property
     def url(self) -> str:
@@ -143,7 +151,7 @@ class Server:
 
     def start(self, timeout: float = 60) -> None:
         with self.log.open("wb") as log:
-            self.proc = subprocess.Popen([*self.argv, "--port", str(self.port)], cwd=ROOT, env=self.env,
+            self.proc = subprocess.Popen([*self.argv, "--port", str(self.port)], cwd=self.cwd, env=self.env,
                                          stdout=log, stderr=subprocess.STDOUT)
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
@@ -213,8 +221,13 @@ def migrate_and_seed(env: dict[str, str]) -> None:
             raise RuntimeError(f"python -m app {step} failed:\n{done.stderr[-2000:]}")
 
 
+# What the extra targets change: the lane off; metrics off (what measuring every request costs).
+EXTRA_ENV = {"app-nolane": {"APP_MCP_FAST_LANE": "false"}, "app-nometrics": {"APP_METRICS": "false"}}
+
+
 def start_servers(stack: ExitStack, tmp: Path, database_url: str, workers: int,
-                  targets: tuple[str, ...], log_level: str = "info") -> dict[str, Server]:
+                  targets: tuple[str, ...], log_level: str = "info", baseline: Path | None = None
+                  ) -> dict[str, Server]:
     env = {**os.environ, "APP_DATABASE_URL": database_url, "APP_LOG_FORMAT": "json", "APP_LOG_LEVEL": log_level,
            "APP_MIGRATE_ON_START": "false", "APP_SEED_ON_START": "false", "PYTHONUNBUFFERED": "1",
            # wrk is one caller: its budget is charged on every call, as anyone's, but never runs out.
@@ -224,14 +237,19 @@ def start_servers(stack: ExitStack, tmp: Path, database_url: str, workers: int,
     argv = {
         "app": [PY, "-m", "app", "serve", "--workers", str(workers)],
         "app-nolane": [PY, "-m", "app", "serve", "--workers", str(workers)],
+        "app-nometrics": [PY, "-m", "app", "serve", "--workers", str(workers)],
         "bare": [PY, str(ROOT / "bench" / "bare_server.py"), "--workers", str(workers)],
         "static": [PY, str(ROOT / "bench" / "static_server.py"), "--workers", str(workers)],
         "raw": [PY, str(ROOT / "bench" / "raw_server.py"), "--workers", str(workers)],
     }
+    if baseline is not None:  # another checkout (its own .venv, installed): the same app before a change
+        argv["app-baseline"] = [str(baseline / ".venv" / "bin" / "python"), "-m", "app", "serve", "--workers",
+                                str(workers)]
     for name in targets:
-        own_env = {**env, "APP_MCP_FAST_LANE": "false"} if name == "app-nolane" else env
+        own_env = {**env, **EXTRA_ENV.get(name, {})}
         server = Server(name, argv[name], own_env, tmp / f"{name}-{workers}.log",
-                        "/readyz" if name.startswith("app") else "/mcp")
+                        "/readyz" if name.startswith("app") else "/mcp",
+                        cwd=baseline if name == "app-baseline" and baseline is not None else ROOT)
         stack.callback(server.stop)
         server.start()
         servers[name] = server
@@ -325,10 +343,14 @@ def measure(server: Server, tool: str, path: str, args: argparse.Namespace, tmp:
 
 def run_schedule(servers: dict[str, Server], args: argparse.Namespace, tmp: Path, label: str) -> dict[tuple, Sample]:
     totals: dict[tuple, Sample] = {}
+    order = list(servers.items())
     for r in range(args.rounds):
+        # Rotated each round: the target measured first in a cell was measured slower (by up to 10% here, the
+        # same code on both sides), whichever it was.
+        rotated = order[r % len(order):] + order[:r % len(order)]
         for tool in args.tools:
             for path in PATHS:
-                for target, server in servers.items():
+                for target, server in rotated:
                     if tool not in SERVES[target]:
                         continue
                     sample = measure(server, tool, path, args, tmp)
@@ -378,7 +400,7 @@ def ratios_of(rows: list[dict]) -> list[str]:
         if target != "app":
             continue
         parts = []
-        for base in ("raw", "static", "bare", "app-nolane"):
+        for base in ("raw", "static", "bare", "app-nolane", "app-nometrics", "app-baseline"):
             other = by.get((database, workers, tool, path, base))
             if other:
                 parts.append(f"app/{base} {r['rps'] / other['rps']:.2f}")
@@ -446,6 +468,8 @@ def main() -> int:
                         help="comma-separated, of " + ", ".join(TARGETS + EXTRA_TARGETS))
     parser.add_argument("--log-level", default="info", help="the app's APP_LOG_LEVEL (info: a line per request)")
     parser.add_argument("--json", type=Path, help="also write the figures to this JSON file")
+    parser.add_argument("--baseline", type=Path, help="a checkout of an earlier commit with its own installed "
+                        ".venv: target app-baseline serves it (git worktree add ../before HEAD~1)")
     args = parser.parse_args()
     if shutil.which("wrk") is None:
         print("wrk is not installed (Debian: apt-get install wrk)", file=sys.stderr)
@@ -460,6 +484,8 @@ def main() -> int:
         worker_counts = [int(w) for w in args.workers.split(",")]
         if unknown := set(targets) - set(TARGETS) - set(EXTRA_TARGETS):
             raise KeyError(", ".join(sorted(unknown)))
+        if ("app-baseline" in targets) != (args.baseline is not None):
+            raise ValueError("target app-baseline and --baseline go together")
     except (KeyError, ValueError) as exc:
         print(f"bad --tools, --targets or --workers: {exc}", file=sys.stderr)
         return 2
@@ -469,7 +495,7 @@ def main() -> int:
         for label, url in database_urls(args.database or ["sqlite"], tmp):
             for workers in worker_counts:
                 with ExitStack() as stack:
-                    servers = start_servers(stack, tmp, url, workers, targets, args.log_level)
+                    servers = start_servers(stack, tmp, url, workers, targets, args.log_level, args.baseline)
                     totals = run_schedule(servers, args, tmp, f"{label} w={workers}")
                     crashed = [s.name for s in servers.values() if s.proc and s.proc.poll() is not None]
                     for name in crashed:

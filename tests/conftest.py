@@ -44,7 +44,7 @@ DATABASE_FIXTURES = frozenset({"database_url", "fresh_database", "deployed", "ex
 # ./dev test spreads the suite over processes (pytest-xdist). A module's tests stay on one process, so what
 # its module-scoped fixtures start (servers, browsers) starts once; the modules whose tests each start what
 # they need, and take long, are spread test by test.
-SPREAD = ("tests/e2e/test_fork.py", "tests/e2e/test_limits.py")
+SPREAD = ("tests/e2e/test_fork.py", "tests/e2e/test_limits.py", "tests/e2e/test_observability.py")
 
 
 class ModuleScheduling:

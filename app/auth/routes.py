@@ -49,10 +49,11 @@ from app.limits import Check, Limits, LimitsUnavailable, OverLimit, Rate, addres
 from app.observability.metrics import Metrics
 
 log = structlog.get_logger(__name__)
-# RFC 6749 section 5.2's error codes (and RFC 8707's): a token request's outcome label is one of these, "issued" or
-# "error", never a string of the client's.
+# RFC 6749 section 5.2's error codes (and RFC 8707's, and the 503 of an outage): a token request's outcome label is
+# one of these, "issued" or "error", never a string of the client's.
 OAUTH_TOKEN_ERRORS = frozenset({"invalid_request", "invalid_client", "invalid_grant", "unauthorized_client",
-                                "unsupported_grant_type", "invalid_scope", "invalid_target"})
+                                "unsupported_grant_type", "invalid_scope", "invalid_target",
+                                "temporarily_unavailable"})
 MAX_FORM_BYTES = 64 * 1024
 CSRF_COOKIE = "oauth_csrf"
 # Set on a successful sign-in: a browser that once signed in to an account keeps its own count of that
@@ -177,7 +178,7 @@ class AuthorizationServerRoutes:
                  signer: Signer, limits: Limits, sign_in: SignInLimits, registration: RegistrationLimits,
                  secure_cookies: bool, jwks: dict[str, Any], metrics: Metrics | None = None) -> None:
         self.config = config
-        self.metrics = metrics or Metrics()
+        self.metrics = metrics
         self.db = db
         self.cimd = cimd
         self.client_keys = client_keys
@@ -195,7 +196,7 @@ class AuthorizationServerRoutes:
             Route("/jwks.json", self.jwks_document, methods=["GET", "OPTIONS"]),
             Route("/authorize", self.authorize, methods=["GET", "POST"]),
             Route("/authorize/consent", self.consent, methods=["POST"]),
-            Route("/token", self.guarded(self.token), methods=["POST", "OPTIONS"]),
+            Route("/token", self.grants_counted(self.guarded(self.token)), methods=["POST", "OPTIONS"]),
             Route("/revoke", self.guarded(self.revoke), methods=["POST", "OPTIONS"]),
             Route("/introspect", self.guarded(self.introspect), methods=["POST", "OPTIONS"]),
             Route("/register", self.guarded(self.register), methods=["POST", "OPTIONS"]),
@@ -259,6 +260,29 @@ class AuthorizationServerRoutes:
 
         return wrapper
 
+    def grants_counted(self, endpoint: Callable[[Request], Awaitable[Response]]
+                       ) -> Callable[[Request], Awaitable[Response]]:
+        """/token's outcome as answered, the guard's answers (a bad body, an outage) included: ``issued``, the OAuth
+        error code, or ``error`` for a failure of the server's own. A request cancelled (the client left) is not
+        an outcome."""
+
+        async def wrapper(request: Request) -> Response:
+            if request.method == "OPTIONS" or self.metrics is None:
+                return await endpoint(request)
+            try:
+                response = await endpoint(request)
+            except Exception:
+                self.metrics.token_grant(getattr(request.state, "grant_type", ""), "error")
+                raise
+            self.metrics.token_grant(getattr(request.state, "grant_type", ""), _grant_outcome(response))
+            return response
+
+        return wrapper
+
+    def count_sign_in(self, outcome: str) -> None:
+        if self.metrics is not None:
+            self.metrics.sign_in(outcome)
+
     def form_request(self, request: Request, form: list[tuple[str, str]], query: list[tuple[str, str]] | None = None,
                      method: str | None = None) -> FormRequest:
         query = query if query is not None else no_nul(list(request.query_params.multi_items()))
@@ -307,20 +331,11 @@ class AuthorizationServerRoutes:
     async def token(self, request: Request) -> Response:
         form = await self.urlencoded(request)
         if isinstance(form, Response):
-            self.metrics.token_grant("", "invalid_request")
             return form
-        grant_type = dict(form).get("grant_type", "")
-        try:
-            keys = await self.prepare_client(request, form)
-            req = self.form_request(request, form, [])
-            status, body, headers = await self.run(lambda server: server.create_token_response(req), client_keys=keys)
-        except BaseException:
-            self.metrics.token_grant(grant_type, "error")  # an outage (answered by the guard), a bug
-            raise
-        error = body.get("error") if isinstance(body, dict) else None
-        self.metrics.token_grant(grant_type, "issued" if status == 200 else
-                                 error if error in OAUTH_TOKEN_ERRORS else "error")
-        return self.to_response((status, body, headers))
+        request.state.grant_type = dict(form).get("grant_type", "")  # for grants_counted
+        keys = await self.prepare_client(request, form)
+        req = self.form_request(request, form, [])
+        return self.to_response(await self.run(lambda server: server.create_token_response(req), client_keys=keys))
 
     async def revoke(self, request: Request) -> Response:
         return await self.endpoint(request, "revocation")
@@ -479,7 +494,7 @@ class AuthorizationServerRoutes:
         query = parse_form(form.get("oauth_request", ""))
         username = form.get("username", "")[:64]
         if not self.csrf_ok(request, form):
-            self.metrics.sign_in("csrf_failed")
+            self.count_sign_in("csrf_failed")
             return await self.show_login(request, query, error="csrf", username=username, status=403)
         login_name = normalise_username(username)
         device = self.device(request, login_name)
@@ -487,18 +502,18 @@ class AuthorizationServerRoutes:
             # Reserved before the hash, atomically: N concurrent guesses cost at most the limit in hashes.
             reservation = await self.limits.acquire(self.sign_in_checks(request, login_name, device), strict=True)
         except OverLimit as over:
-            self.metrics.sign_in("locked")
+            self.count_sign_in("locked")
             locked = await self.show_login(request, query, error="locked", username=username, status=429)
             locked.headers["retry-after"] = str(over.retry_after)
             return locked
         except LimitsUnavailable:
-            self.metrics.sign_in("unavailable")
+            self.count_sign_in("unavailable")
             raise
         try:
             validated = await self.validate(request, query)
             if isinstance(validated, Response):
                 await reservation.release()  # no password was judged
-                self.metrics.sign_in("invalid_request")
+                self.count_sign_in("invalid_request")
                 return validated
             client, scope, redirect_uri = validated
             password = form.get("password", "")[:1024]
@@ -506,16 +521,19 @@ class AuthorizationServerRoutes:
                 username)))
             # scrypt (32 MiB, tens of ms) outside the database session, a few at a time.
             account = await anyio.to_thread.run_sync(_verified, candidate, password, limiter=self.password_checks)
-        except BaseException:
+        except Exception:
+            self.count_sign_in("error")
             await reservation.release()  # no password was judged
-            self.metrics.sign_in("error")
+            raise
+        except BaseException:  # cancelled: the client left, no outcome
+            await reservation.release()
             raise
         if account is None:
             log.info("oauth.login_failed", client_id=client.client_id)  # the reservation stays: a failure counted
-            self.metrics.sign_in("bad_credentials")
+            self.count_sign_in("bad_credentials")
             return await self.show_login(request, query, error="bad_credentials", username=username, status=401)
         await reservation.release()  # only its own: a success never resets what others counted
-        self.metrics.sign_in("success")
+        self.count_sign_in("success")
         account_id, account_name = account
         locale = self.locale(request, query)
         request_text = form.get("oauth_request", "")
@@ -585,3 +603,13 @@ def _verified(candidate: tuple[str, str, str, bool] | None, password: str) -> tu
 
 def _fingerprint(text: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:32]
+
+
+def _grant_outcome(response: Response) -> str:
+    if response.status_code == 200:
+        return "issued"
+    try:
+        error = json.loads(bytes(response.body)).get("error")
+    except (ValueError, AttributeError):
+        return "error"
+    return error if error in OAUTH_TOKEN_ERRORS else "error"

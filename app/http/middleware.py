@@ -95,7 +95,7 @@ class AccessLogMiddleware:
         for key, value in scope.get("headers", ()):
             if key == b"x-request-id":
                 incoming = value.decode("latin-1")
-            elif key == b"traceparent":
+            elif key == b"traceparent" and traceparent is None:  # the first, as OpenTelemetry's propagator reads
                 traceparent = value.decode("latin-1")
         request_id = incoming if incoming and _REQUEST_ID_RE.match(incoming) else uuid.uuid4().hex
         bound = {"request_id": request_id}
@@ -163,7 +163,8 @@ _TRACEPARENT_RE = re.compile(r"^[0-9a-f]{2}-([0-9a-f]{32})-[0-9a-f]{16}-[0-9a-f]
 
 def trace_id_of(traceparent: str) -> str | None:
     """The trace id of a W3C ``traceparent`` value, or None for one that is malformed or all zeros."""
-    match = _TRACEPARENT_RE.match(traceparent.strip())
+    traceparent = traceparent.strip()
+    match = _TRACEPARENT_RE.match(traceparent)
     if match is None or match.group(1) == "0" * 32 or traceparent.startswith("ff"):
         return None
     return match.group(1)

@@ -69,11 +69,10 @@ class Limits:
     counter, this process's own as the fallback while the shared one cannot be reached."""
 
     def __init__(self, counter: Counter, fallback: Counter | None = None, *, sharing: Sharing | None = None,
-                 retry_interval: float = RETRY_INTERVAL, clock: Callable[[], float] = time.monotonic,
-                 on_refused: Callable[[str], None] | None = None) -> None:
+                 retry_interval: float = RETRY_INTERVAL, clock: Callable[[], float] = time.monotonic) -> None:
         self.counter = counter
-        # Told the name of every limit that refuses (the metrics' refusals counter).
-        self.on_refused = on_refused
+        # Told the name of every limit that refuses (the composition root sets the metrics' refusals counter).
+        self.on_refused: Callable[[str], None] | None = None
         self.fallback = fallback
         self.sharing = sharing or Sharing()
         self.retry_interval = retry_interval

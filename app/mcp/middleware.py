@@ -141,7 +141,7 @@ class ToolCallLog:
             if outcome != "ok":
                 error_type = "tool_error"
             return result
-        except Exception as exc:
+        except BaseException as exc:  # a cancelled call (the client left) too: never counted a success
             error = type(exc).__name__
             error_type = _error_type(exc)
             raise
@@ -161,7 +161,7 @@ def _outcome(result: Any) -> str:
     return "auth_required" if WWW_AUTHENTICATE in (result.get("_meta") or {}) else "tool_error"
 
 
-def _error_type(exc: Exception) -> str:
+def _error_type(exc: BaseException) -> str:
     if isinstance(exc, MCPError):
         return str(exc.error.code)
     if isinstance(exc, ValidationError):  # what the SDK answers it with

@@ -30,15 +30,14 @@ from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.exposition import CONTENT_TYPE_LATEST, generate_latest
 from prometheus_client.multiprocess import MultiProcessCollector
-from starlette.requests import Request
 from starlette.responses import PlainTextResponse, Response
 from starlette.routing import Route
+from starlette.types import Receive, Scope, Send
 
 from app.observability.multiprocess import MULTIPROCESS_ENV, forget_dead_processes
 
 log = structlog.get_logger("app.observability")
 
-CONTENT_TYPE = CONTENT_TYPE_LATEST
 OTHER = "_OTHER"  # the semantic conventions' value for what is not in the known set
 # Bucket boundaries the semantic conventions advise for mcp.server.operation.duration and
 # http.server.request.duration.
@@ -108,7 +107,8 @@ class Metrics:
         self.sign_ins.labels(outcome).inc()
 
     def token_grant(self, grant_type: str, outcome: str) -> None:
-        self.token_grants.labels(grant_type if grant_type in GRANT_TYPES else OTHER, outcome).inc()
+        # Empty: the request named none (or could not be read).
+        self.token_grants.labels(grant_type if grant_type in GRANT_TYPES or not grant_type else OTHER, outcome).inc()
 
     def limit_refused(self, limit: str) -> None:
         self.limit_refusals.labels(limit).inc()
@@ -166,28 +166,46 @@ class _Readings:
         yield from families.values()
 
 
-# A request that came through a proxy (the public ingress) carries one of these, whatever its peer.
-FORWARDING_HEADERS = frozenset({b"x-forwarded-for", b"forwarded", b"x-real-ip"})
+# A request that came through a proxy (the public ingress) carries one of these, whatever its peer: the ones
+# proxies, load balancers and CDNs add (nginx, Envoy, Cloudflare, Akamai, RFC 7230's Via).
+FORWARDING_HEADERS = frozenset({b"x-forwarded-for", b"forwarded", b"x-real-ip", b"via", b"x-forwarded-host",
+                                b"x-forwarded-proto", b"x-forwarded-port", b"x-original-forwarded-for",
+                                b"true-client-ip", b"cf-connecting-ip", b"x-client-ip", b"x-envoy-external-address"})
 
 
-def scrape_route(metrics: Metrics, scrapers: Iterable[str]) -> Route:
+def scrape_routes(metrics: Metrics, scrapers: Iterable[str]) -> list[Route]:
     """``GET /metrics`` for the configured scrapers (addresses or networks; loopback by default) and nobody else.
 
-    Everyone else gets the 404 of an unknown path. The client address is the one the trusted-proxy rule gives
-    (``app.http.middleware.client_address``); a request carrying forwarding headers came through a proxy, and so
-    from beyond it, and is refused even when the proxy's own address is an allowed scraper's.
+    Everyone else gets the 404 of an unknown path, whatever the method (a 405 would say the path exists), and so
+    does ``/metrics/`` (which the router would otherwise redirect). The client address is the one the
+    trusted-proxy rule gives (``app.http.middleware.client_address``); a request carrying forwarding headers came
+    through a proxy, and so from beyond it, and is refused even when the proxy's own address is an allowed
+    scraper's.
     """
-    networks = [ipaddress.ip_network(s, strict=False) for s in scrapers]
+    return [Route("/metrics", _Scrape(metrics, scrapers)), Route("/metrics/", _Scrape(metrics, ()))]
 
-    async def scrape(request: Request) -> Response:
-        client = request.scope.get("client")
-        if (not client or not _within(client[0], networks)
-                or any(key in FORWARDING_HEADERS for key, _ in request.scope["headers"])):
-            return PlainTextResponse("Not Found", status_code=404)
-        body = await anyio.to_thread.run_sync(metrics.render)
-        return Response(body, media_type=CONTENT_TYPE, headers={"cache-control": "no-store"})
 
-    return Route("/metrics", scrape, methods=["GET"])
+class _Scrape:
+    """An ASGI endpoint, not a function: Starlette routes every method to it (a function route would answer 405 to
+    a POST, which a path that does not exist never does)."""
+
+    def __init__(self, metrics: Metrics, scrapers: Iterable[str]) -> None:
+        self.metrics = metrics
+        self.networks = [ipaddress.ip_network(s, strict=False) for s in scrapers]
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        client = scope.get("client")
+        if (scope["method"] not in ("GET", "HEAD") or not client or not _within(client[0], self.networks)
+                or any(key in FORWARDING_HEADERS for key, _ in scope["headers"])):
+            response = _not_found()
+        else:
+            body = await anyio.to_thread.run_sync(self.metrics.render)
+            response = Response(body, media_type=CONTENT_TYPE_LATEST, headers={"cache-control": "no-store"})
+        await response(scope, receive, send)
+
+
+def _not_found() -> Response:
+    return PlainTextResponse("Not Found", status_code=404)  # Starlette's answer to an unknown path
 
 
 def _within(address: str, networks: list[ipaddress.IPv4Network | ipaddress.IPv6Network]) -> bool:

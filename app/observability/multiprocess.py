@@ -16,6 +16,8 @@ from pathlib import Path
 
 MULTIPROCESS_ENV = "PROMETHEUS_MULTIPROC_DIR"
 _LIVE_FILE = re.compile(r"^gauge_live\w*?_(\d+)\.db$")
+# What prometheus-client writes there, and nothing else: the directory may be shared (a SQLite database beside it).
+_SAMPLE_FILE = re.compile(r"^(counter|histogram|summary|gauge_(live)?(all|sum|min|max|mostrecent))_\d+\.db$")
 
 
 class MetricsDirError(ValueError):
@@ -35,7 +37,10 @@ def forget_dead_processes(path: str) -> list[int]:
         if match and not _alive(pid := int(match.group(1))):
             from prometheus_client.multiprocess import mark_process_dead
 
-            mark_process_dead(pid, path)
+            try:
+                mark_process_dead(pid, path)
+            except OSError:  # a scrape beside this one (two Prometheus replicas) removed it first
+                pass
             dead.append(pid)
     return dead
 
@@ -61,8 +66,9 @@ def prepare_multiprocess_dir(configured: str | None) -> str:
         path = Path(configured)
         try:
             path.mkdir(parents=True, exist_ok=True)
-            for stale in path.glob("*.db"):  # only prometheus-client's files: the directory may hold others
-                stale.unlink()
+            for stale in path.iterdir():
+                if _SAMPLE_FILE.match(stale.name):
+                    stale.unlink()
             probe = path / f".write-test-{os.getpid()}"
             probe.write_bytes(b"")
             probe.unlink()

@@ -182,6 +182,11 @@ def test_sign_ins_and_token_grants_are_counted_on_metrics_by_outcome(linking: Li
     assert steps.refresh(linking, client_id, tokens["refresh_token"]).status_code == 200
     assert steps.refresh(linking, client_id, "not-a-refresh-token").status_code == 400
     assert token(linking.base_url, {"grant_type": "urn:made:up", "client_id": client_id}).status_code == 400
+    # A client's fault is its error code, however it is answered (the metadata fetch, the body parser).
+    assert token(linking.base_url, {"grant_type": "authorization_code", "code": "x",
+                                    "client_id": "https://evil.example/client"}).status_code == 401
+    assert httpx.post(f"{linking.base_url}/token", content=b"grant_type=refresh_token&refresh_token=a%00b",
+                      headers={"content-type": "application/x-www-form-urlencoded"}, timeout=10).status_code == 400
     after = _sign_in_and_grant_counts(linking)
     grown = {key: value - before.get(key, 0.0) for key, value in after.items() if value != before.get(key, 0.0)}
     assert grown == {
@@ -191,4 +196,6 @@ def test_sign_ins_and_token_grants_are_counted_on_metrics_by_outcome(linking: Li
         ("app_token_grants_total", (("grant_type", "refresh_token"), ("outcome", "issued"))): 1,
         ("app_token_grants_total", (("grant_type", "refresh_token"), ("outcome", "invalid_grant"))): 1,
         ("app_token_grants_total", (("grant_type", "_OTHER"), ("outcome", "unsupported_grant_type"))): 1,
+        ("app_token_grants_total", (("grant_type", "authorization_code"), ("outcome", "invalid_client"))): 1,
+        ("app_token_grants_total", (("grant_type", ""), ("outcome", "invalid_request"))): 1,
     }

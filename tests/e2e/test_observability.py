@@ -27,17 +27,18 @@ HEADERS = {"accept": "application/json, text/event-stream", "mcp-protocol-versio
 OPERATION = "mcp_server_operation_duration_seconds"
 TRACE_ID = "4bf92f3577b34da6a3ce929d0e0e4736"
 CALLER_SPAN = "00f067aa0ba902b7"
+OTHER_TRACE = "5c0ffee0000000000000000000000001"
 
 
 def call(server: LiveServer, name: str, arguments: dict, headers: dict | None = None, meta: dict | None = None,
-         ) -> dict:
+         query: str = "") -> dict:
     params: dict = {"name": name, "arguments": arguments}
     if meta:
         params["_meta"] = meta
     # A connection of its own: the kernel hands each to whichever worker accepts first.
     with httpx.Client(headers={"connection": "close"}) as client:
-        resp = client.post(server.mcp_url, json={"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params},
-                           headers={**HEADERS, **(headers or {})}, timeout=15)
+        resp = client.post(server.mcp_url + query, headers={**HEADERS, **(headers or {})}, timeout=15,
+                           json={"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params})
     assert resp.status_code == 200, resp.text
     return resp.json()
 
@@ -81,7 +82,8 @@ def test_a_two_worker_server_reports_every_tools_call_once_whichever_worker_is_s
         for _ in range(4):  # each scrape on a connection of its own: any worker answers, with the sum
             samples = scrape(server)
             assert operations(samples, "probe_echo") == sent
-            assert operations(samples, "_OTHER", "tool_error" if unknown["result"].get("isError") else "-32602") == 1
+            assert unknown["result"]["isError"] is True  # "Unknown tool": a tool error, as the SDK's span says
+            assert operations(samples, "_OTHER", "tool_error") == 1
             assert not any("no_such_tool" in str(labels) for _, labels in samples)
         http_posts = samples[("http_server_request_duration_seconds_count", (
             ("http_request_method", "POST"), ("http_response_status_code", "200"), ("http_route", "/mcp")))]
@@ -122,10 +124,14 @@ def test_metrics_are_refused_to_what_came_through_a_proxy_and_to_scrapers_not_co
     server = LiveServer(database_url, tmp_path / "again.log", module="tests.e2e.probe_server").start()
     try:
         assert httpx.get(f"{server.base_url}/metrics", timeout=5).status_code == 200
-        through_proxy = httpx.get(f"{server.base_url}/metrics", headers={"x-forwarded-for": "203.0.113.9"}, timeout=5)
-        assert through_proxy.status_code == 404 and through_proxy.text == "Not Found"
-        assert httpx.get(f"{server.base_url}/metrics", headers={"forwarded": "for=127.0.0.1"},
-                         timeout=5).status_code == 404
+        unknown = httpx.get(f"{server.base_url}/no-such-path", timeout=5)
+        for headers in ({"x-forwarded-for": "203.0.113.9"}, {"forwarded": "for=127.0.0.1"}, {"X-Real-IP": "1.2.3.4"},
+                        {"via": "1.1 edge"}):
+            through_proxy = httpx.get(f"{server.base_url}/metrics", headers=headers, timeout=5)
+            assert (through_proxy.status_code, through_proxy.text) == (404, unknown.text), headers
+        # Neither another method nor a slash says the path exists (a 405, a redirect)
+        assert httpx.post(f"{server.base_url}/metrics", timeout=5).status_code == 404
+        assert httpx.get(f"{server.base_url}/metrics/", timeout=5).status_code == 404
     finally:
         server.stop()
 
@@ -139,10 +145,12 @@ def test_one_tool_call_is_one_exported_span_tree_under_the_callers_traceparent(d
             "APP_STORAGE_BACKEND": "s3", "APP_S3_BUCKET": "traced", "APP_S3_ENDPOINT_URL": s3.endpoint_url,
             "APP_OUTBOUND_ALLOWLIST": files.origin.removeprefix("http://")}).start()
         try:
-            answer = call(server, "probe_fetch", {"url": url},
+            answer = call(server, "probe_fetch", {"url": url}, query="?sig=SECRETSIG&name=a%23b.csv",
                           headers={"traceparent": f"00-{TRACE_ID}-{CALLER_SPAN}-01"})
             assert answer["result"]["structuredContent"]["status"] == 200, answer
+            call(server, "no_such_tool", {}, headers={"traceparent": f"00-{OTHER_TRACE}-{CALLER_SPAN}-01"})
             spans = receiver.trace(TRACE_ID, until=lambda got: any(s.name == "POST /mcp" for s in got))
+            unknown = receiver.trace(OTHER_TRACE, until=lambda got: any(s.name.startswith("tools/") for s in got))
             events = server.settled_log()
         finally:
             server.stop()
@@ -150,6 +158,7 @@ def test_one_tool_call_is_one_exported_span_tree_under_the_callers_traceparent(d
     http = by_name["POST /mcp"]
     assert (http.kind, http.parent_span_id, http.attributes["http.route"]) == (2, CALLER_SPAN, "/mcp")
     assert http.service == "chatgpt-mcp-app-server"
+    assert not [s.name for s in spans if "SECRETSIG" in repr(s) or "a#b" in repr(s)]  # the query: in no span
     mcp = by_name["tools/call probe_fetch"]
     assert mcp.parent_span_id == http.span_id
     assert mcp.attributes["gen_ai.tool.name"] == "probe_fetch"
@@ -161,6 +170,9 @@ def test_one_tool_call_is_one_exported_span_tree_under_the_callers_traceparent(d
                for s in below), [s.name for s in below]
     assert any(s.attributes.get("db.system") == "sqlite" or s.attributes.get("db.system") == "postgresql"
                for s in below), [s.name for s in below]
+    # A tool name of the client's own names no span (trace backends index span names).
+    (named,) = [s for s in unknown if s.name.startswith("tools/")]
+    assert (named.name, named.attributes["gen_ai.tool.name"]) == ("tools/call _OTHER", "_OTHER")
     # Every line of that request carries its trace id; the tool's line, the MCP span's id.
     lines = [e for e in events if e.get("request_id") == next(
         e["request_id"] for e in events if e.get("event") == "mcp.tool_call")]

@@ -104,18 +104,26 @@ def test_a_live_workers_gauges_are_kept(tmp_path: Path):
     assert (tmp_path / f"gauge_livesum_{os.getpid()}.db").exists()
 
 
+def _restored_after(monkeypatch: pytest.MonkeyPatch) -> None:
+    """prepare_multiprocess_dir sets the variable for good: recorded here, so the test leaves it as it was."""
+    monkeypatch.setenv("PROMETHEUS_MULTIPROC_DIR", "recorded")
+    monkeypatch.delenv("PROMETHEUS_MULTIPROC_DIR")
+
+
 def test_the_configured_metrics_dir_is_emptied_of_samples_only(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
-    monkeypatch.delenv("PROMETHEUS_MULTIPROC_DIR", raising=False)
-    (tmp_path / "counter_123.db").write_bytes(b"stale")
+    _restored_after(monkeypatch)
+    for stale in ("counter_123.db", "histogram_9.db", "gauge_livesum_77.db", "gauge_mostrecent_5.db"):
+        (tmp_path / stale).write_bytes(b"stale")
     (tmp_path / "notes.txt").write_text("an operator's")
+    (tmp_path / "app.db").write_bytes(b"SQLite format 3")  # the directory chosen may be the database's own
     assert prepare_multiprocess_dir(str(tmp_path)) == str(tmp_path)
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["notes.txt"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["app.db", "notes.txt"]
     assert os.environ["PROMETHEUS_MULTIPROC_DIR"] == str(tmp_path)
 
 
 def test_a_metrics_dir_that_cannot_be_written_is_one_line_naming_the_variable(tmp_path: Path,
                                                                                monkeypatch: pytest.MonkeyPatch):
-    monkeypatch.delenv("PROMETHEUS_MULTIPROC_DIR", raising=False)
+    _restored_after(monkeypatch)
     blocker = tmp_path / "a-file"
     blocker.write_text("not a directory")
     with pytest.raises(MetricsDirError) as refused:
@@ -161,3 +169,14 @@ def test_what_the_otel_variables_ask_for(environ, requested, lines):
 ])
 def test_the_trace_id_of_a_traceparent_header(header, trace_id):
     assert trace_id_of(header) == trace_id
+
+
+def test_nothing_python_m_app_imports_before_serve_prepares_the_metrics_dir_imports_prometheus_client():
+    # prometheus-client picks its value class when first imported: imported before serve sets the directory, a
+    # worker's samples stay in its memory and a scrape of several workers reports one.
+    probe = ("import sys, app.__main__, app.settings, app.observability.multiprocess, app.observability.traces, "
+             "tests.e2e.probe_server; print(sorted(m for m in sys.modules if m.startswith(('prometheus_client', "
+             "'opentelemetry.sdk'))))")
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True,
+                          cwd=Path(__file__).parents[2])
+    assert done.stdout.strip() == "[]"
