@@ -12,7 +12,11 @@ FROM python:3.11-slim
 ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1 PIP_NO_CACHE_DIR=1 PIP_DISABLE_PIP_VERSION_CHECK=1
 RUN useradd --system --uid 10001 --home-dir /srv --create-home app
 COPY --from=build /wheels /wheels
-RUN pip install /wheels/*.whl && rm -rf /wheels
+# Every dependency at the version and with the hashes of requirements.lock (./dev lock; CI checks it matches
+# pyproject.toml), then the server itself without resolving anything again.
+COPY requirements.lock /tmp/requirements.lock
+RUN pip install --require-hashes --no-deps -r /tmp/requirements.lock \
+    && pip install --no-deps /wheels/*.whl && rm -rf /wheels /tmp/requirements.lock
 WORKDIR /srv
 USER app
 # SQLite under /srv/var unless APP_DATABASE_URL points at PostgreSQL (docker-compose.yml does).

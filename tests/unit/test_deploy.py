@@ -1,0 +1,182 @@
+"""The deployment artefacts, validated offline (no cluster, no Docker engine here): every kustomize overlay
+renders and validates strictly against the Kubernetes API's schemas, and says what the server needs;
+docker-compose.yml follows the Compose Specification and has the whole stack; the image installs from the
+lock file."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parents[2]
+OVERLAYS = sorted(p for p in (ROOT / "deploy" / "k8s" / "overlays").iterdir() if p.is_dir())
+KUBERNETES = "1.37.0"  # the newest kubernetes-validate knows: the manifests use nothing removed since 1.29
+WORKLOADS = ("Deployment", "Job", "CronJob")
+
+pytestmark = pytest.mark.skipif(shutil.which("kubectl") is None, reason="kubectl (with kustomize) is not installed")
+
+
+def render(overlay: Path) -> str:
+    done = subprocess.run(["kubectl", "kustomize", str(overlay)], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+@pytest.fixture(scope="module", params=OVERLAYS, ids=[p.name for p in OVERLAYS])
+def overlay(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[dict]]:
+    text = render(request.param)
+    path = tmp_path_factory.mktemp(request.param.name) / "rendered.yaml"
+    path.write_text(text)
+    return path, [doc for doc in yaml.safe_load_all(text) if doc]
+
+
+def by_kind(docs: list[dict], kind: str) -> list[dict]:
+    return [d for d in docs if d["kind"] == kind]
+
+
+def pod_spec(doc: dict) -> dict[str, Any]:
+    spec = doc["spec"]
+    if doc["kind"] == "CronJob":
+        spec = spec["jobTemplate"]["spec"]
+    return spec["template"]["spec"]
+
+
+def config(docs: list[dict]) -> dict[str, str]:
+    (config_map,) = by_kind(docs, "ConfigMap")
+    return config_map["data"]
+
+
+def validate(path: Path) -> subprocess.CompletedProcess[str]:
+    # The script beside this interpreter (a dev dependency), whatever PATH says.
+    return subprocess.run([str(Path(sys.executable).parent / "kubernetes-validate"), "-k", KUBERNETES, "--strict",
+                           "--quiet", str(path)], capture_output=True, text=True, timeout=120)
+
+
+def test_every_overlay_renders_and_validates_strictly(overlay):
+    path, docs = overlay
+    done = validate(path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert {d["kind"] for d in docs} >= {"Deployment", "Service", "Ingress", "HorizontalPodAutoscaler",
+                                         "PodDisruptionBudget", "Job", "CronJob", "NetworkPolicy", "ConfigMap",
+                                         "ServiceAccount"}
+
+
+def test_strict_validation_refuses_a_field_kubernetes_does_not_have(overlay, tmp_path):
+    _, docs = overlay
+    (deployment,) = by_kind(docs, "Deployment")
+    pod_spec(deployment)["containers"][0]["readOnlyRootFileSystem"] = True  # the real field: ...Filesystem
+    broken = tmp_path / "broken.yaml"
+    broken.write_text(yaml.safe_dump(deployment))
+    assert validate(broken).returncode != 0
+
+
+def test_no_setting_trusts_every_proxy_or_every_scraper(overlay):
+    _, docs = overlay
+    data = config(docs)
+    for name in ("APP_TRUSTED_PROXIES", "APP_METRICS_SCRAPERS"):
+        assert data[name] and "*" not in data[name] and "0.0.0.0/0" not in data[name], (name, data[name])
+    rendered = json.dumps(docs).lower()
+    assert "forwarded-allow-ips" not in rendered and "forwarded_allow_ips" not in rendered
+
+
+def test_every_pod_runs_unprivileged_on_a_read_only_root_with_its_config_and_secrets(overlay):
+    _, docs = overlay
+    workloads = [d for d in docs if d["kind"] in WORKLOADS]
+    assert len(workloads) == 3
+    for doc in workloads:
+        spec = pod_spec(doc)
+        assert spec["securityContext"]["runAsNonRoot"] is True and spec["automountServiceAccountToken"] is False
+        for container in spec["containers"]:
+            context = container["securityContext"]
+            assert context["readOnlyRootFilesystem"] is True and context["allowPrivilegeEscalation"] is False
+            assert context["capabilities"]["drop"] == ["ALL"]
+            assert "/tmp" in {m["mountPath"] for m in container["volumeMounts"]}
+            sources = {next(iter(ref)): ref[next(iter(ref))]["name"] for ref in container["envFrom"]}
+            assert sources["secretRef"] == "chatgpt-mcp-app-secrets"
+            assert sources["configMapRef"] == by_kind(docs, "ConfigMap")[0]["metadata"]["name"]
+
+
+def test_the_server_probes_drains_and_leaves_migrations_to_the_release_job(overlay):
+    _, docs = overlay
+    (deployment,) = by_kind(docs, "Deployment")
+    spec = pod_spec(deployment)
+    (app,) = spec["containers"]
+    assert app["readinessProbe"]["httpGet"]["path"] == "/readyz"
+    assert app["livenessProbe"]["httpGet"]["path"] == app["startupProbe"]["httpGet"]["path"] == "/healthz"
+    assert app["args"][:4] == ["python", "-m", "app", "serve"]
+    data = config(docs)
+    assert (data["APP_MIGRATE_ON_START"], data["APP_SEED_ON_START"]) == ("false", "false")
+    # preStop, then APP_SHUTDOWN_GRACE for requests in flight, then at most 5 s of trace flushing: all before SIGKILL.
+    pause = int(app["lifecycle"]["preStop"]["exec"]["command"][-1])
+    assert spec["terminationGracePeriodSeconds"] >= pause + int(data["APP_SHUTDOWN_GRACE"]) + 5 + 5
+    assert {m["mountPath"]: m["name"] for m in app["volumeMounts"]}[data["APP_METRICS_DIR"]] == "metrics"
+    (job,) = by_kind(docs, "Job")
+    assert pod_spec(job)["containers"][0]["args"] == ["sh", "-c", "python -m app migrate && python -m app seed"]
+    (cron,) = by_kind(docs, "CronJob")
+    assert pod_spec(cron)["containers"][0]["args"] == ["python", "-m", "app", "files", "sweep"]
+    assert cron["spec"]["concurrencyPolicy"] == "Forbid"
+
+
+def test_the_ingress_routes_the_public_paths_and_never_metrics(overlay):
+    _, docs = overlay
+    (ingress,) = by_kind(docs, "Ingress")
+    routes = {p["path"]: p["pathType"] for rule in ingress["spec"]["rules"] for p in rule["http"]["paths"]}
+    assert {"/mcp", "/.well-known/", "/authorize", "/token", "/jwks.json"} <= set(routes)
+    # Neither named nor under a prefix: "/" as a Prefix would route every path, /metrics included.
+    assert "/metrics" not in routes and routes["/"] == "Exact"
+    assert not [path for path, kind in routes.items() if kind == "Prefix" and "/metrics".startswith(path)]
+    assert ingress["spec"]["tls"][0]["hosts"] == [ingress["spec"]["rules"][0]["host"]]
+    assert config(docs)["APP_BASE_URL"] == f"https://{ingress['spec']['rules'][0]['host']}"
+
+
+def test_production_runs_replicas_that_share_their_keys_and_limits():
+    docs = [d for d in yaml.safe_load_all(render(ROOT / "deploy" / "k8s" / "overlays" / "production")) if d]
+    (deployment,) = by_kind(docs, "Deployment")
+    (hpa,) = by_kind(docs, "HorizontalPodAutoscaler")
+    assert deployment["spec"]["replicas"] >= 2 and hpa["spec"]["minReplicas"] >= 2
+    data = config(docs)
+    assert data["APP_ENV"] == "production" and data["APP_STORAGE_BACKEND"] == "s3"
+    # Keys, secret, database and Redis come from the Secret, never from the manifests.
+    assert not by_kind(docs, "Secret")
+    assert not {"APP_OAUTH_SIGNING_KEYS", "APP_SECRET_KEY", "APP_DATABASE_URL", "APP_REDIS_URL"} & set(data)
+
+
+def test_compose_follows_the_compose_specification_and_runs_the_whole_stack():
+    schema = json.loads((ROOT / "deploy" / "compose" / "compose-spec.json").read_text())
+    compose = yaml.safe_load((ROOT / "docker-compose.yml").read_text())
+    jsonschema.validate(compose, schema, cls=jsonschema.Draft7Validator)
+    services = compose["services"]
+    assert {"db", "minio", "bucket", "redis", "migrate", "app", "sweeper"} <= set(services)
+    app = services["app"]
+    assert app["environment"]["APP_REDIS_URL"].startswith("redis://redis:")
+    assert app["environment"]["APP_S3_ENDPOINT_URL"].endswith("minio:9000}")
+    assert (app["environment"]["APP_MIGRATE_ON_START"], app["environment"]["APP_SEED_ON_START"]) == ("false", "false")
+    assert app["depends_on"]["migrate"] == {"condition": "service_completed_successfully"}
+    assert "files sweep" in " ".join(services["sweeper"]["command"])
+
+
+def test_compose_validation_refuses_what_the_specification_does_not_have():
+    schema = json.loads((ROOT / "deploy" / "compose" / "compose-spec.json").read_text())
+    compose = yaml.safe_load((ROOT / "docker-compose.yml").read_text())
+    compose["services"]["app"]["restart_policy"] = "always"  # a deploy.restart_policy key, not a service's
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(compose, schema, cls=jsonschema.Draft7Validator)
+
+
+def test_the_image_installs_every_dependency_from_the_hashed_lock_and_the_server_without_resolving():
+    runtime = (ROOT / "Dockerfile").read_text().split("\nFROM ")[-1]
+    assert "COPY requirements.lock" in runtime
+    assert "pip install --require-hashes --no-deps -r /tmp/requirements.lock" in runtime
+    assert "pip install --no-deps /wheels/*.whl" in runtime
+    lock = (ROOT / "requirements.lock").read_text()
+    pinned = [line for line in lock.splitlines() if line and not line.startswith((" ", "#"))]
+    assert pinned and all("==" in line for line in pinned)
+    assert lock.count("--hash=sha256:") >= len(pinned)
