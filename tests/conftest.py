@@ -6,6 +6,7 @@ dropped afterwards); otherwise a fresh SQLite file is used.
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
 import os
@@ -179,9 +180,9 @@ def redis_url() -> str:
     return REDIS_URL
 
 
-@pytest.fixture
-def redis_prefix(redis_url: str) -> Iterator[str]:
-    """A key prefix of this test's own; its keys are deleted afterwards."""
+@contextlib.contextmanager
+def redis_keys(redis_url: str) -> Iterator[str]:
+    """A key prefix of its own for the block; its keys are deleted afterwards."""
     import redis
 
     prefix = f"test-{uuid.uuid4().hex[:12]}"
@@ -191,6 +192,13 @@ def redis_prefix(redis_url: str) -> Iterator[str]:
     if keys:
         client.delete(*keys)
     client.close()
+
+
+@pytest.fixture
+def redis_prefix(redis_url: str) -> Iterator[str]:
+    """A key prefix of this test's own; its keys are deleted afterwards."""
+    with redis_keys(redis_url) as prefix:
+        yield prefix
 
 
 @pytest.fixture(scope="session")

@@ -3,13 +3,16 @@
 ``probe_echo`` (anyone: answers with what it was sent, at most 1,000 characters), ``probe_card`` and its
 app-only ``probe_card_details`` (a widget of its own, inline HTML), and ``probe_notes`` (anyone, and more
 for a token with ``probe.read``); ``probe_fetch`` (anyone: fetches a URL through the outbound guard, keeps
-the bytes in storage and reads the accounts table: one call that reaches every layer a trace follows).
+the bytes in storage and reads the accounts table: one call that reaches every layer a trace follows), and
+``probe_link`` (a download link for what it kept) and ``probe_sleep`` (a request that stays in flight).
 """
 
 from __future__ import annotations
 
 from typing import Annotated
 
+import anyio
+import structlog
 from mcp.types import CallToolResult
 from pydantic import BaseModel, Field
 from sqlalchemy import func, select
@@ -24,6 +27,7 @@ from app.mcp.registry import ToolRegistry
 from app.mcp.results import tool_result
 from app.mcp.widgets import Widget
 
+log = structlog.get_logger("tests.probe")
 PROBE_WIDGET = Widget(name="probe", title="Probe card", description="Shows the probe's card.",
                       html_override="<!doctype html><html><head><title>probe</title></head>"
                                     "<body><main id='root'></main></body></html>")
@@ -49,6 +53,15 @@ class Kept(BaseModel):
     status: int
     size: int
     accounts: int
+    key: str
+
+
+class Link(BaseModel):
+    url: str
+
+
+class Slept(BaseModel):
+    slept_ms: int
 
 
 class AccountCount:
@@ -88,9 +101,24 @@ def _tools(registry: ToolRegistry, deps: Deps) -> None:
     async def probe_fetch(url: str) -> Annotated[CallToolResult, Kept]:
         assert deps.guard is not None and deps.storage is not None
         fetched = await deps.guard.fetch(url)  # one span per request (app.net.guard)
-        await deps.storage.put_bytes(fetched.body)  # S3 spans (botocore) with APP_STORAGE_BACKEND=s3
+        stored = await deps.storage.put_bytes(fetched.body)  # S3 spans (botocore) with APP_STORAGE_BACKEND=s3
         n = await deps.db.read(lambda uow: uow.repository(AccountCount).count())  # a SQL span
-        return tool_result(Kept(status=fetched.status, size=len(fetched.body), accounts=n), "kept")
+        return tool_result(Kept(status=fetched.status, size=len(fetched.body), accounts=n, key=stored.key), "kept")
+
+    @registry.tool(name="probe_link", title="Download link", description="Test-only: a download link for what "
+                   "probe_fetch kept", **common)
+    async def probe_link(key: Annotated[str, Field(max_length=512)]) -> Annotated[CallToolResult, Link]:
+        assert deps.storage is not None
+        url = await deps.storage.download_url(key, file_name="kept.bin", content_type="application/octet-stream",
+                                              ttl=60)
+        return tool_result(Link(url=url), url)
+
+    @registry.tool(name="probe_sleep", title="Sleep", description="Test-only: answers after this many "
+                   "milliseconds (a request in flight)", **common)
+    async def probe_sleep(ms: Annotated[int, Field(ge=0, le=10_000)]) -> Annotated[CallToolResult, Slept]:
+        log.info("probe.sleeping", ms=ms)  # the request is in: what a test waits for before stopping the server
+        await anyio.sleep(ms / 1000)
+        return tool_result(Slept(slept_ms=ms), f"slept {ms} ms")
 
     @registry.tool(name="probe_notes", title="Probe notes", description="Test-only: more for a linked account",
                    read_only=True, destructive=False, open_world=False, security=[NOAUTH, oauth2("probe.read")])
