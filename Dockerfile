@@ -11,12 +11,13 @@ RUN pip wheel --no-deps -w /wheels .
 FROM python:3.11-slim
 ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1 PIP_NO_CACHE_DIR=1 PIP_DISABLE_PIP_VERSION_CHECK=1
 RUN useradd --system --uid 10001 --home-dir /srv --create-home app
-COPY --from=build /wheels /wheels
 # Every dependency at the version and with the hashes of requirements.lock (./dev lock; CI checks it matches
-# pyproject.toml), then the server itself without resolving anything again.
+# pyproject.toml), in a layer of its own (a code change reinstalls none of them); then the server itself
+# without resolving anything again, and pip's check that the two agree.
 COPY requirements.lock /tmp/requirements.lock
-RUN pip install --require-hashes --no-deps -r /tmp/requirements.lock \
-    && pip install --no-deps /wheels/*.whl && rm -rf /wheels /tmp/requirements.lock
+RUN pip install --require-hashes --no-deps -r /tmp/requirements.lock && rm /tmp/requirements.lock
+COPY --from=build /wheels /wheels
+RUN pip install --no-deps /wheels/*.whl && rm -rf /wheels && pip check
 WORKDIR /srv
 USER app
 # SQLite under /srv/var unless APP_DATABASE_URL points at PostgreSQL (docker-compose.yml does).

@@ -126,33 +126,41 @@ def test_a_file_kept_by_one_replica_is_downloaded_through_a_link_the_other_signs
 def test_a_replica_stopped_under_load_finishes_what_it_took_while_the_other_answers(fleet: Fleet):
     a, b = fleet.a, fleet.b
     assert a.process is not None
-    with ThreadPoolExecutor(6) as pool:
-        in_flight = [pool.submit(call, a, "probe_sleep", {"ms": 1500}) for _ in range(6)]
-        deadline = time.monotonic() + 15
-        while len([line for line in a.log_lines() if '"probe.sleeping"' in line]) < 6:  # all six taken by A
-            assert time.monotonic() < deadline, "A did not take the six requests"
-            time.sleep(0.02)  # waiting for A's log writer, not a test delay
-        answered_by_b: list[tuple[float, int]] = []  # when each answer came, and its status
-        stop = threading.Event()
+    answered_by_b: list[tuple[float, int]] = []  # when each answer came, and its status
+    stop = threading.Event()
 
-        def keep_calling_b() -> None:
-            while not stop.is_set():
-                status = call(b, "probe_echo", {"text": "still here"}).status_code
-                answered_by_b.append((time.monotonic(), status))
+    def keep_calling_b() -> None:
+        while not stop.is_set():
+            status = call(b, "probe_echo", {"text": "still here"}).status_code
+            answered_by_b.append((time.monotonic(), status))
 
-        other = pool.submit(keep_calling_b)
-        stopped_at = time.monotonic()
-        a.process.send_signal(signal.SIGTERM)  # a rolling deploy, a scale-down, a node drain
-        results = [future.result(timeout=30) for future in in_flight]
+    def slow_call() -> tuple[httpx.Response, float]:
+        response = call(a, "probe_sleep", {"ms": 3000})
+        return response, time.monotonic()
+
+    other = threading.Thread(target=keep_calling_b)
+    other.start()
+    try:
+        with ThreadPoolExecutor(6) as pool:
+            in_flight = [pool.submit(slow_call) for _ in range(6)]
+            deadline = time.monotonic() + 15
+            while len([line for line in a.log_lines() if '"probe.sleeping"' in line]) < 6:  # all six taken by A
+                assert time.monotonic() < deadline, "A did not take the six requests"
+                time.sleep(0.02)  # waiting for A's log writer, not a test delay
+            stopped_at = time.monotonic()
+            a.process.send_signal(signal.SIGTERM)  # a rolling deploy, a scale-down, a node drain
+            results = [future.result(timeout=30) for future in in_flight]
         exit_code = a.process.wait(timeout=30)
-        exited_at = time.monotonic()
+    finally:
         stop.set()
-        other.result(timeout=30)
-    assert [r.status_code for r in results] == [200] * 6
-    assert [structured(r)["slept_ms"] for r in results] == [1500] * 6
+        other.join(timeout=30)
+    assert [r.status_code for r, _ in results] == [200] * 6
+    assert [structured(r)["slept_ms"] for r, _ in results] == [3000] * 6
+    first_done = min(done for _, done in results)
+    assert first_done > stopped_at  # the six were in flight when the signal came: finished during the drain
     assert exit_code == 0
     assert {status for _, status in answered_by_b} == {200}
-    assert [at for at, _ in answered_by_b if stopped_at < at < exited_at], "B answered nothing while A drained"
+    assert [at for at, _ in answered_by_b if stopped_at < at < first_done], "B answered nothing while A drained"
     events = [json.loads(line) for line in a.log_lines() if line.startswith("{")]
     assert len([e for e in events if e.get("event") == "mcp.tool_call" and e.get("tool") == "probe_sleep"
                 and e.get("outcome") == "ok"]) == 6
