@@ -23,8 +23,9 @@ from sqlalchemy.engine import Connection
 
 import app
 
-# Databases created by 0.1.0 carry one alembic branch per feature. Their schema is exactly
-# what 0003_cafes builds, so they are restamped onto the linear history before upgrading.
+# Databases migrated before the history was made linear (commit 29c6990) carry one alembic branch per
+# feature. Their schema is exactly what 0003_cafes builds, so they are restamped onto the linear history
+# before upgrading.
 LEGACY_HEADS = frozenset({"search_0001", "zoo_0001", "cafes_0001"})
 LEGACY_EQUIVALENT = "0003_cafes"
 
@@ -110,12 +111,13 @@ def new_revision(database_url: str, message: str, *, autogenerate: bool = True) 
 
 
 def restamp_legacy(connection: Connection) -> None:
-    """Move a 0.1.0 database (per-feature branches) onto the linear history; call under the migration lock."""
+    """Move a database of the per-feature branches onto the linear history; call under the migration lock."""
     current = current_revisions(connection)
     if current and current <= LEGACY_HEADS:
         if current != LEGACY_HEADS:
-            raise MigrationError(f"the database is stamped {sorted(current)}, part of the pre-0.2 per-feature "
-                                 f"history; migrate it with 0.1.0 first, or start from an empty database")
+            raise MigrationError(f"the database is stamped {sorted(current)}, part of the per-feature history of "
+                                 f"before commit 29c6990: migrate it with that history first (all three "
+                                 f"branches), or start from an empty database")
         connection.execute(text("DELETE FROM alembic_version"))
         connection.execute(text("INSERT INTO alembic_version (version_num) VALUES (:rev)"),
                            {"rev": LEGACY_EQUIVALENT})
