@@ -46,10 +46,10 @@ class Deps:
     settings: Settings
     db: Database
     # Counters and per-caller budgets, shared by the fleet when APP_REDIS_URL is set.
-    limits: Limits = field(default_factory=Limits.in_process)
+    limits: Limits
     # Every fetch of a URL a caller gave goes through the guard; every byte at rest through storage.
-    guard: OutboundGuard | None = None
-    storage: Storage | None = None
+    guard: OutboundGuard
+    storage: Storage
     # Offered by a feature (search) when present; None when no feature indexes documents.
     documents: PrivateDocuments | None = None
 

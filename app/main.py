@@ -194,6 +194,7 @@ def tool_charges(registry: ToolRegistry, settings: Settings) -> dict[str, Charge
 
 def build_deps(settings: Settings, db: Database, features: Sequence[Feature], *, guard: OutboundGuard | None = None,
                storage: Storage | None = None, limits: Limits | None = None) -> Deps:
+    """The shared services: each the one given (tests), else the one the settings describe."""
     return Deps(settings=settings, db=db, limits=limits or open_limits(settings),
                 guard=guard or OutboundGuard(allowlist=settings.outbound_allowlist),
                 storage=storage or open_storage(settings), documents=documents_of(features))
@@ -214,8 +215,7 @@ async def run_command(settings: Settings, feature_name: str, command: str) -> st
     try:
         return await run(deps)
     finally:
-        if deps.storage is not None:
-            await deps.storage.aclose()
+        await deps.storage.aclose()
         await deps.limits.aclose()
         db.dispose()
 
@@ -303,9 +303,8 @@ def create_app(
         raise StartupRefused("\n".join(refusals))
     features = discover_features() if features is None else list(features)
     db = db or open_database(settings)
-    guard = guard or OutboundGuard(allowlist=settings.outbound_allowlist)
-    storage = storage or open_storage(settings)
-    limits = limits or open_limits(settings)
+    deps = build_deps(settings, db, features, guard=guard, storage=storage, limits=limits)
+    guard, storage, limits = deps.guard, deps.storage, deps.limits
     if metrics is None and settings.metrics:
         metrics = Metrics()
     if metrics is not None:
@@ -313,7 +312,6 @@ def create_app(
         limits.on_refused = metrics.limit_refused
     if tracing is not None:
         tracing.instrument_engine(db.engine)
-    deps = build_deps(settings, db, features, guard=guard, storage=storage, limits=limits)
     try:
         catalog = ScopeCatalog(scope for feature in features for scope in feature.scopes)
     except ValueError as exc:

@@ -99,7 +99,6 @@ def _tools(registry: ToolRegistry, deps: Deps) -> None:
                    "outbound guard, keeps its bytes in storage and counts the accounts", read_only=False,
                    destructive=False, open_world=True, security=[NOAUTH])
     async def probe_fetch(url: str) -> Annotated[CallToolResult, Kept]:
-        assert deps.guard is not None and deps.storage is not None
         fetched = await deps.guard.fetch(url)  # one span per request (app.net.guard)
         stored = await deps.storage.put_bytes(fetched.body)  # S3 spans (botocore) with APP_STORAGE_BACKEND=s3
         n = await deps.db.read(lambda uow: uow.repository(AccountCount).count())  # a SQL span
@@ -108,7 +107,6 @@ def _tools(registry: ToolRegistry, deps: Deps) -> None:
     @registry.tool(name="probe_link", title="Download link", description="Test-only: a download link for what "
                    "probe_fetch kept", **common)
     async def probe_link(key: Annotated[str, Field(max_length=512)]) -> Annotated[CallToolResult, Link]:
-        assert deps.storage is not None
         url = await deps.storage.download_url(key, file_name="kept.bin", content_type="application/octet-stream",
                                               ttl=60)
         return tool_result(Link(url=url), url)

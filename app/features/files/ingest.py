@@ -208,8 +208,6 @@ class Files:
 
     @classmethod
     def of(cls, deps: Deps) -> Files:
-        if deps.storage is None or deps.guard is None:
-            raise ValueError("the files feature needs storage and the outbound guard (Deps.storage, Deps.guard)")
         s = deps.settings
         return cls(db=deps.db, storage=deps.storage, guard=deps.guard, documents=deps.documents,
                    max_bytes=s.files_max_bytes, fetch_timeout=s.files_fetch_timeout, anon_ttl=s.files_anon_ttl,
