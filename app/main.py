@@ -254,7 +254,7 @@ def build_auth(settings: Settings, db: Database, catalog: ScopeCatalog, guard: O
                ) -> tuple[TokenVerifier, list[BaseRoute]]:
     """The token verifier for /mcp and the routes of the metadata documents and the authorization server."""
     routes = protected_resource_routes(settings.mcp_url, settings.resource_metadata_url, settings.issuer,
-                                       catalog.names)
+                                       catalog.names, settings.server_title)
     if settings.auth_mode == "external":
         verifier = ExternalTokenVerifier(RemoteJwks(settings.oauth_jwks_url or "", guard), issuer=settings.issuer,
                                          audience=settings.token_audience, resource=settings.mcp_url, catalog=catalog)
@@ -320,7 +320,8 @@ def create_app(
     # Local files are downloaded from this app through signed links; S3 serves its own presigned URLs.
     storage_routes = storage.routes() if isinstance(storage, LocalStorage) else []
 
-    registry = ToolRegistry(widget_domain=settings.widget_domain,
+    registry = ToolRegistry(name=settings.server_name, title=settings.server_title,
+                            widget_domain=settings.widget_domain,
                             resource_metadata_url=settings.resource_metadata_url)
     feature_routes: list[BaseRoute] = []
     for feature in features:

@@ -51,6 +51,9 @@ class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix=ENV_PREFIX, env_file=".env", extra="ignore", frozen=True)
 
     base_url: str = "http://127.0.0.1:8000"
+    # The brand: the MCP serverInfo name (a machine name) and title, and the OAuth metadata's resource_name.
+    server_name: str = Field(default="chatgpt-app-server", pattern=r"^[a-z0-9][a-z0-9._-]{0,63}$")
+    server_title: str = Field(default="ChatGPT App Server", min_length=1, max_length=100)
     database_url: str = "sqlite:///./var/app.db"
     allowed_hosts: Annotated[list[str], NoDecode] = Field(default_factory=list)
     allowed_origins: Annotated[list[str], NoDecode] = Field(default_factory=list)

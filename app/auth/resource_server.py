@@ -82,14 +82,15 @@ def linked_account(what: str) -> str:
     return token.subject
 
 
-def protected_resource_routes(resource: str, metadata_url: str, issuer: str, scopes: list[str]) -> list[Route]:
+def protected_resource_routes(resource: str, metadata_url: str, issuer: str, scopes: list[str],
+                              resource_name: str) -> list[Route]:
     """RFC 9728 metadata of /mcp, at the path-suffixed URL the challenges name AND at the root.
 
     Written here rather than with the SDK's helper: its URL type appends a slash to a bare
     origin, and ChatGPT needs ``authorization_servers`` to equal the issuer byte for byte.
     """
     document = {"resource": resource, "authorization_servers": [issuer], "scopes_supported": scopes,
-                "bearer_methods_supported": ["header"], "resource_name": "ChatGPT App Server"}
+                "bearer_methods_supported": ["header"], "resource_name": resource_name}
     headers = {"cache-control": "public, max-age=300", "access-control-allow-origin": "*"}
 
     async def metadata(_: Request) -> Response:

@@ -65,8 +65,9 @@ class _ToolSpec:
 class ToolRegistry:
     widget_domain: str
     resource_metadata_url: str
-    name: str = "chatgpt-app-server"
-    title: str = "ChatGPT App Server"
+    # serverInfo's name and title: the brand, APP_SERVER_NAME / APP_SERVER_TITLE (the composition root passes them).
+    name: str
+    title: str
     _tools: dict[str, _ToolSpec] = field(default_factory=dict)
     _widgets: dict[str, Widget] = field(default_factory=dict)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
@@ -55,3 +56,22 @@ def test_a_bad_token_on_a_path_other_than_mcp_is_not_checked(settings):
                           json={"jsonrpc": "2.0", "id": 1, "method": "ping"})
     assert missing.status_code == 404
     assert mcp.status_code == 401
+
+
+def test_the_brand_is_one_setting_in_server_info_and_the_resource_metadata(database_url):
+    from app.settings import SettingsError, load_settings
+
+    settings = load_settings(database_url=database_url, server_name="acme-recipes", server_title="Acme Recipes",
+                             _env_file=None)
+    with TestClient(create_app(settings, features=[]), base_url=settings.base_url) as client:
+        init = client.post("/mcp", headers={"accept": "application/json, text/event-stream"}, json={
+            "jsonrpc": "2.0", "id": 1, "method": "initialize",
+            "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                       "clientInfo": {"name": "t", "version": "1"}}})
+        metadata = client.get("/.well-known/oauth-protected-resource")
+    info = init.json()["result"]["serverInfo"]
+    assert (info["name"], info["title"]) == ("acme-recipes", "Acme Recipes")
+    assert metadata.json()["resource_name"] == "Acme Recipes"
+    with pytest.raises(SettingsError) as refused:
+        load_settings(server_name="Acme Recipes!", _env_file=None)
+    assert len(refused.value.lines) == 1 and refused.value.lines[0].startswith("APP_SERVER_NAME")

@@ -25,7 +25,7 @@ async def _out() -> Annotated[CallToolResult, Out]: ...
 
 
 def _registry() -> ToolRegistry:
-    return ToolRegistry(widget_domain="https://w.example.com",
+    return ToolRegistry(widget_domain="https://w.example.com", name="test-server", title="Test Server",
                         resource_metadata_url="https://mcp.example.com/.well-known/oauth-protected-resource/mcp")
 
 

@@ -57,7 +57,8 @@ def test_a_call_that_could_never_fit_is_told_to_ask_for_less_not_to_retry():
 
 
 def registry_with(*declarations: tuple[str, object]) -> ToolRegistry:
-    registry = ToolRegistry(widget_domain="https://w.example", resource_metadata_url="https://r.example/prm")
+    registry = ToolRegistry(widget_domain="https://w.example", resource_metadata_url="https://r.example/prm",
+                            name="test-server", title="Test Server")
     for name, budget in declarations:
         @registry.tool(name=name, title=name, description=name, read_only=True, destructive=False, open_world=False,
                        security=[NOAUTH], budget=budget)
