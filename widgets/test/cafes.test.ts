@@ -10,7 +10,7 @@ import {
   readCafes,
   readFavourites,
   setFavourite,
-} from "../src/cafes/helpers";
+} from "../src/cafes/logic";
 
 const flore = { name: "Café de Flore", address: "172 Boulevard Saint-Germain, 75006 Paris" };
 const floreDetail = { id: "paris-cafe-de-flore", ...flore, neighborhood: "Saint-Germain-des-Prés", since: 1887, specialty: "Art Deco" };

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { readHits, readQuery, safeHttpUrl, urlHost } from "../src/search/helpers";
+import { readHits, readQuery, safeHttpUrl, urlHost } from "../src/search/logic";
 
 describe("search helpers", () => {
   it("reads hits and drops malformed rows", () => {
@@ -53,7 +53,7 @@ describe("search helpers", () => {
 
 describe("links the host can open", () => {
   it("links only results on an origin the server listed, and any http(s) URL when it listed none", async () => {
-    const { openableUrl, linkOrigins } = await import("../src/search/helpers");
+    const { openableUrl, linkOrigins } = await import("../src/search/logic");
     const origins = linkOrigins({ linkOrigins: ["https://docs.python.org"] });
     expect(openableUrl("https://docs.python.org/3/library/asyncio.html", origins)).toBe(
       "https://docs.python.org/3/library/asyncio.html");

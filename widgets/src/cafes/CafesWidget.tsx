@@ -17,7 +17,7 @@ import {
   setFavourite,
   type Cafe,
   type CafeDetails,
-} from "./helpers";
+} from "./logic";
 import "./cafes.css";
 
 const TEXT = {

@@ -1,4 +1,4 @@
-// Pure helpers of the cafés widget (no DOM, no bridge): tested in test/cafes.test.ts.
+// Pure logic of the cafés widget (no DOM, no bridge): tested in test/cafes.test.ts.
 import { language } from "../ui/i18n";
 
 export const LANGUAGES = ["en", "fr", "es", "pt", "zh"] as const;

@@ -6,7 +6,7 @@ import { useState } from "preact/hooks";
 import { useBridge, useSnapshot } from "../bridge";
 import { tr } from "../ui/i18n";
 import { Frame, useResultState } from "../ui/mount";
-import { linkOrigins, openableUrl, readHits, readQuery, urlHost, type Hit } from "./helpers";
+import { linkOrigins, openableUrl, readHits, readQuery, urlHost, type Hit } from "./logic";
 import "./search.css";
 
 interface SearchState {

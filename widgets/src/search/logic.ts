@@ -1,4 +1,4 @@
-// Pure helpers of the search widget (no DOM, no bridge): tested in test/search.test.ts.
+// Pure logic of the search widget (no DOM, no bridge): tested in test/search.test.ts.
 import { httpUrl } from "../ui/urls";
 
 export interface Hit {
