@@ -1,4 +1,5 @@
-"""Command line: ``python -m app serve | migrate | revision | seed | check | users | clients | files sweep``."""
+"""Command line: ``python -m app serve | migrate | revision | seed | check | users | clients``, and
+``python -m app FEATURE COMMAND`` for a feature's own maintenance commands (``files sweep``)."""
 
 from __future__ import annotations
 
@@ -237,13 +238,18 @@ def _clients(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
-def _files(args: argparse.Namespace, settings: Settings) -> int:
+def _feature_command(args: argparse.Namespace, settings: Settings) -> int:
     import anyio
 
     from app.main import run_command
 
-    print(f"files {args.action}: {anyio.run(run_command, settings, 'files', args.action)}")
+    print(f"{args.label}: {anyio.run(run_command, settings, args.feature, args.action)}")
     return 0
+
+
+CORE_COMMANDS = ("serve", "migrate", "revision", "seed", "check", "users", "clients")
+FEATURE_USAGE = ("usage: python -m app FEATURE COMMAND   a feature's maintenance command (Feature.commands), "
+                 "e.g. files sweep")
 
 
 def _where(url: str) -> str:
@@ -251,7 +257,16 @@ def _where(url: str) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m app")
+    argv = sys.argv[1:] if argv is None else argv
+    # Not a core command: a feature's (``files sweep``), from Feature.commands; discovery (which imports every
+    # feature) waits for the command's turn, after the parse.
+    if argv and not argv[0].startswith("-") and argv[0] not in CORE_COMMANDS:
+        if len(argv) != 2:
+            print(FEATURE_USAGE, file=sys.stderr)
+            return 2
+        return _run(argparse.Namespace(command="feature", feature=argv[0], action=argv[1],
+                                       label=f"{argv[0]} {argv[1]}"))
+    parser = argparse.ArgumentParser(prog="python -m app", epilog=FEATURE_USAGE.removeprefix("usage: "))
     sub = parser.add_subparsers(dest="command", required=True)
     serve = sub.add_parser("serve", help="migrate, seed, then run the HTTP server")
     serve.add_argument("--host", default="127.0.0.1")
@@ -280,12 +295,14 @@ def main(argv: list[str] | None = None) -> int:
                          choices=["client_secret_basic", "client_secret_post", "private_key_jwt", "none"])
     clients.add_argument("--scope", help="space-separated scopes the client may ask for (default: any)")
     clients.add_argument("--jwks-uri", help="where its public keys are (private_key_jwt)")
-    files = sub.add_parser("files", help="uploaded files: sweep (delete expired uploads and orphan objects)")
-    files.add_argument("action", choices=["sweep"])
     args = parser.parse_args(argv)
     if args.command == "users" and args.action != "list" and not args.username:
         parser.error(f"users {args.action} needs a USERNAME")
+    args.label = args.command
+    return _run(args)
 
+
+def _run(args: argparse.Namespace) -> int:
     if args.command == "serve" and (lines := observability_refusals()):
         for line in lines:
             print(line, file=sys.stderr)
@@ -309,22 +326,22 @@ def main(argv: list[str] | None = None) -> int:
         # One-shot commands report their own outcome in one line; only errors add log lines.
         configure_logging(settings.log_format, "error")
     handler = {"serve": _serve, "migrate": _migrate, "revision": _revision, "seed": _seed, "check": _check,
-               "users": _users, "clients": _clients, "files": _files}
+               "users": _users, "clients": _clients, "feature": _feature_command}
     try:
         return handler[args.command](args, settings)
     except (FeatureError, RegistryError, MigrationError, CommandError, DatabaseUnavailable, DatabaseNotMigrated,
             StartupRefused, KeyMaterialError, AccountError, StorageError, SharedStoreRefused) as exc:
         # Operator-facing problems: one line each, no traceback.
         for line in str(exc).splitlines():
-            print(f"{args.command}: {line}", file=sys.stderr)
+            print(f"{args.label}: {line}", file=sys.stderr)
         return 1
     except CommandLineError as exc:
-        print(f"{args.command}: {exc}", file=sys.stderr)
+        print(f"{args.label}: {exc}", file=sys.stderr)
         return 2
     except DBAPIError as exc:
         if not is_outage(exc):
             raise
-        print(f"{args.command}: cannot reach the database at {_where(settings.database_url)}: "
+        print(f"{args.label}: cannot reach the database at {_where(settings.database_url)}: "
               f"{str(exc.orig).strip().splitlines()[0] if exc.orig else exc}", file=sys.stderr)
         return 1
 

@@ -36,3 +36,19 @@ def test_seeding_an_unmigrated_database_says_to_migrate_and_nothing_else(fresh_d
     assert (proc.returncode, proc.stdout) == (1, "")
     assert proc.stderr.strip() == ("seed: The server's database schema is not up to date; an operator "
                                    "must run `python -m app migrate`.")
+
+
+def test_a_features_command_is_reached_by_its_name_and_a_wrong_one_is_one_line(monkeypatch, capsys, tmp_path,
+                                                                              fresh_database):
+    from tests.cli import run_cli
+
+    env = {"APP_DATABASE_URL": fresh_database}
+    nothing = run_cli(monkeypatch, capsys, "no-such-feature", "go", env=env, cwd=tmp_path)
+    assert (nothing.returncode, nothing.stdout) == (1, "")
+    assert nothing.stderr == "no-such-feature go: no feature named 'no-such-feature' is installed\n"
+    unknown = run_cli(monkeypatch, capsys, "account", "go", env=env, cwd=tmp_path)  # core: no command of its own
+    assert unknown.stderr == "account go: feature 'account' has no command 'go' (it has: none)\n"
+    short = run_cli(monkeypatch, capsys, "account", env=env, cwd=tmp_path)
+    assert short.returncode == 2 and short.stderr.startswith("usage: python -m app FEATURE COMMAND")
+    helped = run_cli(monkeypatch, capsys, "--help", env=env, cwd=tmp_path)
+    assert helped.returncode == 0 and "FEATURE COMMAND" in helped.stdout

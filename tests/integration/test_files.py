@@ -323,7 +323,7 @@ def test_files_sweep_with_storage_down_is_one_line(database_url: str, tmp_path: 
                           AWS_SECRET_ACCESS_KEY="test", AWS_DEFAULT_REGION="us-east-1",
                           AWS_EC2_METADATA_DISABLED="true")
     assert (proc.returncode, proc.stdout) == (1, "")
-    assert proc.stderr.strip() == "files: File storage is unavailable, please retry shortly."
+    assert proc.stderr.strip() == "files sweep: File storage is unavailable, please retry shortly."
 
 
 def test_a_delete_leaves_bytes_another_upload_stored_again_since_to_the_sweeper(deployed: Deployed,
