@@ -4,11 +4,10 @@ folder, or S3 on a moto server on loopback). Fixtures are registered in tests/in
 
 from __future__ import annotations
 
-import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -32,7 +31,7 @@ from app.storage import LocalStorage, Storage
 from tests.conftest import empty_database, prepare
 from tests.fakes import StaticTokenVerifier
 from tests.s3server import make_bucket, s3_server
-from tests.serving import serving
+from tests.serving import answering, serving
 
 CAP = 1_000_000  # APP_FILES_MAX_BYTES for these tests
 FETCH_TIMEOUT = 2.0
@@ -135,17 +134,9 @@ class FileServer(ThreadingHTTPServer):
         return f"{self.origin}/f/{name}"
 
 
-@contextmanager
-def serving_files() -> Iterator[FileServer]:
+def serving_files() -> AbstractContextManager[FileServer]:
     """A FileServer answering on its loopback port for the duration of the block."""
-    server = FileServer()
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield server
-    finally:
-        server.shutdown()
-        server.server_close()
+    return answering(FileServer())
 
 
 @pytest.fixture(scope="module")

@@ -7,8 +7,7 @@ from __future__ import annotations
 import gzip
 import threading
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -17,6 +16,8 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
     ExportTraceServiceRequest,
     ExportTraceServiceResponse,
 )
+
+from tests.serving import answering
 
 
 @dataclass(frozen=True)
@@ -92,13 +93,5 @@ class OtlpReceiver(ThreadingHTTPServer):
             time.sleep(0.05)  # polling what another process exports in batches, not a test delay
 
 
-@contextmanager
-def otlp_receiver() -> Iterator[OtlpReceiver]:
-    receiver = OtlpReceiver()
-    thread = threading.Thread(target=receiver.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield receiver
-    finally:
-        receiver.shutdown()
-        receiver.server_close()
+def otlp_receiver() -> AbstractContextManager[OtlpReceiver]:
+    return answering(OtlpReceiver())

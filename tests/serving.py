@@ -7,10 +7,12 @@ features); tests of the server exactly as deployed use ``tests/e2e/server.py``.
 from __future__ import annotations
 
 import socket
+import socketserver
 import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from typing import TypeVar
 
 import uvicorn
 from starlette.types import ASGIApp
@@ -36,3 +38,18 @@ def serving(build: Callable[[str], ASGIApp]) -> Iterator[str]:
         server.should_exit = True
         thread.join(timeout=15)
         sock.close()
+
+
+S = TypeVar("S", bound=socketserver.BaseServer)
+
+
+@contextmanager
+def answering(server: S) -> Iterator[S]:
+    """A stdlib server (http.server's) answering from a thread of its own for the duration of the block."""
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield server
+    finally:
+        server.shutdown()
+        server.server_close()
