@@ -7,7 +7,7 @@ import pytest
 from app.features.files.ingest import file_name_of, quota_message, refusal_message
 from app.features.files.tool import files_in
 from app.limits import Check, OverLimit, per_seconds
-from app.net.guard import OutboundRefused
+from app.net.refusals import OutboundRefused
 from app.settings import SettingsError, load_settings
 
 pytestmark = pytest.mark.demo("files")

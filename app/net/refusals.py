@@ -1,0 +1,22 @@
+"""The one error the outbound guard raises, whatever step of a fetch refused or failed."""
+
+from __future__ import annotations
+
+# What went wrong, for callers that word it for their users: the URL itself (scheme, syntax, redirects), where it
+# leads (a non-public address), the size cap, a deadline, or the network (DNS, connection, HTTP framing).
+REFUSAL_KINDS = ("url", "address", "size", "timeout", "network")
+
+
+class OutboundRefused(Exception):
+    """The URL or where it leads is not allowed / failed; str(exc) is one safe line naming the host and the reason
+    (never the full URL query string); ``kind`` is one of REFUSAL_KINDS."""
+
+    def __init__(self, message: str, *, host: str = "", reason: str = "", kind: str = "url") -> None:
+        super().__init__(message)
+        self.host = host
+        self.reason = reason or message
+        self.kind = kind
+
+
+def refused(host: str, reason: str, kind: str = "url") -> OutboundRefused:
+    return OutboundRefused(f"outbound fetch to {host or '?'} refused: {reason}", host=host, reason=reason, kind=kind)

@@ -1,0 +1,98 @@
+"""The outbound guard's HTTP machinery below the policy: network backends that connect only to checked
+addresses, httpcore's errors as refusals, and a span per request sent.
+
+TLS still verifies the certificate against the *name*: httpcore takes ``server_hostname`` from the request origin
+(``sni_hostname`` extension or ``origin.host``, see httpcore/_sync/connection.py ``_connect``), never from the
+address the backend connected to.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import anyio.to_thread
+import httpcore
+from opentelemetry import trace
+from opentelemetry.trace import SpanKind, StatusCode
+
+from app.net.policy import Target
+from app.net.refusals import OutboundRefused, refused
+
+# Resolves a host once and checks every address; a connection may only go to one of those it returns.
+Pin = Callable[[str, int], list[str]]
+
+
+def _short(exc: BaseException) -> str:
+    text = " ".join(str(exc).split())[:160]
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+@contextmanager
+def transport_errors(host: str) -> Iterator[None]:
+    try:
+        yield
+    except httpcore.TimeoutException as exc:
+        kind = {httpcore.ConnectTimeout: "connect", httpcore.ReadTimeout: "read", httpcore.WriteTimeout: "write"}
+        raise refused(host, f"{kind.get(type(exc), 'pool')} timed out", "timeout") from exc
+    except httpcore.NetworkError as exc:  # OS / TLS error text: no URL in it
+        raise refused(host, f"connection failed ({_short(exc)})", "network") from exc
+    except (httpcore.ProtocolError, httpcore.UnsupportedProtocol) as exc:  # message may quote the request: omit it
+        raise refused(host, f"bad HTTP exchange ({type(exc).__name__})", "network") from exc
+
+
+# The global provider's: a no-op until app.observability.traces configures one. httpcore has no
+# instrumentation package, so each request this guard sends (a redirect hop is one) is a span of its own.
+# Named after the guard, not this module: the scope is what traces are read by (docs/observability.md).
+_tracer = trace.get_tracer("app.net.guard")
+
+
+@contextmanager
+def hop_span(t: Target) -> Iterator[trace.Span]:
+    """A client span for one request, not made current (it is held across a ``yield`` to the caller, whose work
+    must not nest under it). The URL loses its query: signed download links carry their credential there."""
+    span = _tracer.start_span("GET", kind=SpanKind.CLIENT, attributes={
+        "http.request.method": "GET", "server.address": t.host, "server.port": t.port,
+        "url.full": f"{t.scheme}://{t.authority}{t.target.split('?', 1)[0]}"})
+    try:
+        yield span
+    except BaseException as exc:
+        span.set_attribute("error.type", exc.kind if isinstance(exc, OutboundRefused) else type(exc).__qualname__)
+        span.set_status(StatusCode.ERROR)
+        raise
+    finally:
+        span.end()
+
+
+class PinnedSyncBackend(httpcore.SyncBackend):
+    def __init__(self, pin: Pin) -> None:
+        self._pin = pin
+
+    def connect_tcp(self, host: str, port: int, timeout: float | None = None, local_address: str | None = None,
+                    socket_options: Iterable[Any] | None = None) -> httpcore.NetworkStream:
+        failure: Exception | None = None
+        for ip in self._pin(host, port):
+            try:
+                return super().connect_tcp(ip, port, timeout, local_address, socket_options)
+            except httpcore.ConnectError as exc:  # e.g. no IPv6 route: try the next checked address
+                failure = exc
+        raise failure or httpcore.ConnectError("no address to connect to")
+
+
+class PinnedAsyncBackend(httpcore.AnyIOBackend):
+    def __init__(self, pin: Pin) -> None:
+        self._pin = pin
+
+    async def connect_tcp(self, host: str, port: int, timeout: float | None = None,  # noqa: ASYNC109 (httpcore API)
+                          local_address: str | None = None,
+                          socket_options: Iterable[Any] | None = None) -> httpcore.AsyncNetworkStream:
+        # getaddrinfo blocks; abandoning the thread lets the total deadline still apply to a hung resolver.
+        ips = await anyio.to_thread.run_sync(self._pin, host, port, abandon_on_cancel=True)
+        failure: Exception | None = None
+        for ip in ips:
+            try:
+                return await super().connect_tcp(ip, port, timeout, local_address, socket_options)
+            except httpcore.ConnectError as exc:
+                failure = exc
+        raise failure or httpcore.ConnectError("no address to connect to")
