@@ -3,29 +3,25 @@
 The members of a container are decoded by the C decoder (``raw_decode``) one after another, in runs that stop
 at the end of a window of text; each run is then counted level by level. A member too large for the window is
 entered instead, and its own members are read the same way. So memory is bounded by the window, not the file,
-whatever the nesting, and the Python-level work is a few steps per member.
+whatever the nesting, and the Python-level work is a few steps per member (jsonshape does the counting).
 """
 
 from __future__ import annotations
 
 import json
 import re
-from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from itertools import chain, islice
 from pathlib import Path
 
 from app.features.files.analysis.decoding import Tally, open_text
-from app.features.files.analysis.model import MAX_INDEX_CHARS, clip
+from app.features.files.analysis.jsonshape import Shape
+from app.features.files.analysis.model import MAX_INDEX_CHARS
 
 CHUNK = 64 * 1024
 WINDOW = 256 * 1024
 MAX_TOKEN = 1 << 20
 MAX_DEPTH = 512
-MAX_KEYS = 100
-MAX_ELEMENT_KEYS = 200
-KEY_CHARS = 200
 LONG_KEY = "(a key longer than 1 MB)"
 
 _DECODER = json.JSONDecoder()
@@ -33,8 +29,6 @@ _WS = re.compile(r"[ \t\n\r]*")
 _COMMA = re.compile(r"[ \t\n\r]*,[ \t\n\r]*")
 _COLON_RE = re.compile(r"[ \t\n\r]*:[ \t\n\r]*")
 _STRING_BODY = re.compile(r'[^"\\]*(?:\\.[^"\\]*)*', re.DOTALL)
-TYPE_NAMES: dict[type, str] = {dict: "object", list: "array", str: "string", int: "number", float: "number",
-                               bool: "boolean", type(None): "null"}
 _KEY_FIRST, _KEY, _COLON, _VALUE_FIRST, _VALUE, _SEP = range(6)
 
 
@@ -95,13 +89,10 @@ class _Scanner:
         self.lines = 0  # newlines before buf[0]
         self.line_start = 0  # offset in the document where the line holding buf[0] starts
         self.stack: list[_Frame] = []
-        self.types: Counter[type] = Counter()
         self.scan = JsonScan()
+        self.shape = Shape(self.scan)
         self._index: list[str] = []
         self._index_len = 0
-        self._element_types: Counter[type] = Counter()
-        self._element_keys: Counter[str] = Counter()
-        self._key_types: dict[str, Counter[str]] = {}
 
     def run(self) -> JsonScan:
         scan = self.scan
@@ -111,15 +102,7 @@ class _Scanner:
         except JsonSyntaxError as exc:
             scan.error = f"line {exc.line:,}, column {exc.column:,}: {exc.message}"
             scan.error_kind = exc.kind
-        t = self.types
-        scan.counts = {"objects": t[dict], "arrays": t[list], "strings": t[str], "numbers": t[int] + t[float],
-                       "booleans": t[bool], "nulls": t[type(None)]}
-        element_types: Counter[str] = Counter()
-        for kind, n in self._element_types.items():
-            element_types[TYPE_NAMES[kind]] += n
-        scan.element_types = dict(element_types.most_common())
-        scan.element_keys = [{"key": clip(k, KEY_CHARS), "count": n, "types": dict(self._key_types[k].most_common())}
-                             for k, n in self._element_keys.items()]
+        self.shape.finish()
         scan.index_text = "".join(self._index)
         return scan
 
@@ -194,8 +177,7 @@ class _Scanner:
             self._fail(f"nesting deeper than {MAX_DEPTH} levels", kind="depth")
         self.stack.append(_Frame(c == "{"))
         self.pos += 1
-        self.types[dict if c == "{" else list] += 1
-        self.scan.depth = max(self.scan.depth, len(self.stack))
+        self.shape.opened(dict if c == "{" else list, len(self.stack))
 
     def _step(self) -> None:
         frame = self.stack[-1]
@@ -216,7 +198,7 @@ class _Scanner:
             if c == "]" and state == _VALUE_FIRST:
                 self.pos += 1
                 self.stack.pop()
-            elif not self._elements_run(frame):
+            elif not self._run(frame):
                 self._value(c, frame, decoded=False)
         elif state == _COLON:
             if c != ":":
@@ -228,7 +210,7 @@ class _Scanner:
         elif c == "}" and state == _KEY_FIRST:
             self.pos += 1
             self.stack.pop()
-        elif not self._members_run(frame):
+        elif not self._run(frame):
             if c != '"':
                 self._fail("expected a property name in double quotes")
             key = self._string()
@@ -248,68 +230,45 @@ class _Scanner:
                     value = None
             if value is None:
                 # Larger than the window, or broken: enter it, and find out member by member.
-                self._shape(frame, dict if c == "{" else list, None)
+                self._member(frame, dict if c == "{" else list, None)
                 self._open(c)
                 return
-            self._walk(value, len(self.stack) + 1)
         else:
             value = self._scalar(c)
-            self.types[type(value)] += 1
-        self._shape(frame, type(value), value)
+        self.shape.walk(value, len(self.stack) + 1)
+        self._member(frame, type(value), value)
 
-    def _elements_run(self, frame: _Frame) -> bool:
-        """Decode the array's elements from pos while they fit in the window; False if not even one does."""
-        self._fill(WINDOW)
-        buf, pos, decode, comma = self.buf, self.pos, _DECODER.raw_decode, _COMMA.match
-        limit = pos + WINDOW
-        open_end = _open_end(buf, self.eof)
-        values = []
-        end = pos
-        while pos < limit:
-            try:
-                value, end_ = decode(buf, pos)
-            except (ValueError, RecursionError):
-                break
-            if end_ >= open_end:
-                break
-            values.append(value)
-            end = end_
-            m = comma(buf, end)
-            if m is None:
-                break
-            pos = m.end()
-        if not values:
-            return False
-        self.pos = end
-        frame.state = _SEP
-        self._walk(values, len(self.stack))
-        self.types[list] -= 1  # the list holding the run is not the document's
-        if len(self.stack) == 1:
-            self.scan.members += len(values)
-            self._elements(values)
-        return True
+    def _member(self, frame: _Frame, kind: type, value: object) -> None:
+        key = frame.key if frame.is_object else None
+        self.shape.member(len(self.stack), self.stack[0].is_object, key, kind, value)
 
-    def _members_run(self, frame: _Frame) -> bool:
-        """Decode the object's members from pos while they fit in the window; False if not even one does."""
+    def _run(self, frame: _Frame) -> bool:
+        """Decode the container's members from pos while they fit in the window; False if not even one does."""
         self._fill(WINDOW)
         buf, pos, decode, colon, comma = self.buf, self.pos, _DECODER.raw_decode, _COLON_RE.match, _COMMA.match
+        is_object = frame.is_object
         limit = pos + WINDOW
         open_end = _open_end(buf, self.eof)
         keys: list[str] = []
         values: list[object] = []
         end = pos
-        while pos < limit and buf.startswith('"', pos):
+        while pos < limit:
             try:
-                key, after_key = decode(buf, pos)
-                m = colon(buf, after_key)
-                if m is None:
-                    break
-                value, end_ = decode(buf, m.end())
+                if is_object:
+                    if not buf.startswith('"', pos):
+                        break
+                    key, after_key = decode(buf, pos)
+                    m = colon(buf, after_key)
+                    if m is None:
+                        break
+                    pos = m.end()
+                value, end_ = decode(buf, pos)
             except (ValueError, RecursionError):
                 break
             if end_ >= open_end:
                 break
-            keys.append(key)
+            if is_object:
+                keys.append(key)
             values.append(value)
             end = end_
             m = comma(buf, end)
@@ -320,16 +279,7 @@ class _Scanner:
             return False
         self.pos = end
         frame.state = _SEP
-        self._walk(values, len(self.stack))
-        self.types[list] -= 1
-        depth = len(self.stack)
-        if depth == 1:
-            self.scan.members += len(values)
-            for key, value in zip(keys[: max(0, MAX_KEYS - len(self.scan.keys))], values, strict=False):
-                self.scan.keys.append({"key": clip(key, KEY_CHARS), "type": TYPE_NAMES[type(value)]})
-        elif depth == 2 and not self.stack[0].is_object:
-            for key, value in zip(keys, values, strict=True):
-                self._element_member(key, type(value))
+        self.shape.run(len(self.stack), self.stack[0].is_object, keys if is_object else None, values)
         return True
 
     def _scalar(self, c: str) -> object:
@@ -379,59 +329,3 @@ class _Scanner:
                 self._fail("unterminated string", kind="eof", where=where)
             self._fill(len(self.buf) - self.pos + CHUNK)  # keeps a trailing backslash, whose escape is next
             p = _STRING_BODY.match(self.buf, self.pos).end()  # type: ignore[union-attr]
-
-    # -- what is recorded ---------------------------------------------------------------------------------------
-
-    def _walk(self, value: object, depth: int) -> None:
-        """Count every value in a decoded one, level by level; ``depth`` is the nesting of ``value`` itself."""
-        level = [value]
-        while level:
-            self.types.update(map(type, level))
-            nested = [v for v in level if type(v) is dict or type(v) is list]
-            if not nested:
-                return
-            self.scan.depth = max(self.scan.depth, depth)
-            level = list(chain.from_iterable(v.values() if type(v) is dict else v for v in nested))  # type: ignore
-            depth += 1
-
-    def _shape(self, frame: _Frame, kind: type, value: object) -> None:
-        """Record a member of ``frame`` that is complete (``value``) or being entered (None)."""
-        depth = len(self.stack)
-        if depth == 1:
-            self.scan.members += 1
-            if frame.is_object:
-                if len(self.scan.keys) < MAX_KEYS:
-                    self.scan.keys.append({"key": clip(frame.key, KEY_CHARS), "type": TYPE_NAMES[kind]})
-            else:
-                self._elements([value] if value is not None else [{}] if kind is dict else [[]])
-        elif depth == 2 and frame.is_object and not self.stack[0].is_object:
-            self._element_member(frame.key, kind)
-
-    def _elements(self, elements: list) -> None:
-        self._element_types.update(map(type, elements))
-        objects = [e for e in elements if type(e) is dict]
-        if not objects:
-            return
-        keys = self._element_keys
-        keys.update(chain.from_iterable(objects))
-        if len(keys) > MAX_ELEMENT_KEYS:
-            for key in list(islice(keys, MAX_ELEMENT_KEYS, None)):
-                del keys[key]
-            self.scan.element_keys_truncated = True
-        types = self._key_types
-        for obj in objects:
-            for key, member in obj.items():
-                if key in keys:
-                    counter = types.get(key)
-                    if counter is None:
-                        counter = types[key] = Counter()
-                    counter[TYPE_NAMES[type(member)]] += 1
-
-    def _element_member(self, key: str, kind: type) -> None:
-        """A member of an element object too large to decode at once: its keys are recorded one by one."""
-        keys = self._element_keys
-        if key not in keys and len(keys) >= MAX_ELEMENT_KEYS:
-            self.scan.element_keys_truncated = True
-            return
-        keys[key] += 1
-        self._key_types.setdefault(key, Counter())[TYPE_NAMES[kind]] += 1
