@@ -7,6 +7,8 @@ it was told (annotations, ``securitySchemes``, widget template, status lines, fi
 params) and wraps each tool so that the same ``security`` list is ENFORCED before
 the tool body runs: a refused call gets an ``isError`` result carrying the
 ``mcp/www_authenticate`` challenge that makes ChatGPT offer account linking.
+The same wrapper is the one place a foreseen failure becomes an ``isError`` result: a
+feature raises its own ``app.mcp.errors.ToolFailure``, never the SDK's ``ToolError``.
 ``build()`` then assembles the SDK's ``MCPServer``.
 """
 
@@ -19,10 +21,10 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 import anyio.to_thread
+import structlog
 from mcp.server.apps import Apps, Visibility
 from mcp.server.auth.middleware.auth_context import get_access_token
 from mcp.server.mcpserver import MCPServer
-from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.mcpserver.resources import TextResource
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 
@@ -32,11 +34,13 @@ from app.db import DatabaseNotMigrated, DatabaseUnavailable
 from app.limits import Rate, parse_rate
 from app.mcp.budgets import ToolBudget
 from app.mcp.check import MAX_STATUS
+from app.mcp.errors import ToolFailure
 from app.mcp.results import WWW_AUTHENTICATE
 from app.mcp.widgets import Widget, WidgetBundleMissing
 from app.storage import StorageError
 
 F = TypeVar("F", bound=Callable[..., Any])
+log = structlog.get_logger("app.mcp")
 
 
 class RegistryError(ValueError):
@@ -142,7 +146,7 @@ class ToolRegistry:
             if name in self._tools:
                 raise RegistryError(f"tool {name!r} is declared twice: by {self._tools[name].origin} and by {origin}")
             kwargs = {"name": name, "title": title, "description": description, "annotations": annotations}
-            wrapped = _enforced(fn, title, declared, self.resource_metadata_url)
+            wrapped = _enforced(fn, name, title, declared, self.resource_metadata_url)
             self._tools[name] = _ToolSpec(wrapped, kwargs, tool_meta, widget, visibility, origin, declared_budget)
             if widget is not None:  # registered with its first tool, so a refused tool leaves no widget behind
                 self._widgets.setdefault(widget.name, widget)
@@ -223,8 +227,23 @@ def refusal(title: str, scopes: Sequence[str], resource_metadata_url: str, *, si
                           _meta={WWW_AUTHENTICATE: [challenge]})
 
 
-def _enforced(fn: F, title: str, security: list[schemes.Scheme], resource_metadata_url: str) -> F:
-    """Check the caller against ``security`` before ``fn`` runs; turn infrastructure failures into clear errors.
+def failed(tool: str, failure: ToolFailure) -> CallToolResult:
+    """The ``isError`` result of a foreseen failure: the message first, then the advice for the model.
+
+    The first block is worded as the SDK words a ``ToolError`` (``Error executing tool <name>: …``),
+    so clients and widgets that read ``content[0]`` see what they always saw; the advice is a block
+    of its own so that a widget, which shows only the first, never puts instructions meant for the
+    model in front of the person.
+    """
+    content = [TextContent(type="text", text=f"Error executing tool {tool}: {failure.message}")]
+    if failure.advice:
+        content.append(TextContent(type="text", text=failure.advice))
+    return CallToolResult(content=content, is_error=True)
+
+
+def _enforced(fn: F, name: str, title: str, security: list[schemes.Scheme], resource_metadata_url: str) -> F:
+    """Check the caller against ``security`` before ``fn`` runs; turn foreseen and infrastructure failures
+    into ``isError`` results.
 
     Anything else a tool raises is left to the SDK, which logs the traceback (with the
     request id bound by the access log) and tells the client only that the tool failed.
@@ -241,7 +260,10 @@ def _enforced(fn: F, title: str, security: list[schemes.Scheme], resource_metada
             if is_async:
                 return await fn(*args, **kwargs)
             return await anyio.to_thread.run_sync(functools.partial(fn, *args, **kwargs))
-        except (DatabaseUnavailable, DatabaseNotMigrated, StorageError) as exc:
-            raise ToolError(str(exc)) from exc
+        except (ToolFailure, DatabaseUnavailable, DatabaseNotMigrated, StorageError) as exc:
+            # The class, never the text: a message may carry what the user sent (a file name, a title).
+            log.info("tool.failure", failure=type(exc).__qualname__)
+            # app.db and app.storage stay free of the MCP layer; their text already says what to do.
+            return failed(name, exc if isinstance(exc, ToolFailure) else ToolFailure(str(exc)))
 
     return wrapper  # type: ignore[return-value]

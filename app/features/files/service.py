@@ -15,15 +15,18 @@ from app.db import UnitOfWork
 from app.feature import PrivateDocuments
 from app.features.files.models import StoredFile
 from app.features.files.repository import FileRepository
+from app.mcp.errors import ToolFailure
 
 MAX_FILES_PER_ACCOUNT = 1000
 MAX_NAME = 255
 SEARCH_SOURCE = "files"
 
 
-class LibraryFull(Exception):
+class LibraryFull(ToolFailure):
+    advice = "Ask the user which file to delete (delete_file) first."
+
     def __init__(self, limit: int = MAX_FILES_PER_ACCOUNT) -> None:
-        super().__init__(f"at most {limit} files per account")
+        super().__init__(f"The library already holds {limit} files, the most it keeps.")
         self.limit = limit
 
 

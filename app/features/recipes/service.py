@@ -8,6 +8,7 @@ from datetime import UTC, datetime
 from app.db import UnitOfWork
 from app.features.recipes.repository import SavedRecipeRepository
 from app.features.recipes.schemas import RecipeDeleted, RecipeSaved, RecipeSummary, SavedRecipes
+from app.mcp.errors import ToolFailure
 
 MAX_SAVED = 200
 MAX_TITLE = 200
@@ -15,13 +16,15 @@ MAX_URL = 2048
 MAX_ACCOUNT = 255
 
 
-class InvalidRecipe(ValueError):
-    pass
+class InvalidRecipe(ToolFailure):
+    """What the schema could not refuse (a title blank once whitespace is collapsed, an unusable account id)."""
 
 
-class RecipeLimitReached(Exception):
+class RecipeLimitReached(ToolFailure):
+    advice = "Ask the user which saved recipe to delete (delete_saved_recipe) before saving another."
+
     def __init__(self, limit: int = MAX_SAVED) -> None:
-        super().__init__(f"at most {limit} saved recipes per account")
+        super().__init__(f"The list already holds {limit} recipes, the most it can keep.")
         self.limit = limit
 
 
@@ -29,9 +32,11 @@ def clean_title(title: str) -> str:
     """The title as stored: runs of whitespace (newlines included) collapsed to one space, ends stripped."""
     cleaned = " ".join(title.split())
     if not cleaned:
-        raise InvalidRecipe("A recipe title needs at least one visible character.")
+        raise InvalidRecipe("A recipe title needs at least one visible character.",
+                            "Ask the user for the recipe's title.")
     if len(cleaned) > MAX_TITLE:
-        raise InvalidRecipe(f"A recipe title is at most {MAX_TITLE} characters.")
+        raise InvalidRecipe(f"A recipe title is at most {MAX_TITLE} characters.",
+                            "Save it again under a shorter title; ask the user if unsure which.")
     return cleaned
 
 
@@ -43,7 +48,9 @@ def recipe_id(title: str) -> str:
 
 def _check_account(account: str) -> None:
     if not account or len(account) > MAX_ACCOUNT:
-        raise InvalidRecipe("The linked account has no usable id.")
+        # An identity provider's subject beyond the column's width: no retry or input can fix it.
+        raise InvalidRecipe("The linked account has no usable id.",
+                            "Tell the user this account cannot keep saved recipes; do not retry.")
 
 
 def saved(uow: UnitOfWork, account: str) -> SavedRecipes:
@@ -58,7 +65,8 @@ def save(uow: UnitOfWork, account: str, title: str, source_url: str | None = Non
     _check_account(account)
     title = clean_title(title)
     if source_url is not None and len(source_url) > MAX_URL:
-        raise InvalidRecipe(f"A recipe link is at most {MAX_URL} characters.")
+        raise InvalidRecipe(f"A recipe link is at most {MAX_URL} characters.",
+                            "Save it again without source_url, or with a shorter link to the same recipe.")
     rid = recipe_id(title)
     recipes = uow.repository(SavedRecipeRepository)
     recipes.lock_account(account)

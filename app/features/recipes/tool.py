@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult
 from pydantic import AnyHttpUrl, Field, StringConstraints, UrlConstraints
 
@@ -76,10 +75,7 @@ def register(registry: ToolRegistry, deps: Deps) -> None:
     )
     async def list_saved_recipes() -> Annotated[CallToolResult, SavedRecipes]:
         account = linked_account("Saved recipes")
-        try:
-            return saved_result(await db.read(lambda uow: service.saved(uow, account)))
-        except service.InvalidRecipe as exc:
-            raise ToolError(str(exc)) from None
+        return saved_result(await db.read(lambda uow: service.saved(uow, account)))
 
     @registry.tool(
         name="save_recipe",
@@ -98,13 +94,7 @@ def register(registry: ToolRegistry, deps: Deps) -> None:
     async def save_recipe(title: Title, source_url: SourceUrl | None = None) -> Annotated[CallToolResult, RecipeSaved]:
         account = linked_account("Saved recipes")
         url = str(source_url) if source_url is not None else None
-        try:
-            result = await db.write(lambda uow: service.save(uow, account, title, url))
-        except service.RecipeLimitReached as exc:
-            raise ToolError(f"The list already holds {exc.limit} recipes, the most it can keep. Ask the user "
-                            "which saved recipe to delete (delete_saved_recipe) before saving another.") from None
-        except service.InvalidRecipe as exc:
-            raise ToolError(str(exc)) from None
+        result = await db.write(lambda uow: service.save(uow, account, title, url))
         return saved_one_result(result, link_given=url is not None)
 
     @registry.tool(
@@ -123,7 +113,4 @@ def register(registry: ToolRegistry, deps: Deps) -> None:
     )
     async def delete_saved_recipe(recipe_id: RecipeId) -> Annotated[CallToolResult, RecipeDeleted]:
         account = linked_account("Saved recipes")
-        try:
-            return deleted_result(await db.write(lambda uow: service.delete(uow, account, recipe_id)))
-        except service.InvalidRecipe as exc:
-            raise ToolError(str(exc)) from None
+        return deleted_result(await db.write(lambda uow: service.delete(uow, account, recipe_id)))

@@ -7,10 +7,15 @@ from collections.abc import Sequence
 from app.db import UnitOfWork
 from app.features.zoo.repository import AnimalRepository
 from app.features.zoo.schemas import AnimalDetails, AnimalSummary, Like, ZooAnimals
+from app.mcp.errors import ToolFailure
 
 
-class AnimalNotFound(LookupError):
-    pass
+class AnimalNotFound(ToolFailure):
+    advice = "Use an animal id from get_zoo_animals (call it again if unsure)."
+
+    def __init__(self, animal_id: str) -> None:
+        super().__init__(f"No zoo animal has the id {animal_id!r}.")
+        self.animal_id = animal_id
 
 
 def list_animals(uow: UnitOfWork, count: int) -> tuple[ZooAnimals, dict[str, AnimalDetails]]:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult
 from pydantic import Field
 
@@ -79,10 +78,7 @@ def register(registry: ToolRegistry, deps: Deps) -> None:
     async def get_zoo_animal_details(
         animal_id: Annotated[str, Field(min_length=1, max_length=64, description="Animal id from get_zoo_animals")],
     ) -> Annotated[CallToolResult, AnimalDetailsOutput]:
-        try:
-            animal = service.find(await zoo(), animal_id)
-        except service.AnimalNotFound:
-            raise ToolError(f"No zoo animal has the id {animal_id!r}.") from None
+        animal = service.find(await zoo(), animal_id)
         text = (f"{animal.name} is a {animal.species} ({animal.scientific_name}), "
                 f"IUCN status: {animal.conservation_status}. {animal.fun_fact}")
         return tool_result(AnimalDetailsOutput(animal=animal), text)
@@ -106,8 +102,6 @@ def register(registry: ToolRegistry, deps: Deps) -> None:
     ) -> Annotated[CallToolResult, Like]:
         try:
             like = await db.write(lambda uow: service.like(uow, animal_id))
-        except service.AnimalNotFound:
-            raise ToolError(f"No zoo animal has the id {animal_id!r}.") from None
         finally:  # even if this call is cancelled after the commit: the worker must see its own write
             animals.invalidate()
         return tool_result(like, f"{like.name} now has {like.likes} {'like' if like.likes == 1 else 'likes'}.")

@@ -1,0 +1,104 @@
+"""A foreseen failure (``ToolFailure``) becomes an ``isError`` result in the registry, with the person's text first
+and the model's advice after it; anything else a tool raises is still the SDK's business."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Annotated, Any
+
+import pytest
+from mcp.client import Client
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.types import CallToolResult
+from pydantic import BaseModel
+
+from app.auth.schemes import NOAUTH
+from app.mcp.errors import ToolFailure
+from app.mcp.registry import ToolRegistry
+
+pytestmark = pytest.mark.anyio
+HINTS = dict(read_only=True, destructive=False, open_world=False, security=[NOAUTH])
+FEATURES = Path(__file__).resolve().parents[2] / "app" / "features"
+
+
+class Out(BaseModel):
+    n: int
+
+
+class ShelfFull(ToolFailure):
+    advice = "Ask the user which book to take off the shelf (remove_book) before adding another."
+
+    def __init__(self, limit: int) -> None:
+        super().__init__(f"The shelf already holds {limit} books.")
+
+
+def _registry() -> ToolRegistry:
+    registry = ToolRegistry(widget_domain="https://w.example.com", name="test-server", title="Test Server",
+                            resource_metadata_url="https://mcp.example.com/.well-known/oauth-protected-resource/mcp")
+
+    @registry.tool(name="add_book", title="Add a book", description="d", **HINTS)
+    async def add_book() -> Annotated[CallToolResult, Out]:
+        raise ShelfFull(3)
+
+    @registry.tool(name="find_book", title="Find a book", description="d", **HINTS)
+    def find_book() -> Annotated[CallToolResult, Out]:  # sync: runs on a worker thread, caught all the same
+        raise ToolFailure("No book has the id 'b9'.")
+
+    @registry.tool(name="sdk_error", title="SDK error", description="d", **HINTS)
+    async def sdk_error() -> Annotated[CallToolResult, Out]:
+        raise ToolError("No book has the id 'b9'.")
+
+    @registry.tool(name="crash", title="Crash", description="d", **HINTS)
+    async def crash() -> Annotated[CallToolResult, Out]:
+        raise RuntimeError("SELECT * FROM books -- a driver's text")
+
+    return registry
+
+
+async def _call(name: str) -> dict[str, Any]:
+    # The handshake-era mode: the 2026-07-28 envelope adds serverInfo to every result's _meta.
+    async with Client(_registry().build(), mode="legacy") as client:
+        result = await client.call_tool(name, {})
+    answer = result.model_dump(mode="json", by_alias=True, exclude_none=True)
+    answer.pop("resultType")  # the client model's default, never sent by a handshake-era server
+    return answer
+
+
+async def test_a_tool_failure_is_an_error_result_with_the_message_first_and_the_advice_after():
+    assert await _call("add_book") == {
+        "content": [
+            {"type": "text", "text": "Error executing tool add_book: The shelf already holds 3 books."},
+            {"type": "text", "text": "Ask the user which book to take off the shelf (remove_book) before "
+                                     "adding another."},
+        ],
+        "isError": True,
+    }
+
+
+async def test_a_failure_without_advice_is_exactly_what_the_sdk_answers_for_its_tool_error():
+    sdk = await _call("sdk_error")
+    assert sdk == {"content": [{"type": "text", "text": "Error executing tool sdk_error: No book has the id 'b9'."}],
+                   "isError": True}
+    ours = await _call("find_book")
+    assert ours == {**sdk, "content": [{"type": "text", "text": "Error executing tool find_book: No book has the "
+                                                                "id 'b9'."}]}
+
+
+async def test_an_unexpected_exception_still_tells_the_model_nothing_but_that_the_tool_failed():
+    assert await _call("crash") == {"content": [{"type": "text", "text": "Error executing tool crash"}],
+                                    "isError": True}
+
+
+async def test_the_failure_is_logged_by_class_never_by_its_text(json_log):
+    await _call("add_book")
+    [event] = [e for e in json_log() if e.get("event") == "tool.failure"]
+    assert event["failure"] == "ShelfFull"
+    assert "already holds" not in str(event)
+
+
+def test_no_feature_raises_the_sdks_tool_error_itself():
+    # The registry is the one place that maps failures; a feature importing ToolError would map its own.
+    offenders = [str(p.relative_to(FEATURES)) for p in FEATURES.rglob("*.py")
+                 if re.search(r"\bToolError\b|mcpserver\.exceptions", p.read_text(encoding="utf-8"))]
+    assert offenders == []
