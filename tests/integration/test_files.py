@@ -17,7 +17,7 @@ import anyio
 import pytest
 
 from app.db import Database
-from app.features.files.ingest import ORPHAN_GRACE, Files
+from app.features.files.usecases import ORPHAN_GRACE, FileUseCases
 from app.net.guard import OutboundGuard
 from app.settings import load_settings
 from tests import filesamples as samples
@@ -160,10 +160,10 @@ def test_compare_files_lines_up_the_columns_of_several_csvs(deployed: Deployed, 
     assert [f["file"]["name"] for f in out["files"]] == ["a.csv", "b.csv"]
 
 
-def _sweeper(d: Deployed, db: Database, *, later: float) -> Files:
+def _sweeper(d: Deployed, db: Database, *, later: float) -> FileUseCases:
     ttl = load_settings(_env_file=None).files_anon_ttl
-    return Files(db=db, storage=d.inspect(), guard=OutboundGuard(), documents=None, max_bytes=CAP, fetch_timeout=1,
-                 anon_ttl=ttl, url_ttl=60, clock=lambda: time.time() + later, spool_dir=d.spool)
+    return FileUseCases(db=db, storage=d.inspect(), guard=OutboundGuard(), documents=None, max_bytes=CAP,
+                        fetch_timeout=1, anon_ttl=ttl, url_ttl=60, clock=lambda: time.time() + later, spool_dir=d.spool)
 
 
 def test_the_sweeper_deletes_expired_uploads_keeps_shared_bytes_and_removes_old_orphans(
@@ -331,9 +331,10 @@ def test_a_delete_leaves_bytes_another_upload_stored_again_since_to_the_sweeper(
     body = f"reused {uuid.uuid4().hex}\n".encode()
     port = file_server.server_address[1]
     db = Database(deployed.db.url)
-    ten_minutes_ago = Files(db=db, storage=deployed.inspect(), guard=OutboundGuard(allowlist=[f"127.0.0.1:{port}"]),
-                            documents=None, max_bytes=CAP, fetch_timeout=5, anon_ttl=3600, url_ttl=60,
-                            clock=lambda: time.time() - 600)
+    ten_minutes_ago = FileUseCases(db=db, storage=deployed.inspect(),
+                                   guard=OutboundGuard(allowlist=[f"127.0.0.1:{port}"]), documents=None,
+                                   max_bytes=CAP, fetch_timeout=5, anon_ttl=3600, url_ttl=60,
+                                   clock=lambda: time.time() - 600)
     try:
         # A row recorded ten minutes ago whose object was stored again just now (the put of this very call is
         # "now" for the storage): as if another upload of the same bytes were about to commit its row.

@@ -13,9 +13,9 @@ from app.observability.metrics import Reading
 
 
 async def sweep(deps: Deps) -> str:
-    from app.features.files.ingest import Files
+    from app.features.files.usecases import FileUseCases
 
-    return await Files.of(deps).sweep()
+    return await FileUseCases.of(deps).sweep()
 
 
 def gauges(uow: UnitOfWork) -> Iterator[Reading]:

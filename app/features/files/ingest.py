@@ -1,48 +1,33 @@
-"""From a URL ChatGPT gave to a recorded, analysed file: fetch (guarded, streamed to disk) -> analyse (in a
-worker process) -> store (content-addressed) -> record (one transaction) -> answer with references.
-
-Nothing here holds a whole file in memory, and a failure at any step leaves no row without its object and no
-object this call created without a row: a failed fetch or upload records nothing; a failed transaction deletes
-the objects this call created (the sweeper, ``python -m app files sweep``, is the backstop for a crash).
+"""The steps of taking a file in that hold no state of their own (the use case that runs them is in usecases):
+the guarded fetch, streamed into a private temporary file and hashed on the way, never held whole in memory; the
+name and claimed type kept for the file; its analysis report; and the words a refusal or a used-up quota is
+explained in.
 """
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import json
 import os
 import tempfile
-import time
-from collections.abc import Awaitable, Callable
 from contextlib import aclosing
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from urllib.parse import unquote, urlsplit
 
 import anyio
-import anyio.to_process
 import anyio.to_thread
 import structlog
 
-from app.db import Database, DatabaseUnavailable
-from app.feature import Deps, PrivateDocuments
 from app.features.files import service
-from app.features.files.analysis import Analysis, analyze
-from app.limits import Budget, Caller, Limits, OverLimit, Reservation, current_caller, per_seconds, retry_phrase
-from app.net.guard import OutboundGuard, OutboundRefused
-from app.storage import Storage, StorageError
+from app.features.files.analysis import Analysis
+from app.limits import OverLimit, retry_phrase
+from app.net.guard import OutboundGuard
+from app.net.refusals import OutboundRefused
 from app.storage.base import is_plausible_mime
 
 log = structlog.get_logger(__name__)
 WRITE_BATCH = 1 << 20
-ANALYSIS_TIMEOUT = 180.0
-# Orphan objects younger than this may belong to an upload still in flight: the sweeper leaves them alone.
-ORPHAN_GRACE = 3600
-# A row's objects are stored just before (the upload) or just after (the report) the row's creation time;
-# an object modified later than this after it was stored again by another upload.
-REUSE_SLACK = 60
-SWEEP_BATCH = 500
 SPOOL_PREFIX, SPOOL_SUFFIX = "upload-", ".part"
 
 
@@ -130,9 +115,7 @@ async def fetch_to_disk(guard: OutboundGuard, url: str, *, max_bytes: int, deadl
     try:
         fd, name = await anyio.to_thread.run_sync(_spool_file, spool_dir)
     except OSError as exc:
-        log.error("files.spool_failed", error=f"{type(exc).__name__} {exc.errno}")
-        raise FileRejected("The server could not take the file in right now (its temporary storage is full or "
-                           "unavailable); ask the user to retry later.") from None
+        raise _spool_failed(exc) from None
     path, digest, size = Path(name), hashlib.sha256(), 0
     try:
         async with guard.stream(url, max_bytes=max_bytes, total_timeout=deadline_s) as resp:
@@ -159,13 +142,17 @@ async def fetch_to_disk(guard: OutboundGuard, url: str, *, max_bytes: int, deadl
     except OSError as exc:  # the temporary file: disk full, quota, permissions
         with anyio.CancelScope(shield=True):
             await _discard(fd, path)
-        log.error("files.spool_failed", error=f"{type(exc).__name__} {exc.errno}")
-        raise FileRejected("The server could not take the file in right now (its temporary storage is full or "
-                           "unavailable); ask the user to retry later.") from None
+        raise _spool_failed(exc) from None
     except BaseException:
         with anyio.CancelScope(shield=True):
             await _discard(fd, path)
         raise
+
+
+def _spool_failed(exc: OSError) -> FileRejected:
+    log.error("files.spool_failed", error=f"{type(exc).__name__} {exc.errno}")
+    return FileRejected("The server could not take the file in right now (its temporary storage is full or "
+                        "unavailable); ask the user to retry later.")
 
 
 async def _discard(fd: int, path: Path) -> None:
@@ -184,239 +171,3 @@ def report_document(upload_id: str, upload: service.Upload, analysis: Analysis) 
         "analysis": {"kind": analysis.kind, "mime_type": analysis.mime_type, "summary": analysis.summary,
                      "warnings": analysis.warnings, "details": analysis.details},
     }, ensure_ascii=False, indent=2).encode()
-
-
-@dataclass
-class Files:
-    """The files feature's use cases over the shared services; one per app."""
-
-    db: Database
-    storage: Storage
-    guard: OutboundGuard
-    documents: PrivateDocuments | None
-    max_bytes: int
-    fetch_timeout: float
-    anon_ttl: int
-    url_ttl: int
-    limits: Limits = field(default_factory=Limits.in_process)
-    # Bytes an anonymous caller may store per anon_ttl (its address and all anonymous callers: scaled).
-    anon_quota: int = 50 * 1024 * 1024
-    clock: Callable[[], float] = field(default=time.time)
-    # Where fetched bodies are written while they are analysed and stored; a process killed meanwhile leaves its
-    # file here, for the sweeper.
-    spool_dir: Path | None = None
-
-    @classmethod
-    def of(cls, deps: Deps) -> Files:
-        s = deps.settings
-        return cls(db=deps.db, storage=deps.storage, guard=deps.guard, documents=deps.documents,
-                   max_bytes=s.files_max_bytes, fetch_timeout=s.files_fetch_timeout, anon_ttl=s.files_anon_ttl,
-                   url_ttl=s.files_url_ttl, spool_dir=Path(s.files_dir) / "spool", limits=deps.limits,
-                   anon_quota=s.files_anon_quota)
-
-    @property
-    def quota(self) -> Budget:
-        # One window as long as an anonymous upload is kept: what a caller stored in it is about what it holds.
-        return Budget("files.anonymous_bytes", per_seconds(self.anon_quota, self.anon_ttl))
-
-    async def _charge(self, caller: Caller, size: int) -> Reservation:
-        try:
-            return await self.limits.charge(self.quota, caller, cost=max(1, size))
-        except OverLimit as over:
-            raise FileRejected(quota_message(over)) from None
-
-    async def ingest(self, *, download_url: str, openai_file_id: str, file_name: str | None,
-                     claimed_mime_type: str | None, owner: str | None) -> Ingested:
-        name = file_name_of(file_name, download_url)
-        # Before any byte is fetched: a full library, or a used-up anonymous quota, would refuse it at the end.
-        caller = None
-        if owner is not None:
-            now = int(self.clock())
-            if await self.db.read(lambda uow: service.library_full(uow, owner, now=now)):
-                raise service.LibraryFull()
-        else:
-            caller = current_caller() or Caller.of(None, None)
-            if (over := await self.limits.refusal(self.limits.checks(self.quota, caller))) is not None:
-                raise FileRejected(quota_message(over))
-        spooled = await fetch_to_disk(self.guard, download_url, max_bytes=self.max_bytes,
-                                     deadline_s=self.fetch_timeout, spool_dir=self.spool_dir)
-        reservation: Reservation | None = None
-        try:
-            # Charged by its real size, before it is analysed or stored; given back if nothing new is kept.
-            reservation = await self._charge(caller, spooled.size) if caller is not None else None
-            analysis = await self._analyse(spooled.path, name)
-            stored = await self.storage.put_file(spooled.path, spooled.sha256)
-            created = [stored.key] if stored.created else []
-            try:
-                upload = service.Upload(
-                    owner=owner, openai_file_id=openai_file_id, file_name=name,
-                    claimed_mime_type=claimed_type(claimed_mime_type), mime_type=analysis.mime_type,
-                    analysis_kind=analysis.kind, size=spooled.size, sha256=spooled.sha256, storage_key=stored.key,
-                    summary=analysis.summary, text=analysis.text)
-                recorded, report_body = await self._record(upload, analysis, created)
-            except BaseException:
-                with anyio.CancelScope(shield=True):
-                    await self._forget(created)
-                raise
-            # The rows are committed: from here on a failure is logged, not the caller's error (the sweeper is the
-            # backstop for what is left).
-            if recorded.reused:  # nothing new was recorded: what this call stored is not needed
-                await self._quietly(self._collect(dict.fromkeys(created)))
-                if reservation is not None:
-                    await reservation.release()
-            else:
-                await self._quietly(self._restore(recorded, spooled, report_body))
-        except BaseException:
-            if reservation is not None:
-                await reservation.release()
-            raise
-        finally:
-            with anyio.CancelScope(shield=True):
-                await anyio.to_thread.run_sync(functools.partial(spooled.path.unlink, missing_ok=True))
-        return Ingested(recorded, analysis)
-
-    @staticmethod
-    async def _quietly(step: Awaitable[object]) -> None:
-        try:
-            await step
-        except (StorageError, DatabaseUnavailable) as exc:
-            log.warning("files.after_commit_failed", error=type(exc).__name__)
-
-    def _sweep_spool(self, cutoff: float) -> int:
-        if self.spool_dir is None or not self.spool_dir.is_dir():
-            return 0
-        removed = 0
-        for path in self.spool_dir.glob(f"{SPOOL_PREFIX}*{SPOOL_SUFFIX}"):
-            try:
-                if path.stat().st_mtime < cutoff:
-                    path.unlink()
-                    removed += 1
-            except FileNotFoundError:
-                pass  # finished (and removed) by its upload meanwhile
-        return removed
-
-    async def _restore(self, recorded: service.Recorded, spooled: Spooled, report_body: bytes) -> None:
-        """After the commit, make sure both objects exist. An object this call found already stored (and only
-        refreshed) may have been deleted by a concurrent delete or sweep that saw no row yet; the rows now
-        reference it, so no later delete will, and putting it back closes the gap."""
-        if not await self.storage.exists(recorded.upload.storage_key):
-            log.warning("files.object_restored", kind="upload")
-            await self.storage.put_file(spooled.path, spooled.sha256)
-        if not await self.storage.exists(recorded.report.storage_key):
-            log.warning("files.object_restored", kind="report")
-            await self.storage.put_bytes(report_body)
-
-    async def discard(self, rows: list[service.FileRow]) -> None:
-        """Undo uploads recorded by a call that failed later (compare_files): their rows, then their objects."""
-        ids = [r.id for r in rows]
-        removed = await self.db.write(lambda uow: service.remove_ids(uow, ids, documents=self.documents))
-        await self._quietly(self._collect(self._own(removed)))
-
-    async def _analyse(self, path: Path, name: str) -> Analysis:
-        # A worker process: parsing a large file would otherwise hold the GIL against the event loop.
-        try:
-            with anyio.fail_after(ANALYSIS_TIMEOUT):
-                return await anyio.to_process.run_sync(functools.partial(analyze, path, file_name=name),
-                                                       cancellable=True)
-        except TimeoutError:
-            raise FileRejected(f"Analysing the file took longer than {ANALYSIS_TIMEOUT:g} s and was stopped.") from None
-        except Exception as exc:  # analyze() turns bad content into warnings; this is the worker itself failing
-            log.error("files.analysis_failed", error=type(exc).__name__, exc_info=exc)
-            raise FileRejected("The file could not be analysed (the analysis worker failed); nothing was kept.") \
-                from None
-
-    async def _record(self, upload: service.Upload, analysis: Analysis,
-                      created: list[str]) -> tuple[service.Recorded, bytes]:
-        # The ids are chosen here, not in the transaction: the report names its upload and is stored before the
-        # one transaction that records both rows.
-        now = int(self.clock())
-        upload_id, report_id = service.new_id(), service.new_id()
-        body = report_document(upload_id, upload, analysis)
-        stored = await self.storage.put_bytes(body)
-        if stored.created:
-            created.append(stored.key)
-        report = service.Report(file_name=f"{PurePosixPath(upload.file_name).stem or 'file'}-analysis.json",
-                                size=len(body), sha256=hashlib.sha256(body).hexdigest(), storage_key=stored.key)
-        recorded = await self.db.write(lambda uow: service.record(
-            uow, upload, report, now=now, anon_ttl=self.anon_ttl, documents=self.documents,
-            ids=(upload_id, report_id)))
-        return recorded, body
-
-    async def _forget(self, keys: list[str]) -> None:
-        """Remove objects this call created and no committed row references (the transaction failed)."""
-        for key in keys:
-            try:
-                await self.storage.delete(key)
-            except Exception as exc:  # the sweeper removes it later; the caller's error is what matters
-                log.warning("files.cleanup_failed", key=key, error=type(exc).__name__)
-
-    async def _collect(self, candidates: dict[str, float | None]) -> int:
-        """Delete the objects among ``candidates`` (key -> latest modification time at which it may go, or None
-        for any time) that no row references. An object modified later was stored again by another upload, which
-        may be about to commit its row: it stays, for the sweeper to decide an hour later. Returns how many were
-        deleted."""
-        if not candidates:
-            return 0
-        orphans = await self.db.read(lambda uow: service.unreferenced(uow, list(candidates)))
-        doomed = []
-        for key in orphans:
-            bound = candidates[key]
-            if bound is not None:
-                info = await self.storage.info(key)
-                if info is None or info.modified.timestamp() > bound:
-                    continue
-            doomed.append(key)
-        await self._forget(doomed)
-        return len(doomed)
-
-    @staticmethod
-    def _own(rows: list[tuple[str, int]]) -> dict[str, float | None]:
-        """Objects of deleted rows: each may go unless stored again after its newest row was recorded."""
-        bounds: dict[str, float | None] = {}
-        for key, created_at in rows:
-            bound = created_at + REUSE_SLACK
-            current = bounds.get(key)
-            bounds[key] = bound if current is None else max(current, bound)
-        return bounds
-
-    async def reference(self, row: service.FileRow) -> tuple[str, str]:
-        """A short-lived download URL for a row, and its MIME type for the response."""
-        url = await self.storage.download_url(row.storage_key, file_name=row.file_name, content_type=row.mime_type,
-                                              ttl=self.url_ttl)
-        return url, row.mime_type
-
-    async def library(self, owner: str, limit: int) -> tuple[list[service.FileRow], int]:
-        now = int(self.clock())
-        return await self.db.read(lambda uow: service.library(uow, owner, now=now, limit=limit))
-
-    async def delete(self, owner: str, file_id: str) -> bool:
-        now = int(self.clock())
-        removed = await self.db.write(lambda uow: service.remove(uow, owner, file_id, now=now,
-                                                                 documents=self.documents))
-        if removed is None:
-            return False
-        await self._quietly(self._collect(self._own(removed)))
-        return True
-
-    async def sweep(self) -> str:
-        """Delete expired rows and their unreferenced objects, then objects no row references (older than an
-        hour, so uploads in flight are left alone), then what interrupted writes left behind."""
-        now = int(self.clock())
-        rows = objects = 0
-        while True:
-            count, removed = await self.db.write(lambda uow: service.expire(uow, now=now, limit=SWEEP_BATCH,
-                                                                            documents=self.documents))
-            if not count:
-                break
-            rows += count
-            objects += await self._collect(self._own(removed))
-        # Listed once, re-checked object by object: a reuse after the listing refreshes the object's time.
-        cutoff = now - ORPHAN_GRACE
-        listed = [o.key for o in await self.storage.list_objects() if o.modified.timestamp() < cutoff]
-        stray = 0
-        for start in range(0, len(listed), SWEEP_BATCH):
-            stray += await self._collect(dict.fromkeys(listed[start:start + SWEEP_BATCH], cutoff))
-        partial = await self.storage.sweep_partial(ORPHAN_GRACE)
-        partial += await anyio.to_thread.run_sync(self._sweep_spool, now - ORPHAN_GRACE)
-        return (f"{rows} expired rows removed, {objects} of their objects deleted, {stray} orphan objects deleted, "
-                f"{partial} interrupted writes cleaned up")

@@ -7,7 +7,6 @@ from collections.abc import Mapping
 from typing import Annotated, Any
 
 import anyio
-from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult
 from pydantic import Field
 
@@ -16,7 +15,7 @@ from app.auth.schemes import NOAUTH, oauth2
 from app.feature import Deps
 from app.features.files import service
 from app.features.files.analysis import compare
-from app.features.files.ingest import FileRejected, Files, Ingested, file_name_of
+from app.features.files.ingest import FileRejected, Ingested, file_name_of
 from app.features.files.schemas import (
     Comparison,
     FileAnalysis,
@@ -29,7 +28,9 @@ from app.features.files.schemas import (
     OpenAIFile,
     TypeConflict,
 )
+from app.features.files.usecases import FileUseCases
 from app.mcp.budgets import ToolBudget
+from app.mcp.errors import ToolFailure
 from app.mcp.registry import ToolRegistry
 from app.mcp.results import tool_result
 from app.mcp.widgets import Widget, is_origin
@@ -60,12 +61,12 @@ def file_info(row: service.FileRow) -> FileInfo:
                     created_at=service.iso(row.created_at) or "", expires_at=service.iso(row.expires_at))
 
 
-async def reference(files: Files, row: service.FileRow) -> FileReference:
+async def reference(files: FileUseCases, row: service.FileRow) -> FileReference:
     url, mime = await files.reference(row)
     return FileReference(download_url=url, file_id=row.id, mime_type=mime, file_name=row.file_name)
 
 
-async def analysis_of(files: Files, ingested: Ingested) -> FileAnalysis:
+async def analysis_of(files: FileUseCases, ingested: Ingested) -> FileAnalysis:
     rec = ingested.recorded
     return FileAnalysis(file=file_info(rec.upload), summary=rec.upload.summary, warnings=ingested.analysis.warnings,
                         report=await reference(files, rec.report))
@@ -113,7 +114,7 @@ def files_widget(link_origin: str) -> Widget:
 
 
 def register(registry: ToolRegistry, deps: Deps) -> None:
-    lib = Files.of(deps)
+    lib = FileUseCases.of(deps)
     widget = files_widget(lib.storage.link_origin())
 
     async def ingest(file: OpenAIFile, owner: str | None, which: str = "") -> Ingested:
@@ -121,10 +122,8 @@ def register(registry: ToolRegistry, deps: Deps) -> None:
             return await lib.ingest(download_url=file.download_url, openai_file_id=file.file_id,
                                     file_name=file.file_name, claimed_mime_type=file.mime_type, owner=owner)
         except FileRejected as exc:
-            raise ToolError(f"{which}{exc}") from None
-        except service.LibraryFull as exc:
-            raise ToolError(f"The library already holds {exc.limit} files, the most it keeps. Ask the user which "
-                            "file to delete (delete_file) first.") from None
+            # Its text already says what the user can do; only this call knows which of its files it was.
+            raise ToolFailure(f"{which}{exc}") from None
 
     @registry.tool(
         name="analyze_file",
