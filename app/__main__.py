@@ -1,17 +1,17 @@
-"""Command line: ``python -m app serve | migrate | revision | seed | check | users | clients``, and
-``python -m app FEATURE COMMAND`` for a feature's own maintenance commands (``files sweep``)."""
+"""Command line: ``python -m app serve | migrate | revision | seed | check``, the built-in authorization server's
+``users`` and ``clients`` while it is installed (app.authserver.commands), and ``python -m app FEATURE COMMAND``
+for a feature's own maintenance commands (``files sweep``)."""
 
 from __future__ import annotations
 
 import argparse
+import importlib
+import importlib.util
 import sys
 from typing import Any
 
+from app.command import CommandLineError, OperatorError
 from app.settings import Settings
-
-
-class CommandLineError(Exception):
-    """A command that cannot go on as invoked: one line, exit 2."""
 
 
 def _serve(args: argparse.Namespace, settings: Settings) -> int:
@@ -20,6 +20,7 @@ def _serve(args: argparse.Namespace, settings: Settings) -> int:
     from app.logging import configure_logging
     from app.main import (
         StartupRefused,
+        authorization_server,
         create_app,
         discover_features,
         open_database,
@@ -29,7 +30,7 @@ def _serve(args: argparse.Namespace, settings: Settings) -> int:
     )
 
     settings = _served_at(settings, args.host, args.port)
-    if refusals := production_refusals(settings):  # before anything is opened or written
+    if refusals := production_refusals(settings, authorization_server(settings)):  # before anything is written
         raise StartupRefused("\n".join(refusals))
     configure_logging(settings.log_format, settings.log_level)
     # Build the app once here, before uvicorn forks: a bad feature or tool declaration is then
@@ -173,71 +174,6 @@ def _check(args: argparse.Namespace, settings: Settings) -> int:
     return 1 if problems else 0
 
 
-def _users(args: argparse.Namespace, settings: Settings) -> int:
-    import getpass
-
-    from app.auth.accounts import AccountRepository, create_account, set_disabled
-    from app.main import open_database
-
-    db = open_database(settings)
-    try:
-        if args.action == "create":
-            if not args.password_stdin and not sys.stdin.isatty():
-                # No terminal (a script, a container without -t): getpass would fall back to the pipe with a
-                # warning, or die on EOFError.
-                raise CommandLineError("no terminal to ask for the password on: pipe it in with --password-stdin")
-            try:
-                password = sys.stdin.readline().rstrip("\n") if args.password_stdin else getpass.getpass("Password: ")
-            except (EOFError, KeyboardInterrupt):
-                raise CommandLineError("no password given: nothing was created") from None
-            username, account_id = db.write_sync(lambda uow: _ids(create_account(
-                uow, args.username, password, display_name=args.name, email=args.email)))
-            print(f"created {username} ({account_id})")
-        elif args.action in ("disable", "enable"):
-            username, account_id = db.write_sync(lambda uow: _ids(set_disabled(uow, args.username,
-                                                                               args.action == "disable")))
-            print(f"{args.action}d {username} ({account_id}); its tokens "
-                  f"{'stop working now' if args.action == 'disable' else 'work again'}")
-        else:
-            rows = db.read_sync(lambda uow: [
-                (a.username, a.id, "disabled" if a.disabled_at else "demo" if a.is_demo else "active", a.email or "")
-                for a in uow.repository(AccountRepository).all()])
-            for row in rows:
-                print("\t".join(row))
-    finally:
-        db.dispose()
-    return 0
-
-
-def _ids(account: Any) -> tuple[str, str]:
-    return account.username, account.id
-
-
-def _clients(args: argparse.Namespace, settings: Settings) -> int:
-    from app.auth.clients import AUTH_METHODS, ClientMetadataError, register_client, validate_metadata
-    from app.auth.scopes import ScopeCatalog
-    from app.main import discover_features, open_database
-
-    catalog = ScopeCatalog(scope for feature in discover_features() for scope in feature.scopes)
-    data = {"client_name": args.name, "redirect_uris": args.redirect_uri,
-            "token_endpoint_auth_method": args.auth_method, **({"scope": args.scope} if args.scope else {}),
-            **({"jwks_uri": args.jwks_uri} if args.jwks_uri else {})}
-    try:
-        metadata = validate_metadata(data, catalog, auth_methods=AUTH_METHODS, default_auth="client_secret_basic")
-    except ClientMetadataError as exc:
-        print(f"clients: {exc}", file=sys.stderr)
-        return 2
-    db = open_database(settings)
-    try:
-        row, secret = db.write_sync(lambda uow: register_client(uow, metadata, kind="static"))
-    finally:
-        db.dispose()
-    print(f"client_id: {row.client_id}")
-    if secret:
-        print(f"client_secret: {secret}   (shown once; only its hash is stored)")
-    return 0
-
-
 def _feature_command(args: argparse.Namespace, settings: Settings) -> int:
     import anyio
 
@@ -247,7 +183,7 @@ def _feature_command(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
-CORE_COMMANDS = ("serve", "migrate", "revision", "seed", "check", "users", "clients")
+CORE_COMMANDS = ("serve", "migrate", "revision", "seed", "check")
 FEATURE_USAGE = ("usage: python -m app FEATURE COMMAND   a feature's maintenance command (Feature.commands), "
                  "e.g. files sweep")
 
@@ -260,7 +196,11 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     # Not a core command: a feature's (``files sweep``), from Feature.commands; discovery (which imports every
     # feature) waits for the command's turn, after the parse.
-    if argv and not argv[0].startswith("-") and argv[0] not in CORE_COMMANDS:
+    # Not for serve: what the commands import (app.feature) imports prometheus-client, which serve must first
+    # point at the metrics directory (observability_refusals).
+    commands = _authserver_commands() if not argv or argv[0] != "serve" else None
+    if argv and not argv[0].startswith("-") and argv[0] not in CORE_COMMANDS and not (
+            commands is not None and argv[0] in commands.COMMANDS):
         if len(argv) != 2:
             print(FEATURE_USAGE, file=sys.stderr)
             return 2
@@ -281,25 +221,36 @@ def main(argv: list[str] | None = None) -> int:
     sub.add_parser("seed", help="load every feature's bundled data (idempotent)")
     check = sub.add_parser("check", help="lint tool and widget descriptors against the ChatGPT rules")
     check.add_argument("--url", help="check a running server's /mcp URL instead of this one")
-    users = sub.add_parser("users", help="local accounts: create, list, disable, enable")
-    users.add_argument("action", choices=["create", "list", "disable", "enable"])
-    users.add_argument("username", nargs="?")
-    users.add_argument("--name", help="display name (create)")
-    users.add_argument("--email", help="email address (create)")
-    users.add_argument("--password-stdin", action="store_true", help="read the password from stdin (create)")
-    clients = sub.add_parser("clients", help="pre-register an OAuth client")
-    clients.add_argument("action", choices=["create"])
-    clients.add_argument("--name", required=True)
-    clients.add_argument("--redirect-uri", action="append", required=True, help="exact redirect URI (repeatable)")
-    clients.add_argument("--auth-method", default="client_secret_basic",
-                         choices=["client_secret_basic", "client_secret_post", "private_key_jwt", "none"])
-    clients.add_argument("--scope", help="space-separated scopes the client may ask for (default: any)")
-    clients.add_argument("--jwks-uri", help="where its public keys are (private_key_jwt)")
+    handlers = commands.add_parsers(sub) if commands is not None else {}
     args = parser.parse_args(argv)
-    if args.command == "users" and args.action != "list" and not args.username:
-        parser.error(f"users {args.action} needs a USERNAME")
+    if commands is not None and (problem := commands.usage_error(args)):
+        parser.error(problem)
     args.label = args.command
+    if args.command in handlers:
+        args.handler = _part_command(handlers[args.command])
     return _run(args)
+
+
+def _authserver_commands() -> Any:
+    """app.authserver.commands, None in a fork without the built-in authorization server."""
+    if importlib.util.find_spec("app.authserver") is None:
+        return None
+    return importlib.import_module("app.authserver.commands")
+
+
+def _part_command(handler: Any) -> Any:
+    """A command of the authorization server's, with the database and (when it needs them) the scopes."""
+
+    def run(args: argparse.Namespace, settings: Settings) -> int:
+        from app.main import discover_features, open_database, scope_catalog
+
+        db = open_database(settings)
+        try:
+            return int(handler(args, db, lambda: scope_catalog(discover_features())))
+        finally:
+            db.dispose()
+
+    return run
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -311,26 +262,30 @@ def _run(args: argparse.Namespace) -> int:
     from alembic.util.exc import CommandError
     from sqlalchemy.exc import DBAPIError
 
-    from app.auth.accounts import AccountError
-    from app.auth.keys import KeyMaterialError
     from app.db.errors import DatabaseNotMigrated, DatabaseUnavailable, is_outage
     from app.db.migrate import MigrationError
     from app.limits import SharedStoreRefused
     from app.logging import configure_logging
     from app.main import FeatureError, StartupRefused, settings_or_exit
     from app.mcp.registry import RegistryError
+    from app.settings import SettingsError
     from app.storage import StorageError
 
     settings = settings_or_exit()
     if args.command != "serve":
         # One-shot commands report their own outcome in one line; only errors add log lines.
         configure_logging(settings.log_format, "error")
-    handler = {"serve": _serve, "migrate": _migrate, "revision": _revision, "seed": _seed, "check": _check,
-               "users": _users, "clients": _clients, "feature": _feature_command}
+    handler = getattr(args, "handler", None) or {"serve": _serve, "migrate": _migrate, "revision": _revision,
+                                                 "seed": _seed, "check": _check,
+                                                 "feature": _feature_command}[args.command]
     try:
-        return handler[args.command](args, settings)
+        return handler(args, settings)
+    except SettingsError as exc:  # a part's settings (the authorization server's, a feature's)
+        for line in exc.lines:
+            print(line, file=sys.stderr)
+        return 2
     except (FeatureError, RegistryError, MigrationError, CommandError, DatabaseUnavailable, DatabaseNotMigrated,
-            StartupRefused, KeyMaterialError, AccountError, StorageError, SharedStoreRefused) as exc:
+            StartupRefused, StorageError, SharedStoreRefused, OperatorError) as exc:
         # Operator-facing problems: one line each, no traceback.
         for line in str(exc).splitlines():
             print(f"{args.label}: {line}", file=sys.stderr)

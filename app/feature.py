@@ -6,17 +6,19 @@ tools into the registry, HTTP routes into the app, a line into the server
 instructions, demo/reference data into ``python -m app seed``, and maintenance
 commands into ``python -m app <feature> <command>``.
 
-Features never import each other. What one offers another goes through a small
-protocol here (``PrivateDocuments``), wired by the composition root, so deleting
-the feature that offers it leaves the other working without it.
+Features never import each other, nor the built-in authorization server. What one
+part offers another goes through a small protocol here (``PrivateDocuments``,
+``LocalAccounts``), wired by the composition root, so deleting the part that offers
+it leaves the others working without it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Protocol, TypeVar
 
+from pydantic_settings import BaseSettings
 from starlette.routing import BaseRoute
 
 from app.auth.scopes import Scope
@@ -25,8 +27,10 @@ from app.limits import Limits
 from app.mcp.registry import ToolRegistry
 from app.net.guard import OutboundGuard
 from app.observability.metrics import Reading
-from app.settings import Settings
+from app.settings import Settings, SettingsPart
 from app.storage import Storage
+
+P = TypeVar("P", bound=BaseSettings)
 
 
 class PrivateDocuments(Protocol):
@@ -37,6 +41,29 @@ class PrivateDocuments(Protocol):
         ...
 
     def remove(self, uow: UnitOfWork, ids: Sequence[str]) -> None: ...
+
+
+@dataclass(frozen=True, slots=True)
+class AccountProfile:
+    """A local account as the other parts see it: never its password."""
+
+    id: str  # opaque and stable: the token subject
+    username: str
+    display_name: str
+    email: str | None
+
+
+class LocalAccounts(Protocol):
+    """The built-in authorization server's accounts (app/authserver); absent with an external IdP, whose
+    subjects are not local accounts."""
+
+    def profile(self, uow: UnitOfWork, subject: str) -> AccountProfile | None:
+        """The account a token's subject names, None when there is none."""
+        ...
+
+    def demo(self, uow: UnitOfWork) -> list[AccountProfile]:
+        """The demo accounts (development), for a feature's seed to give them data of their own."""
+        ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,6 +79,17 @@ class Deps:
     storage: Storage
     # Offered by a feature (search) when present; None when no feature indexes documents.
     documents: PrivateDocuments | None = None
+    # Offered by the built-in authorization server when it is installed and APP_AUTH_MODE=builtin.
+    accounts: LocalAccounts | None = None
+    # The parts' own settings (Feature.settings), by class: ``deps.part(FilesSettings)``.
+    parts: Mapping[type, BaseSettings] = field(default_factory=dict)
+
+    def part(self, kind: type[P]) -> P:
+        """The settings ``kind`` a feature declared (``Feature(settings=kind)``), read once at start."""
+        found = self.parts.get(kind)
+        if not isinstance(found, kind):
+            raise LookupError(f"{kind.__name__} is no feature's declared settings")
+        return found
 
 
 @dataclass(frozen=True)
@@ -64,8 +102,9 @@ class Feature:
     # HTTP routes beside /mcp (OAuth endpoints, downloads, ...).
     routes: Callable[[Deps], Sequence[BaseRoute]] | None = None
     # Idempotent data load run by ``python -m app seed`` (and by ``serve`` unless APP_SEED_ON_START=false).
-    # Receives a write unit of work and returns a short summary; it is committed after it returns.
-    seed: Callable[[UnitOfWork], str] | None = None
+    # Receives a write unit of work and the demo accounts (none without the built-in authorization server, or
+    # in production) and returns a short summary; it is committed after it returns.
+    seed: Callable[[UnitOfWork, Sequence[AccountProfile]], str] | None = None
     # OAuth scopes its tools ask for: published in the metadata, described on the consent page.
     scopes: Sequence[Scope] = ()
     # This feature indexes other features' private documents (search does).
@@ -76,3 +115,6 @@ class Feature:
     # Gauges read from the database at each scrape of /metrics (how many files are kept): a read unit of work in,
     # readings out.
     gauges: Callable[[UnitOfWork], Iterable[Reading]] | None = None
+    # Its own settings: a SettingsPart subclass whose env_prefix is ``APP_<NAME>_`` (APP_FILES_MAX_BYTES), read
+    # at start (one line per bad value) and handed to its code as ``deps.part(TheClass)``.
+    settings: type[SettingsPart] | None = None

@@ -12,32 +12,31 @@ import gc
 import hashlib
 import importlib
 import sys
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from pathlib import Path
+from types import ModuleType
+from typing import Any, NamedTuple, Protocol
 from urllib.parse import urlsplit
 
 import anyio.to_thread
 import structlog
 from mcp.server.auth.provider import TokenVerifier
+from mcp.server.mcpserver import MCPServer
 from mcp.server.transport_security import TransportSecuritySettings
 from mcp_types.methods import SPEC_CLIENT_METHODS
+from pydantic_settings import BaseSettings
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 from starlette.types import ASGIApp
 
-from app.auth.accounts import AccountRepository, seed_demo_accounts
-from app.auth.clients import CimdResolver, ClientKeys
-from app.auth.keys import load_keyring, load_secret
 from app.auth.resource_server import bearer_auth, protected_resource_routes
-from app.auth.routes import AuthorizationServerRoutes, RegistrationLimits, Signer, SignInLimits
 from app.auth.scopes import ScopeCatalog
-from app.auth.server import GrantRepository, ServerConfig, normalise_resource
-from app.auth.tokens import BuiltinTokenVerifier, ExternalTokenVerifier, RemoteJwks
-from app.db import Database
+from app.auth.tokens import ExternalTokenVerifier, RemoteJwks
+from app.db import Database, UnitOfWork
 from app.db.locks import SEED_LOCK, advisory_lock
-from app.feature import Deps, Feature, PrivateDocuments
+from app.feature import AccountProfile, Deps, Feature, LocalAccounts, PrivateDocuments
 from app.http.devhost import DevFiles, devhost_routes
 from app.http.health import health_routes
 from app.http.middleware import (
@@ -57,14 +56,13 @@ from app.mcp.widget_log import register_widget_log
 from app.net.guard import OutboundGuard
 from app.observability.metrics import Metrics, scrape_routes
 from app.observability.traces import Tracing, configure_tracing
-from app.settings import Settings, SettingsError, load_settings
+from app.secret import load_secret
+from app.settings import Settings, SettingsError, SettingsPart, load_part, load_settings
 from app.storage import LocalStorage, Storage
 
 FEATURES_PACKAGE = "app.features"
+AUTHSERVER_PACKAGE = "app.authserver"
 WIDGET_HINT = "Results render in widgets; do not repeat what a widget already shows."
-
-
-CORE_MODELS = ("app.auth.models",)
 
 
 class FeatureError(RuntimeError):
@@ -75,10 +73,60 @@ class StartupRefused(RuntimeError):
     """A configuration this server will not run with; the message names the setting to change."""
 
 
+def authserver_package() -> ModuleType | None:
+    """``app.authserver.wiring``, or None when the package is not installed (a fork with an external IdP)."""
+    try:
+        return importlib.import_module(f"{AUTHSERVER_PACKAGE}.wiring")
+    except ModuleNotFoundError as exc:
+        if exc.name not in (AUTHSERVER_PACKAGE, f"{AUTHSERVER_PACKAGE}.wiring"):
+            raise  # the package is there and broken: that is its traceback to show
+        return None
+
+
 def load_core_models() -> None:
-    """Import the tables that are not a feature's (accounts, OAuth), completing Base.metadata for alembic."""
-    for module in CORE_MODELS:
-        importlib.import_module(module)
+    """Import the tables that are no feature's (the authorization server's accounts and OAuth state, when it is
+    installed), completing Base.metadata for alembic."""
+    if (wiring := authserver_package()) is not None:
+        importlib.import_module(wiring.MODELS)
+
+
+def part_settings(kinds: Sequence[type[SettingsPart]], given: Sequence[SettingsPart] = ()) -> dict[type, SettingsPart]:
+    """Each part's settings: the instance given (tests), else read from the environment; every bad value of
+    every part in one SettingsError."""
+    parts: dict[type, SettingsPart] = {type(p): p for p in given}
+    lines: list[str] = []
+    for kind in kinds:
+        if kind not in parts:
+            try:
+                parts[kind] = load_part(kind)
+            except SettingsError as exc:
+                lines += exc.lines
+    if lines:
+        raise SettingsError(lines)
+    return parts
+
+
+def setting_names(features: Sequence[Feature]) -> set[str]:
+    """Every environment variable this server reads: the core's, the authorization server's (when installed) and
+    the features' own."""
+    kinds: list[type[BaseSettings]] = [Settings, *(f.settings for f in features if f.settings is not None)]
+    if (wiring := authserver_package()) is not None:
+        kinds.append(wiring.AuthServerSettings)
+    return {f"{kind.model_config.get('env_prefix') or ''}{name}".upper()
+            for kind in kinds for name in kind.model_fields}
+
+
+def authorization_server(settings: Settings, parts: Sequence[SettingsPart] = ()) -> Any:
+    """The built-in authorization server (``BuiltinAuthorizationServer``) when APP_AUTH_MODE=builtin, else None."""
+    if settings.auth_mode != "builtin":
+        return None
+    wiring = authserver_package()
+    if wiring is None:
+        raise StartupRefused("APP_AUTH_MODE: builtin needs the built-in authorization server (app/authserver), "
+                             "which is not installed: set APP_AUTH_MODE=external with APP_OAUTH_ISSUER and "
+                             "APP_OAUTH_JWKS_URL")
+    own = part_settings([wiring.AuthServerSettings], parts)[wiring.AuthServerSettings]
+    return wiring.BuiltinAuthorizationServer(settings, own)
 
 
 def discover_features(package: str = FEATURES_PACKAGE) -> list[Feature]:
@@ -112,7 +160,24 @@ GENERATED = ("a generated one would differ per replica and be lost with the disk
              "APP_ALLOW_GENERATED_KEYS=true")
 
 
-def production_refusals(settings: Settings) -> list[str]:
+class AuthorizationServer(Protocol):
+    """What the composition root uses of the built-in authorization server (app.authserver.wiring)."""
+
+    secret_use: str  # what APP_SECRET_KEY signs for it
+    accounts: LocalAccounts
+    seeds_demo_accounts: bool  # development, or production with APP_ALLOW_DEMO_ACCOUNTS=true
+
+    def production_refusals(self) -> list[str]: ...
+
+    def seed(self, uow: UnitOfWork) -> str: ...
+
+    def demo_accounts_refusal(self, db: Database) -> str | None: ...
+
+    def build(self, db: Database, catalog: ScopeCatalog, guard: OutboundGuard, limits: Limits,
+              metrics: Metrics | None) -> tuple[TokenVerifier, list[BaseRoute]]: ...
+
+
+def production_refusals(settings: Settings, server: AuthorizationServer | None = None) -> list[str]:
     """What a production server must not start with, all of it at once, one line per variable."""
     if not settings.production:
         return []
@@ -123,14 +188,13 @@ def production_refusals(settings: Settings) -> list[str]:
     elif (base := urlsplit(settings.base_url)).scheme != "https" and base.hostname not in LOOPBACK_HOSTS:
         lines.append(f"APP_BASE_URL: APP_ENV=production needs https (got {settings.base_url!r}): tokens and "
                      "sign-in forms never cross a network in the clear")
-    if not settings.allow_generated_keys:
-        if settings.auth_mode == "builtin" and not settings.oauth_signing_keys:
-            lines.append(f"APP_OAUTH_SIGNING_KEYS: APP_ENV=production needs the keys that sign access tokens; "
-                         f"{GENERATED}")
-        uses = [use for use, needed in (("the sign-in forms", settings.auth_mode == "builtin"),
+    if server is not None:
+        lines += server.production_refusals()
+    if not settings.allow_generated_keys and not settings.secret_key:
+        uses = [use for use, needed in ((server.secret_use if server else "", server is not None),
                                         ("the download links of APP_STORAGE_BACKEND=local",
                                          settings.storage_backend == "local")) if needed]
-        if uses and not settings.secret_key:
+        if uses:
             lines.append(f"APP_SECRET_KEY: APP_ENV=production needs it (it signs {' and '.join(uses)}); {GENERATED}")
     return lines
 
@@ -152,7 +216,7 @@ def open_storage(settings: Settings) -> Storage:
     secret, _ = load_secret(settings)  # production without APP_SECRET_KEY was refused (production_refusals)
     # Its own key, derived: a download link can never double as a form ticket or the other way round.
     link_key = hashlib.sha256(b"file download links\0" + secret).digest()
-    return LocalStorage(Path(settings.files_dir), base_url=settings.base_url, secret=link_key)
+    return LocalStorage(Path(settings.storage_dir), base_url=settings.base_url, secret=link_key)
 
 
 def documents_of(features: Sequence[Feature]) -> PrivateDocuments | None:
@@ -192,12 +256,24 @@ def tool_charges(registry: ToolRegistry, settings: Settings) -> dict[str, Charge
             for tool, name in budget_of.items() if (rate := rates[name]) is not None}
 
 
+def feature_parts(features: Sequence[Feature], given: Sequence[SettingsPart] = ()) -> dict[type, SettingsPart]:
+    """The settings the features declare, each under its own prefix (APP_<FEATURE>_)."""
+    for feature in features:
+        prefix = f"APP_{feature.name.upper().replace('-', '_')}_"
+        if feature.settings is not None and feature.settings.model_config.get("env_prefix") != prefix:
+            raise FeatureError(f"feature {feature.name!r}: its settings ({feature.settings.__name__}) must read "
+                               f"env_prefix={prefix!r}")
+    return part_settings([f.settings for f in features if f.settings is not None], given)
+
+
 def build_deps(settings: Settings, db: Database, features: Sequence[Feature], *, guard: OutboundGuard | None = None,
-               storage: Storage | None = None, limits: Limits | None = None) -> Deps:
+               storage: Storage | None = None, limits: Limits | None = None, accounts: LocalAccounts | None = None,
+               parts: Sequence[SettingsPart] = ()) -> Deps:
     """The shared services: each the one given (tests), else the one the settings describe."""
     return Deps(settings=settings, db=db, limits=limits or open_limits(settings),
                 guard=guard or OutboundGuard(allowlist=settings.outbound_allowlist),
-                storage=storage or open_storage(settings), documents=documents_of(features))
+                storage=storage or open_storage(settings), documents=documents_of(features), accounts=accounts,
+                parts=feature_parts(features, parts))
 
 
 async def run_command(settings: Settings, feature_name: str, command: str) -> str:
@@ -210,8 +286,9 @@ async def run_command(settings: Settings, feature_name: str, command: str) -> st
     if run is None:
         known = ", ".join(sorted(feature.commands)) or "none"
         raise FeatureError(f"feature {feature_name!r} has no command {command!r} (it has: {known})")
+    server = authorization_server(settings)
     db = open_database(settings)
-    deps = build_deps(settings, db, features)
+    deps = build_deps(settings, db, features, accounts=server.accounts if server else None)
     try:
         return await run(deps)
     finally:
@@ -225,124 +302,100 @@ def server_instructions(features: Sequence[Feature]) -> str:
 
 
 def seed(db: Database, features: Sequence[Feature], settings: Settings) -> list[str]:
-    """Demo accounts (development), then every feature's idempotent seed, one transaction each;
-    returns one summary line per step.
+    """The authorization server's demo accounts (development), then every feature's idempotent seed, one
+    transaction each; returns one summary line per step.
 
     Replicas starting together take turns (PostgreSQL advisory lock): the later ones find
     every row already current and write nothing.
     """
+    server = authorization_server(settings)
     lines = []
     with db.engine.connect() as lock_holder, advisory_lock(lock_holder, SEED_LOCK):
-        if settings.auth_mode == "builtin" and (not settings.production or settings.allow_demo_accounts):
-            lines.append(f"accounts: {db.write_sync(lambda uow: seed_demo_accounts(uow, settings.demo_password))}")
-        lines += [f"{f.name}: {db.write_sync(f.seed)}" for f in features if f.seed is not None]
+        demo: Callable[[UnitOfWork], list[AccountProfile]] = lambda _: []  # noqa: E731
+        if server is not None and server.seeds_demo_accounts:
+            lines.append(f"accounts: {db.write_sync(server.seed)}")
+            demo = server.accounts.demo
+        lines += [f"{f.name}: {db.write_sync(lambda uow, f=f: f.seed(uow, demo(uow)))}"
+                  for f in features if f.seed is not None]
     return lines
 
 
 def refuse_demo_accounts(settings: Settings, db: Database) -> None:
     """Production with the demo accounts (known password) still in the database: refuse to serve."""
-    if settings.production and not settings.allow_demo_accounts:
-        demo = db.read_sync(lambda uow: [a.username for a in uow.repository(AccountRepository).demo()
-                                         if a.disabled_at is None])  # disabled: their password opens nothing
-        if demo:
-            raise StartupRefused(f"APP_ENV=production but demo accounts exist ({', '.join(demo)}): disable them with "
-                                 "`python -m app users disable NAME`, or set APP_ALLOW_DEMO_ACCOUNTS=true")
+    server = authorization_server(settings)
+    if server is not None and (refusal := server.demo_accounts_refusal(db)):
+        raise StartupRefused(refusal)
 
 
-def build_auth(settings: Settings, db: Database, catalog: ScopeCatalog, guard: OutboundGuard, limits: Limits,
-               token_verifier: TokenVerifier | None, metrics: Metrics | None = None
-               ) -> tuple[TokenVerifier, list[BaseRoute]]:
-    """The token verifier for /mcp and the routes of the metadata documents and the authorization server."""
-    routes = protected_resource_routes(settings.mcp_url, settings.resource_metadata_url, settings.issuer,
-                                       catalog.names, settings.server_title)
-    if settings.auth_mode == "external":
-        verifier = ExternalTokenVerifier(RemoteJwks(settings.oauth_jwks_url or "", guard), issuer=settings.issuer,
-                                         audience=settings.token_audience, resource=settings.mcp_url, catalog=catalog)
-        return token_verifier or verifier, routes
-    keys = load_keyring(settings)  # production without keys of its own was refused (production_refusals)
-    secret, _ = load_secret(settings)
-    resource = normalise_resource(settings.mcp_url) or settings.mcp_url
-    config = ServerConfig(issuer=settings.base_url, resources=(resource,), catalog=catalog, keys=keys,
-                          access_ttl=settings.oauth_access_token_ttl, refresh_ttl=settings.oauth_refresh_token_ttl,
-                          refresh_grace=settings.oauth_refresh_grace, code_ttl=settings.oauth_code_ttl)
-    server = AuthorizationServerRoutes(
-        config=config, db=db, cimd=CimdResolver(guard, db, catalog, settings.oauth_cimd_hosts),
-        client_keys=ClientKeys(guard), signer=Signer(secret), limits=limits,
-        sign_in=SignInLimits(per_name=parse_rate(settings.limit_login_per_name),
-                             per_address=parse_rate(settings.limit_login_per_address),
-                             per_account=parse_rate(settings.limit_login_per_account)),
-        registration=RegistrationLimits(per_address=parse_rate(settings.limit_registrations_per_address),
-                                        total=parse_rate(settings.limit_registrations_total)),
-        secure_cookies=settings.base_url.startswith("https://"), jwks=keys.public_jwks, metrics=metrics)
-
-    async def grant_active(grant_id: str, subject: str) -> bool:
-        return await db.read(lambda uow: uow.repository(GrantRepository).grant_active(grant_id, subject))
-
-    verifier = BuiltinTokenVerifier(keys, issuer=settings.base_url, audience=resource, catalog=catalog,
-                                    grant_active=grant_active)
-    return token_verifier or verifier, routes + server.routes()
-
-
-def create_app(
-    settings: Settings,
-    *,
-    db: Database | None = None,
-    token_verifier: TokenVerifier | None = None,
-    features: Sequence[Feature] | None = None,
-    guard: OutboundGuard | None = None,
-    storage: Storage | None = None,
-    limits: Limits | None = None,
-    recent_events: RecentEvents | None = None,
-    metrics: Metrics | None = None,
-    tracing: Tracing | None = None,
-) -> ASGIApp:
-    """The whole service as one ASGI app. ``metrics``: this process's families (by default new ones when
-    APP_METRICS is on); ``tracing``: the worker's tracer provider, None for no spans (``create_app_from_env``
-    configures it from OTEL_*)."""
-    if refusals := production_refusals(settings):
-        raise StartupRefused("\n".join(refusals))
-    features = discover_features() if features is None else list(features)
-    db = db or open_database(settings)
-    deps = build_deps(settings, db, features, guard=guard, storage=storage, limits=limits)
-    guard, storage, limits = deps.guard, deps.storage, deps.limits
-    if metrics is None and settings.metrics:
-        metrics = Metrics()
-    if metrics is not None:
-        metrics.watch_pool(db.engine)
-        limits.on_refused = metrics.limit_refused
-    if tracing is not None:
-        tracing.instrument_engine(db.engine)
+def scope_catalog(features: Sequence[Feature]) -> ScopeCatalog:
     try:
-        catalog = ScopeCatalog(scope for feature in features for scope in feature.scopes)
+        return ScopeCatalog(scope for feature in features for scope in feature.scopes)
     except ValueError as exc:
         raise FeatureError(str(exc)) from None
-    token_verifier, auth_routes = build_auth(settings, db, catalog, guard, limits, token_verifier, metrics)
-    # Local files are downloaded from this app through signed links; S3 serves its own presigned URLs.
-    storage_routes = storage.routes() if isinstance(storage, LocalStorage) else []
 
+
+def build_auth(settings: Settings, deps: Deps, catalog: ScopeCatalog, server: AuthorizationServer | None,
+               token_verifier: TokenVerifier | None, metrics: Metrics | None) -> tuple[TokenVerifier, list[BaseRoute]]:
+    """The token verifier for /mcp (the one given, in tests), the metadata document of /mcp, and the
+    authorization server's routes when it is the built-in one."""
+    routes = protected_resource_routes(settings.mcp_url, settings.resource_metadata_url, settings.issuer,
+                                       catalog.names, settings.server_title)
+    if server is None:
+        verifier = ExternalTokenVerifier(RemoteJwks(settings.oauth_jwks_url or "", deps.guard),
+                                         issuer=settings.issuer, audience=settings.token_audience,
+                                         resource=settings.mcp_url, catalog=catalog)
+        return token_verifier or verifier, routes
+    verifier, server_routes = server.build(deps.db, catalog, deps.guard, deps.limits, metrics)
+    return token_verifier or verifier, routes + server_routes
+
+
+def build_registry(settings: Settings, features: Sequence[Feature], deps: Deps,
+                   catalog: ScopeCatalog) -> tuple[ToolRegistry, list[BaseRoute]]:
+    """Every feature's tools (and the widget log when there are widgets), and the routes features add."""
     registry = ToolRegistry(name=settings.server_name, title=settings.server_title,
                             widget_domain=settings.widget_domain,
                             resource_metadata_url=settings.resource_metadata_url)
-    feature_routes: list[BaseRoute] = []
+    routes: list[BaseRoute] = []
     for feature in features:
         if feature.tools is not None:
             feature.tools(registry, deps)
         if feature.routes is not None:
-            feature_routes.extend(feature.routes(deps))
+            routes.extend(feature.routes(deps))
     if registry.has_widgets:
-        register_widget_log(registry, limits)
+        register_widget_log(registry, deps.limits)
     if undeclared := {s: tools for s, tools in registry.scopes_used().items() if s not in catalog}:
         raise FeatureError("; ".join(f"tools {', '.join(tools)} ask for scope {scope!r}, which no feature declares "
                                      f"(add Scope({scope!r}, ...) to the feature's scopes)"
                                      for scope, tools in undeclared.items()))
-    metrics_routes: list[BaseRoute] = []
+    return registry, routes
+
+
+def observe(deps: Deps, features: Sequence[Feature], registry: ToolRegistry, metrics: Metrics | None,
+            tracing: Tracing | None) -> list[BaseRoute]:
+    """Metrics and traces know the tools and methods (their label values), the pool, the limits' refusals and
+    the features' gauges; returns the scrape route."""
+    routes: list[BaseRoute] = []
     if metrics is not None:
+        metrics.watch_pool(deps.db.engine)
+        deps.limits.on_refused = metrics.limit_refused
         metrics.know(methods=SPEC_CLIENT_METHODS, tools=registry.tool_names)
         for gauges in (f.gauges for f in features if f.gauges is not None):  # each apart: one failing leaves the rest
-            metrics.read_at_scrape(lambda gauges=gauges: db.read_sync(lambda uow: list(gauges(uow))))
-        metrics_routes.extend(scrape_routes(metrics, settings.metrics_scrapers))
+            metrics.read_at_scrape(lambda gauges=gauges: deps.db.read_sync(lambda uow: list(gauges(uow))))
+        routes.extend(scrape_routes(metrics, deps.settings.metrics_scrapers))
     if tracing is not None:
+        tracing.instrument_engine(deps.db.engine)
         tracing.know(methods=SPEC_CLIENT_METHODS, tools=registry.tool_names)
+    return routes
+
+
+class McpEndpoint(NamedTuple):
+    server: MCPServer
+    lane: SingleExchangeLane | None
+    app: ASGIApp  # POST/DELETE /mcp: bearer check, then the lane or the SDK transport
+
+
+def build_mcp(settings: Settings, registry: ToolRegistry, features: Sequence[Feature], limits: Limits,
+              token_verifier: TokenVerifier, metrics: Metrics | None) -> McpEndpoint:
     mcp = build_mcp_server(registry, ToolBudgets(limits, tool_charges(registry, settings)),
                            instructions=server_instructions(features), metrics=metrics)
     # Builds the SDK's stateless JSON transport; its Starlette wrapper (one route, its own lifespan) is not
@@ -359,61 +412,103 @@ def create_app(
             allowed_origins=settings.origin_allow_list,
         ),
     )
-    mcp_http: ASGIApp = mcp.session_manager.handle_request
-    lane = None
-    if settings.mcp_fast_lane:
-        mcp_http = lane = SingleExchangeLane(mcp.session_manager, mcp_http)
+    transport: ASGIApp = mcp.session_manager.handle_request
+    lane = SingleExchangeLane(mcp.session_manager, transport) if settings.mcp_fast_lane else None
     # The token is optional on /mcp: each tool enforces its own schemes (app.mcp.registry).
-    mcp_endpoint = bearer_auth(mcp_http, token_verifier, resource=settings.mcp_url,
-                               resource_metadata_url=settings.resource_metadata_url)
+    endpoint = bearer_auth(lane or transport, token_verifier, resource=settings.mcp_url,
+                           resource_metadata_url=settings.resource_metadata_url)
+    return McpEndpoint(mcp, lane, endpoint)
 
+
+def lifespan_of(deps: Deps, mcp: McpEndpoint, tracing: Tracing | None
+                ) -> Callable[[Starlette], contextlib.AbstractAsyncContextManager[None]]:
     @contextlib.asynccontextmanager
     async def lifespan(_: Starlette) -> AsyncIterator[None]:
         try:
-            await limits.start()
-            async with mcp.session_manager.run(), (lane.run() if lane else contextlib.nullcontext()):
+            await deps.limits.start()
+            async with mcp.server.session_manager.run(), (mcp.lane.run() if mcp.lane else contextlib.nullcontext()):
                 freeze_startup_objects()
                 yield
         finally:
             try:
-                await storage.aclose()
-                await limits.aclose()
-                db.dispose()
+                await deps.storage.aclose()
+                await deps.limits.aclose()
+                deps.db.dispose()
             finally:
                 if tracing is not None:  # what is batched goes out before the worker ends (at most 5 s)
                     await anyio.to_thread.run_sync(tracing.shutdown)
 
+    return lifespan
+
+
+def core_routes(settings: Settings, deps: Deps, mcp_name: str, recent_events: RecentEvents | None) -> list[BaseRoute]:
     async def index(_: Request) -> JSONResponse:
-        return JSONResponse({"name": mcp.name, "mcp": settings.mcp_url})
+        return JSONResponse({"name": mcp_name, "mcp": settings.mcp_url})
 
     async def no_standalone_stream(_: Request) -> Response:
         # Stateless server: there is no session for a GET stream to belong to, and an idle
         # stream would pin a connection forever. The transport spec lets servers answer 405.
         return Response(status_code=405, headers={"allow": "POST"})
 
-    app = Starlette(
-        routes=[
-            Route("/", index, methods=["GET"]),
-            *health_routes(db, limits),
-            *metrics_routes,
-            *auth_routes,
-            *storage_routes,
-            *feature_routes,
-            *([] if settings.production else devhost_routes(recent_events, DevFiles(settings.files_max_bytes))),
-            Route("/mcp", no_standalone_stream, methods=["GET"]),
-        ],
-        lifespan=lifespan,
-        exception_handlers={Exception: internal_error},
-    )
+    # Local files are downloaded from this app through signed links; S3 serves its own presigned URLs.
+    storage_routes = deps.storage.routes() if isinstance(deps.storage, LocalStorage) else []
+    dev_routes = [] if settings.production else devhost_routes(recent_events, DevFiles())
+    return [Route("/", index, methods=["GET"]), *health_routes(deps.db, deps.limits), *storage_routes, *dev_routes,
+            Route("/mcp", no_standalone_stream, methods=["GET"])]
+
+
+def served(app: ASGIApp, settings: Settings, mcp: McpEndpoint, metrics: Metrics | None,
+           tracing: Tracing | None) -> ASGIApp:
+    """The middleware around the routes, innermost first."""
     # Only /mcp passes the bearer check: feature routes (OAuth endpoints take client credentials in
     # Authorization) and unknown paths never see it.
-    routed = Shortcut(app, "/mcp", ("POST", "DELETE"), mcp_endpoint)
+    routed = Shortcut(app, "/mcp", ("POST", "DELETE"), mcp.app)
     # Outermost: every layer below, the access log and every limit included, sees the trusted client address.
-    served: ASGIApp = AccessLogMiddleware(McpRequestNormalizer(routed, max_body_bytes=settings.max_body_bytes),
+    logged: ASGIApp = AccessLogMiddleware(McpRequestNormalizer(routed, max_body_bytes=settings.max_body_bytes),
                                           metrics)
     if tracing is not None:  # the server span: around the access log, so its lines carry the span's ids
-        served = tracing.wrap(served)
-    return client_address(served, settings.trusted_proxies)
+        logged = tracing.wrap(logged)
+    return client_address(logged, settings.trusted_proxies)
+
+
+def create_app(
+    settings: Settings,
+    *,
+    db: Database | None = None,
+    token_verifier: TokenVerifier | None = None,
+    features: Sequence[Feature] | None = None,
+    guard: OutboundGuard | None = None,
+    storage: Storage | None = None,
+    limits: Limits | None = None,
+    recent_events: RecentEvents | None = None,
+    metrics: Metrics | None = None,
+    tracing: Tracing | None = None,
+    parts: Sequence[SettingsPart] = (),
+) -> ASGIApp:
+    """The whole service as one ASGI app. Each piece given (tests) replaces the one the settings describe;
+    ``parts``: settings of the authorization server or of a feature, instead of reading them from the
+    environment. ``metrics``: this process's families (new ones when APP_METRICS is on); ``tracing``: the
+    worker's tracer provider, None for no spans (``create_app_from_env`` configures it from OTEL_*)."""
+    features = discover_features() if features is None else list(features)
+    server = authorization_server(settings, parts)
+    if refusals := production_refusals(settings, server):
+        raise StartupRefused("\n".join(refusals))
+    deps = build_deps(settings, db or open_database(settings), features, guard=guard, storage=storage,
+                      limits=limits, accounts=server.accounts if server else None, parts=parts)
+    if metrics is None and settings.metrics:
+        metrics = Metrics()
+    catalog = scope_catalog(features)
+    token_verifier, auth_routes = build_auth(settings, deps, catalog, server, token_verifier, metrics)
+    registry, feature_routes = build_registry(settings, features, deps, catalog)
+    metrics_routes = observe(deps, features, registry, metrics, tracing)
+    mcp = build_mcp(settings, registry, features, deps.limits, token_verifier, metrics)
+    app = Starlette(
+        routes=[*core_routes(settings, deps, mcp.server.name, recent_events), *metrics_routes, *auth_routes,
+                *feature_routes],
+        lifespan=lifespan_of(deps, mcp, tracing),
+        exception_handlers={Exception: internal_error},
+    )
+    return served(app, settings, mcp, metrics, tracing)
 
 
 _frozen = False

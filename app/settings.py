@@ -10,7 +10,7 @@ from __future__ import annotations
 import ipaddress
 import os
 from functools import cached_property
-from typing import Annotated, Any
+from typing import Annotated, Any, ClassVar, TypeVar
 from urllib.parse import urlsplit
 
 from pydantic import Field, ValidationError, ValidationInfo, field_validator, model_validator
@@ -32,7 +32,8 @@ CHOICES = {"log_level": LOG_LEVELS, "log_format": LOG_FORMATS, "env": ENVIRONMEN
 ENV_PREFIX = "APP_"
 
 
-def _csv(value: object) -> object:
+def comma_list(value: object) -> object:
+    """A comma-separated variable as its list (what NoDecode fields read)."""
     if isinstance(value, str):
         return [item.strip() for item in value.split(",") if item.strip()]
     return value
@@ -81,22 +82,16 @@ class Settings(BaseSettings):
     # Seconds a client may take in nothing of a response the server is sending before it is cut off.
     http_send_timeout: float = Field(default=30.0, gt=0, le=3600)
     # development: demo accounts and generated keys under var_dir are fine; production refuses both
-    # unless allowed explicitly below.
+    # unless allowed explicitly (APP_ALLOW_DEMO_ACCOUNTS is the authorization server's, app.authserver.settings).
     env: str = "development"
     var_dir: str = "./var"
-    demo_password: str = Field(default="demo-password", min_length=8)
-    allow_demo_accounts: bool = False
     allow_generated_keys: bool = False
-    # HMAC key for the login and consent forms (CSRF and login tickets); generated under var_dir in development.
+    # HMAC key of what the server signs and checks later (download links, sign-in forms: app.secret); generated
+    # under var_dir in development.
     secret_key: str | None = Field(default=None, min_length=32)
+    # builtin: the authorization server of app/authserver (its settings: app.authserver.settings);
+    # external: an IdP of your own, below.
     auth_mode: str = "builtin"
-    # builtin: the JWKS (JSON, private keys) that signs access tokens; the first key signs, all are published.
-    oauth_signing_keys: str | None = None
-    oauth_access_token_ttl: int = Field(default=600, ge=300, le=900)
-    oauth_refresh_token_ttl: int = Field(default=30 * 24 * 3600, ge=3600)
-    oauth_refresh_grace: int = Field(default=60, ge=0, le=300)
-    oauth_code_ttl: int = Field(default=60, ge=10, le=600)
-    oauth_cimd_hosts: Annotated[list[str], NoDecode] = Field(default_factory=lambda: ["chatgpt.com", "claude.ai"])
     # external: the IdP whose tokens /mcp accepts.
     oauth_issuer: str | None = None
     oauth_jwks_url: str | None = None
@@ -113,17 +108,13 @@ class Settings(BaseSettings):
     # Limits (app.limits): counted in this process, or in Redis for the whole fleet when redis_url is set.
     redis_url: str | None = None
     redis_prefix: str = Field(default="app", min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_.:-]+$")
-    limit_login_per_name: str = "5/minute"
-    limit_login_per_address: str = "20/minute"
-    limit_login_per_account: str = "10/10 minutes"
-    limit_registrations_per_address: str = "60/hour"
-    limit_registrations_total: str = "1000/hour"
     limit_callers_per_address: int = Field(default=20, ge=1, le=100_000)
     limit_anonymous_callers: int = Field(default=200, ge=1, le=1_000_000)
     # Per-tool budgets over the ones the tools declare: "tool=rate,tool=off".
     tool_budgets: Annotated[dict[str, str | None], NoDecode] = Field(default_factory=dict)
-    # Files: where their bytes live, how big a fetched file may be, how long anonymous uploads are kept.
+    # Bytes at rest (app.storage): S3 or, for development and single machines, a local folder.
     storage_backend: str = "local"
+    storage_dir: str = "./var/files"
     files_dir: str = "./var/files"
     s3_bucket: str | None = None
     s3_prefix: str = ""
@@ -138,11 +129,11 @@ class Settings(BaseSettings):
     # Bytes an anonymous caller may add per files_anon_ttl (its address and all anonymous callers: scaled).
     files_anon_quota: int = Field(default=50 * 1024 * 1024, ge=1024, le=10**12)
 
-    @field_validator("allowed_hosts", "allowed_origins", "oauth_cimd_hosts", "outbound_allowlist", "trusted_proxies",
+    @field_validator("allowed_hosts", "allowed_origins", "outbound_allowlist", "trusted_proxies",
                      "metrics_scrapers", mode="before")
     @classmethod
     def _split_csv(cls, value: object) -> object:
-        return _csv(value)
+        return comma_list(value)
 
     @field_validator(*CHOICES, mode="before")
     @classmethod
@@ -189,20 +180,13 @@ class Settings(BaseSettings):
                 raise ValueError(f"{scraper!r} is not an IP address or network") from None
         return scrapers
 
-    @field_validator("limit_login_per_name", "limit_login_per_address", "limit_login_per_account",
-                     "limit_registrations_per_address", "limit_registrations_total")
-    @classmethod
-    def _rate(cls, value: str) -> str:
-        parse_rate(value)
-        return value
-
     @field_validator("tool_budgets", mode="before")
     @classmethod
     def _budgets(cls, value: object) -> object:
         if not isinstance(value, str):
             return value
         budgets: dict[str, str | None] = {}
-        for entry in _csv(value):  # type: ignore[union-attr]
+        for entry in comma_list(value):  # type: ignore[union-attr]
             name, sep, rate = entry.partition("=")
             if not sep or not name.strip():
                 raise ValueError(f"{entry!r}: write tool=rate (search=60/minute) or tool=off")
@@ -345,30 +329,55 @@ class SettingsError(Exception):
         self.lines = lines
 
 
-# Settings that were renamed: set, they would be ignored silently, so they are refused with their new name.
-RENAMED = {"APP_OAUTH_REGISTRATIONS_PER_HOUR": "APP_LIMIT_REGISTRATIONS_PER_ADDRESS (a rate, e.g. 20/hour)"}
+class SettingsPart(BaseSettings):
+    """The settings of one part (a feature, the authorization server), declared beside its code so that deleting
+    the part deletes them. Read like Settings (environment, then ``.env``) under the prefix the subclass sets
+    (``APP_<FEATURE>_`` for a feature), and reported the same way: one line per bad variable."""
+
+    model_config = SettingsConfigDict(env_prefix=ENV_PREFIX, env_file=".env", extra="ignore", frozen=True)
+    # Names this part once read that are gone: set, they would be ignored silently, so they are refused.
+    renamed: ClassVar[dict[str, str]] = {}
+    # Fields holding secrets: their value is never repeated in an error line.
+    secrets: ClassVar[tuple[str, ...]] = ()
+
+
+P = TypeVar("P", bound=BaseSettings)
 
 
 def load_settings(**overrides: Any) -> Settings:
-    lines = [f"{old}: renamed to {new}" for old, new in RENAMED.items() if old in os.environ]
+    return load_part(Settings, **overrides)
+
+
+def load_part(kind: type[P], **overrides: Any) -> P:
+    """``kind`` read from the environment (``overrides`` first); SettingsError on bad values, all of them."""
+    # extra="ignore" is for the environment (other parts' variables); an override is code, and a misspelt or
+    # misplaced one (another part's setting) must not pass unnoticed.
+    if unknown := sorted(k for k in overrides if not k.startswith("_") and k not in kind.model_fields):
+        raise TypeError(f"{kind.__name__} has no setting {', '.join(unknown)}")
+    renamed = RENAMED if kind is Settings else getattr(kind, "renamed", {})
+    lines = [f"{old}: renamed to {new}" for old, new in renamed.items() if old in os.environ]
+    prefix = str(kind.model_config.get("env_prefix") or "")
+    hidden = SECRETS if kind is Settings else getattr(kind, "secrets", ())
     try:
-        settings = Settings(**overrides)
+        settings = kind(**overrides)
     except ValidationError as exc:
-        raise SettingsError(lines + [_describe(error) for error in exc.errors()]) from None
+        raise SettingsError(lines + [_describe(error, prefix, hidden) for error in exc.errors()]) from None
     if lines:
         raise SettingsError(lines)
     return settings
 
 
-SECRETS = ("secret_key", "oauth_signing_keys", "demo_password", "redis_url", "database_url")
+# Settings that were renamed: set, they would be ignored silently, so they are refused with their new name.
+RENAMED: dict[str, str] = {}
+SECRETS = ("secret_key", "redis_url", "database_url")
 
 
-def _describe(error: Any) -> str:
+def _describe(error: Any, prefix: str, secrets: tuple[str, ...]) -> str:
     message = str(error.get("msg", "invalid value")).removeprefix("Value error, ")
     if not error.get("loc"):  # a rule across variables: the message names them
         return message
     field = str(error["loc"][0])
     value = error.get("input")
-    shown = (f" (got {value!r})" if field not in SECRETS and isinstance(value, str | int | float)
+    shown = (f" (got {value!r})" if field not in secrets and isinstance(value, str | int | float)
              and len(repr(value)) <= 80 else "")
-    return f"{ENV_PREFIX}{field.upper()}: {message}{shown}"
+    return f"{prefix}{field.upper()}: {message}{shown}"

@@ -1,12 +1,11 @@
-"""Access tokens: JWTs per RFC 9068, signed by the built-in server or by an external IdP,
-and the ``TokenVerifier`` the SDK's bearer backend calls on every /mcp request."""
+"""Access tokens: JWTs per RFC 9068. What any issuer's token is checked for (``decode_claims``), and the
+``TokenVerifier`` of an external IdP's tokens (the built-in authorization server has its own, in
+``app.authserver.tokens``)."""
 
 from __future__ import annotations
 
 import json
-import secrets
 import time
-from collections.abc import Awaitable, Callable
 from typing import Any
 
 import anyio
@@ -16,22 +15,12 @@ from joserfc.errors import JoseError
 from joserfc.jwk import KeySet
 from mcp.server.auth.provider import AccessToken
 
-from app.auth.keys import KeyRing
 from app.auth.scopes import ScopeCatalog
-from app.net.guard import OutboundGuard, OutboundRefused
+from app.net import OutboundGuard, OutboundRefused
 
 log = structlog.get_logger(__name__)
 LEEWAY_S = 30
 AT_JWT = "at+jwt"
-
-
-def sign_access_token(keys: KeyRing, *, issuer: str, audience: str, subject: str, client_id: str, scope: str,
-                      grant_id: str, ttl: int) -> str:
-    now = int(time.time())
-    claims = {"iss": issuer, "sub": subject, "aud": audience, "client_id": client_id, "scope": scope,
-              "iat": now, "nbf": now, "exp": now + ttl, "jti": secrets.token_urlsafe(16), "grant": grant_id}
-    key = keys.current
-    return jwt.encode({"alg": key.alg, "kid": key.kid, "typ": AT_JWT}, claims, key.key)
 
 
 def decode_claims(token: str, key_set: KeySet, algorithms: list[str], *, issuer: str, audience: str,
@@ -54,29 +43,6 @@ def decode_claims(token: str, key_set: KeySet, algorithms: list[str], *, issuer:
 def scopes_of(claims: dict[str, Any]) -> list[str]:
     scope = claims.get("scope", claims.get("scp", ""))
     return scope.split() if isinstance(scope, str) else [s for s in scope if isinstance(s, str)]
-
-
-class BuiltinTokenVerifier:
-    """Our own tokens: signature by ``kid`` from our JWKS, ``typ``, ``iss``, ``aud``, time, and not revoked."""
-
-    def __init__(self, keys: KeyRing, *, issuer: str, audience: str, catalog: ScopeCatalog,
-                 grant_active: Callable[[str, str], Awaitable[bool]]) -> None:
-        self.keys = keys
-        self.issuer = issuer
-        self.audience = audience
-        self.catalog = catalog
-        self.grant_active = grant_active  # (grant id, subject) -> still valid (not revoked, account enabled)
-
-    async def verify_token(self, token: str) -> AccessToken | None:
-        claims = decode_claims(token, self.keys.verify_keys, self.keys.algorithms, issuer=self.issuer,
-                               audience=self.audience, require_typ=True)
-        if claims is None or not isinstance(claims.get("grant"), str):
-            return None
-        if not await self.grant_active(claims["grant"], str(claims["sub"])):
-            return None
-        return AccessToken(token=token, client_id=str(claims.get("client_id", "")), subject=str(claims["sub"]),
-                           scopes=self.catalog.expand(scopes_of(claims)), expires_at=int(claims["exp"]),
-                           resource=self.audience, claims={"iss": claims["iss"], "grant": claims["grant"]})
 
 
 class RemoteJwks:

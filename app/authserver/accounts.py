@@ -9,16 +9,18 @@ import time
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from app.auth.models import Account
-from app.auth.passwords import hash_password
+from app.authserver.models import Account
+from app.authserver.passwords import hash_password
+from app.command import OperatorError
 from app.db import UnitOfWork
+from app.feature import AccountProfile
 
 DEMO_ACCOUNTS = (("alice", "Alice Liddell", "alice@example.com"), ("bob", "Bob Builder", "bob@example.com"))
 _USERNAME = re.compile(r"[a-z0-9][a-z0-9._-]{1,63}")
 MIN_PASSWORD = 8
 
 
-class AccountError(ValueError):
+class AccountError(OperatorError, ValueError):
     """A refused account operation; the message is for the operator."""
 
 
@@ -82,3 +84,19 @@ def seed_demo_accounts(uow: UnitOfWork, password: str) -> str:
     created = [username for username, display, email in DEMO_ACCOUNTS if accounts.by_username(username) is None
                and create_account(uow, username, password, display_name=display, email=email, demo=True)]
     return f"demo accounts {', '.join(created)} created" if created else "demo accounts present"
+
+
+def _profile(account: Account) -> AccountProfile:
+    return AccountProfile(id=account.id, username=account.username, display_name=account.display_name,
+                          email=account.email)
+
+
+class Directory:
+    """The accounts as the other parts see them (app.feature.LocalAccounts)."""
+
+    def profile(self, uow: UnitOfWork, subject: str) -> AccountProfile | None:
+        account = uow.repository(AccountRepository).get(subject)
+        return _profile(account) if account is not None else None
+
+    def demo(self, uow: UnitOfWork) -> list[AccountProfile]:
+        return [_profile(account) for account in uow.repository(AccountRepository).demo()]

@@ -30,11 +30,11 @@ from joserfc.jwk import KeySet
 from sqlalchemy import update
 from sqlalchemy.orm import Session
 
-from app.auth.models import OAuthClient
 from app.auth.scopes import ScopeCatalog
+from app.authserver.models import OAuthClient
 from app.db import Database, UnitOfWork
 from app.db.upsert import upsert
-from app.net.guard import OutboundGuard, OutboundRefused
+from app.net import OutboundGuard, OutboundRefused
 
 log = structlog.get_logger(__name__)
 

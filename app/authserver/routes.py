@@ -1,4 +1,4 @@
-"""HTTP endpoints of the built-in authorization server (Starlette), around ``app.auth.server``.
+"""HTTP endpoints of the built-in authorization server (Starlette), around ``app.authserver.server``.
 
 Each endpoint reads its (small, capped) body on the event loop, resolves the client's
 metadata document or keys if needed (network, guarded), then hands the request to
@@ -7,31 +7,23 @@ authlib in a worker thread with one unit of work.
 
 from __future__ import annotations
 
-import base64
-import hashlib
-import hmac
 import json
-import secrets
-import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import parse_qsl, urlencode
 
 import anyio
 import structlog
-from authlib.oauth2 import OAuth2Error
 from authlib.oauth2.rfc6749.util import extract_basic_authorization
 from joserfc import jws
 from joserfc.errors import JoseError
 from joserfc.jwk import KeySet
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, JSONResponse, Response
+from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 
-from app.auth import pages
-from app.auth.accounts import AccountRepository, normalise_username
-from app.auth.clients import (
+from app.authserver import pages
+from app.authserver.clients import (
     AUTH_METHODS,
     CimdResolver,
     Client,
@@ -42,10 +34,24 @@ from app.auth.clients import (
     registration_response,
     validate_metadata,
 )
-from app.auth.passwords import DUMMY_HASH, verify_password
-from app.auth.server import ASSERTION_ALGORITHMS, SECRET_AUTH, FormRequest, OAuthServer, ServerConfig
+from app.authserver.forms import (
+    CORS,
+    MAX_FORM_BYTES,
+    NO_STORE,
+    BodyTooLarge,
+    MalformedRequest,
+    Signer,
+    no_nul,
+    oauth_error,
+    parse_form,
+    parse_json,
+    read_body,
+)
+from app.authserver.protocol import ASSERTION_ALGORITHMS, SECRET_AUTH, FormRequest, ServerConfig
+from app.authserver.server import OAuthServer
+from app.authserver.signin import SignInLimits, SignInPages
 from app.db import Database, DatabaseNotMigrated, DatabaseUnavailable
-from app.limits import Check, Limits, LimitsUnavailable, OverLimit, Rate, address_key
+from app.limits import Check, Limits, OverLimit, Rate, address_key
 from app.observability.metrics import Metrics
 
 log = structlog.get_logger(__name__)
@@ -54,114 +60,6 @@ log = structlog.get_logger(__name__)
 OAUTH_TOKEN_ERRORS = frozenset({"invalid_request", "invalid_client", "invalid_grant", "unauthorized_client",
                                 "unsupported_grant_type", "invalid_scope", "invalid_target",
                                 "temporarily_unavailable"})
-MAX_FORM_BYTES = 64 * 1024
-CSRF_COOKIE = "oauth_csrf"
-# Set on a successful sign-in: a browser that once signed in to an account keeps its own count of that
-# account's wrong passwords, apart from everyone else's (see SignInLimits).
-DEVICE_COOKIE = "oauth_device"
-DEVICE_TTL = 30 * 24 * 3600
-TICKET_TTL = 600
-UNAVAILABLE = "The sign-in service is unavailable; please retry shortly."
-NO_STORE = {"cache-control": "no-store", "pragma": "no-cache"}
-CORS = {"access-control-allow-origin": "*", "access-control-allow-headers": "authorization, content-type",
-        "access-control-allow-methods": "GET, POST, OPTIONS"}
-
-
-class BodyTooLarge(Exception):
-    pass
-
-
-async def read_body(request: Request, limit: int = MAX_FORM_BYTES) -> bytes:
-    """The whole body, refused past ``limit`` whether declared or chunked (nothing else has read it yet)."""
-    declared = request.headers.get("content-length")
-    if declared is not None and (not declared.isdigit() or int(declared) > limit):
-        raise BodyTooLarge
-    chunks, size = [], 0
-    async for chunk in request.stream():
-        size += len(chunk)
-        if size > limit:
-            raise BodyTooLarge
-        chunks.append(chunk)
-    return b"".join(chunks)
-
-
-class MalformedRequest(ValueError):
-    pass
-
-
-def parse_form(body: bytes | str) -> list[tuple[str, str]]:
-    text = body.decode("utf-8", "replace") if isinstance(body, bytes) else body
-    try:
-        pairs = parse_qsl(text, keep_blank_values=True, max_num_fields=100)
-    except ValueError:
-        raise MalformedRequest("Too many parameters.") from None
-    return no_nul(pairs)
-
-
-def no_nul(pairs: list[tuple[str, str]]) -> list[tuple[str, str]]:
-    # A NUL is never part of a valid parameter, and PostgreSQL refuses it in text: stop it at the door.
-    if any("\x00" in key or "\x00" in value for key, value in pairs):
-        raise MalformedRequest("A parameter contains a NUL character.")
-    return pairs
-
-
-def parse_json(body: bytes) -> Any:
-    try:
-        data = json.loads(body)
-    except (ValueError, UnicodeError, RecursionError):
-        raise MalformedRequest("The body must be JSON.") from None
-    if "\\u0000" in body.decode("utf-8", "replace"):
-        raise MalformedRequest("The body contains a NUL character.")
-    return data
-
-
-def oauth_error(error: str, description: str, status: int = 400, headers: dict[str, str] | None = None) -> Response:
-    return JSONResponse({"error": error, "error_description": description}, status_code=status,
-                        headers={**NO_STORE, **CORS, **(headers or {})})
-
-
-@dataclass
-class Signer:
-    """HMAC-signed, expiring values for the browser: CSRF tokens and the login ticket between the two pages."""
-
-    secret: bytes
-
-    def _mac(self, data: bytes) -> str:
-        return base64.urlsafe_b64encode(hmac.new(self.secret, data, hashlib.sha256).digest()).decode().rstrip("=")
-
-    def sign(self, payload: dict[str, Any]) -> str:
-        data = base64.urlsafe_b64encode(json.dumps(payload, separators=(",", ":")).encode()).decode().rstrip("=")
-        return f"{data}.{self._mac(data.encode())}"
-
-    def unsign(self, value: str) -> dict[str, Any] | None:
-        data, _, mac = value.partition(".")
-        if not mac or not hmac.compare_digest(mac.encode(), self._mac(data.encode()).encode()):
-            return None
-        try:
-            payload = json.loads(base64.urlsafe_b64decode(data + "=" * (-len(data) % 4)))
-        except ValueError:
-            return None
-        if not isinstance(payload, dict) or payload.get("exp", 0) < time.time():
-            return None
-        return payload
-
-    def csrf_token(self, cookie: str) -> str:
-        return self._mac(b"csrf|" + cookie.encode())
-
-
-@dataclass(frozen=True)
-class SignInLimits:
-    """Password checks a sign-in may cost, reserved BEFORE the hash is computed and given back when it succeeds.
-
-    ``per_name``: one address, one account name. ``per_address``: one address, any name (spraying).
-    ``per_account``: one account name from every address together (a botnet). The last is the one an
-    attacker can spend for the account's owner (a lock-out of new sign-ins for up to its window):
-    a browser holding the account's device cookie is counted apart, so its owner still gets in.
-    """
-
-    per_name: Rate
-    per_address: Rate
-    per_account: Rate
 
 
 @dataclass(frozen=True)
@@ -173,7 +71,7 @@ class RegistrationLimits:
     total: Rate
 
 
-class AuthorizationServerRoutes:
+class AuthorizationServerRoutes(SignInPages):
     def __init__(self, *, config: ServerConfig, db: Database, cimd: CimdResolver, client_keys: ClientKeys,
                  signer: Signer, limits: Limits, sign_in: SignInLimits, registration: RegistrationLimits,
                  secure_cookies: bool, jwks: dict[str, Any], metrics: Metrics | None = None) -> None:
@@ -374,235 +272,9 @@ class AuthorizationServerRoutes:
         log.info("oauth.client_registered", client_id=row.client_id, auth=row.token_endpoint_auth_method)
         return JSONResponse(registration_response(row, secret), status_code=201, headers={**NO_STORE, **CORS})
 
-    # --- /authorize: login, then consent -------------------------------------------------------------
-    async def authorize(self, request: Request) -> Response:
-        if request.method == "GET":
-            return await self.browser_step(request, lambda: self.show_login(request, no_nul(list(
-                request.query_params.multi_items()))))
-        return await self.browser_step(request, lambda: self.posted(request, self.login))
-
-    async def consent(self, request: Request) -> Response:
-        return await self.browser_step(request, lambda: self.posted(request, self.decide))
-
-    async def posted(self, request: Request, step: Callable[[Request, dict[str, str]], Awaitable[Response]]
-                     ) -> Response:
-        return await step(request, dict(parse_form(await read_body(request))))
-
-    async def browser_step(self, request: Request, step: Callable[[], Awaitable[Response]]) -> Response:
-        """The pages' failures as pages (the JSON endpoints have ``guarded``)."""
-        try:
-            return await step()
-        except BodyTooLarge:
-            return self.error_page(request, "The form is too large.", 413)
-        except MalformedRequest as exc:
-            return self.error_page(request, str(exc))
-        except (DatabaseUnavailable, DatabaseNotMigrated):
-            return self.error_page(request, UNAVAILABLE, 503, {"retry-after": "5"})
-        except LimitsUnavailable:
-            # Sign-in fails closed: without the shared counts, every replica would allow its own share of guesses.
-            return self.error_page(request, UNAVAILABLE, 503, {"retry-after": "30"})
-
-    def locale(self, request: Request, query: list[tuple[str, str]] | None = None) -> str:
-        return pages.negotiate(dict(query or []).get("ui_locales"), request.headers.get("accept-language"))
-
-    def error_page(self, request: Request, message: str, status: int = 400,
-                   headers: dict[str, str] | None = None) -> Response:
-        return HTMLResponse(pages.error_page(locale=self.locale(request), message=message, message_lang="en"),
-                            status_code=status, headers={"content-security-policy": pages.PAGE_CSP, **NO_STORE,
-                                                         **(headers or {})})
-
-    async def validate(self, request: Request, query: list[tuple[str, str]]) -> Response | tuple[Client, str, str]:
-        """The client, granted scope and redirect URI of a valid authorization request; else the response to send.
-
-        Errors the client can be told about go back to its redirect URI (with ``iss``); errors
-        about the client or the redirect URI itself stay on our page (RFC 6749 §4.1.2.1).
-        """
-        client_id = dict(query).get("client_id")
-        if self.cimd.is_document_url(client_id):
-            try:
-                await self.cimd.ensure(client_id)  # type: ignore[arg-type]
-            except ClientMetadataError as exc:
-                return self.error_page(request, str(exc))
-        req = self.form_request(request, [], query, method="GET")
-
-        def check(server: OAuthServer) -> Any:
-            try:
-                grant = server.get_consent_grant(req)
-            except OAuth2Error as error:
-                if error.redirect_uri:
-                    return server.handle_error_response(req, error)
-                return error.get_error_description() or error.error
-            return grant.client, req.scope or "", grant.redirect_uri
-
-        result = await self.run(check, write=False)
-        if isinstance(result, str):
-            return self.error_page(request, result)
-        if isinstance(result[0], int):
-            return self.to_response(result)
-        return result
-
-    def csrf(self, request: Request) -> tuple[str, str | None]:
-        cookie = request.cookies.get(CSRF_COOKIE)
-        if not cookie or len(cookie) > 100:
-            return secrets.token_urlsafe(24), None
-        return cookie, cookie
-
-    def page(self, body: str, cookie: str, redirect_uri: str | None, status: int = 200) -> Response:
-        response = HTMLResponse(body, status_code=status, headers={
-            "content-security-policy": pages.page_csp(redirect_uri), "x-frame-options": "DENY",
-            "referrer-policy": "no-referrer", **NO_STORE})
-        response.set_cookie(CSRF_COOKIE, cookie, max_age=3600, path="/authorize", httponly=True,
-                            secure=self.secure_cookies, samesite="lax")
-        return response
-
-    async def show_login(self, request: Request, query: list[tuple[str, str]], *, error: str | None = None,
-                         username: str = "", status: int = 200) -> Response:
-        validated = await self.validate(request, query)
-        if isinstance(validated, Response):
-            return validated
-        client, _, redirect_uri = validated
-        cookie, _ = self.csrf(request)
-        locale = self.locale(request, query)
-        body = pages.login_page(
-            locale=locale, client_name=client.display_name, client_host=client.display_host, action="/authorize",
-            hidden={"oauth_request": urlencode(query)}, csrf_token=self.signer.csrf_token(cookie),
-            error=pages.text(locale, error) if error else None, username=username)
-        return self.page(body, cookie, redirect_uri, status)
-
-    def csrf_ok(self, request: Request, form: dict[str, str]) -> bool:
-        _, cookie = self.csrf(request)
-        return cookie is not None and hmac.compare_digest(form.get("csrf_token", "").encode(),
-                                                          self.signer.csrf_token(cookie).encode())
-
-    def device(self, request: Request, name: str) -> str | None:
-        """This browser's device id for the account ``name``, if it holds a valid device cookie for it."""
-        payload = self.signer.unsign(request.cookies.get(DEVICE_COOKIE, "")[:1024])
-        if payload and payload.get("p") == "device" and payload.get("u") == _fingerprint(name):
-            device = payload.get("d")
-            return device if isinstance(device, str) and device else None
-        return None
-
-    def sign_in_checks(self, request: Request, name: str, device: str | None) -> list[Check]:
-        address = address_key(request.client.host if request.client else None)
-        account = f"{name}|device:{device}" if device else name
-        # The address first: names (which the client chooses) only get keys for attempts their address admits.
-        return [Check("signin.address", self.sign_in.per_address, address, "this address"),
-                Check("signin.name", self.sign_in.per_name, f"{address}|{name}", "this address and account"),
-                Check("signin.account", self.sign_in.per_account, account, "this account")]
-
-    async def login(self, request: Request, form: dict[str, str]) -> Response:
-        query = parse_form(form.get("oauth_request", ""))
-        username = form.get("username", "")[:64]
-        if not self.csrf_ok(request, form):
-            self.count_sign_in("csrf_failed")
-            return await self.show_login(request, query, error="csrf", username=username, status=403)
-        login_name = normalise_username(username)
-        device = self.device(request, login_name)
-        try:
-            # Reserved before the hash, atomically: N concurrent guesses cost at most the limit in hashes.
-            reservation = await self.limits.acquire(self.sign_in_checks(request, login_name, device), strict=True)
-        except OverLimit as over:
-            self.count_sign_in("locked")
-            locked = await self.show_login(request, query, error="locked", username=username, status=429)
-            locked.headers["retry-after"] = str(over.retry_after)
-            return locked
-        except LimitsUnavailable:
-            self.count_sign_in("unavailable")
-            raise
-        try:
-            validated = await self.validate(request, query)
-            if isinstance(validated, Response):
-                await reservation.release()  # no password was judged
-                self.count_sign_in("invalid_request")
-                return validated
-            client, scope, redirect_uri = validated
-            password = form.get("password", "")[:1024]
-            candidate = await self.db.read(lambda uow: _credentials(uow.repository(AccountRepository).by_username(
-                username)))
-            # scrypt (32 MiB, tens of ms) outside the database session, a few at a time.
-            account = await anyio.to_thread.run_sync(_verified, candidate, password, limiter=self.password_checks)
-        except Exception:
-            self.count_sign_in("error")
-            await reservation.release()  # no password was judged
-            raise
-        except BaseException:  # cancelled: the client left, no outcome
-            await reservation.release()
-            raise
-        if account is None:
-            log.info("oauth.login_failed", client_id=client.client_id)  # the reservation stays: a failure counted
-            self.count_sign_in("bad_credentials")
-            return await self.show_login(request, query, error="bad_credentials", username=username, status=401)
-        await reservation.release()  # only its own: a success never resets what others counted
-        self.count_sign_in("success")
-        account_id, account_name = account
-        locale = self.locale(request, query)
-        request_text = form.get("oauth_request", "")
-        expires = int(time.time()) + TICKET_TTL
-        cookie, _ = self.csrf(request)
-        # Purpose-bound, and bound to this request and this browser's CSRF cookie.
-        ticket = self.signer.sign({"p": "consent", "a": account_id, "r": _fingerprint(request_text),
-                                   "c": _fingerprint(cookie), "exp": expires})
-        scopes = [(name, s.describe(locale)) for name in scope.split() if (s := self.config.catalog.get(name))]
-        body = pages.consent_page(
-            locale=locale, client_name=client.display_name, client_host=client.display_host,
-            account_name=account_name, scopes=scopes, action="/authorize/consent",
-            hidden={"oauth_request": request_text, "login_ticket": ticket}, csrf_token=self.signer.csrf_token(cookie))
-        response = self.page(body, cookie, redirect_uri)
-        device_cookie = self.signer.sign({"p": "device", "u": _fingerprint(login_name),
-                                          "d": device or secrets.token_urlsafe(12),
-                                          "exp": int(time.time()) + DEVICE_TTL})
-        response.set_cookie(DEVICE_COOKIE, device_cookie, max_age=DEVICE_TTL, path="/authorize", httponly=True,
-                            secure=self.secure_cookies, samesite="lax")
-        return response
-
-    async def decide(self, request: Request, form: dict[str, str]) -> Response:
-        request_text = form.get("oauth_request", "")
-        query = parse_form(request_text)
-        ticket = self.signer.unsign(form.get("login_ticket", ""))
-        _, cookie = self.csrf(request)
-        if (not self.csrf_ok(request, form) or ticket is None or ticket.get("p") != "consent"
-                or ticket.get("r") != _fingerprint(request_text) or ticket.get("c") != _fingerprint(cookie or "")):
-            return await self.show_login(request, query, error="csrf", status=403)
-        validated = await self.validate(request, query)
-        if isinstance(validated, Response):
-            return validated
-        approve = form.get("decision") == "approve"
-        req = self.form_request(request, [], query, method="GET")
-
-        def respond(server: OAuthServer) -> Any:
-            user = server.enabled_account(ticket["a"]) if approve else None
-            grant = server.get_consent_grant(req, end_user=user)
-            return server.create_authorization_response(req, grant_user=user, grant=grant)
-
-        try:
-            result = await self.run(respond)
-        except OAuth2Error as error:  # the request turned invalid between the pages (client changed, say)
-            return self.error_page(request, error.get_error_description() or error.error)
-        log.info("oauth.consent", approved=approve, subject=ticket["a"] if approve else None)
-        return self.to_response(result)
-
 
 def _client(row: Any) -> Client | None:
     return Client.from_row(row) if row is not None else None
-
-
-def _credentials(account: Any) -> tuple[str, str, str, bool] | None:
-    if account is None:
-        return None
-    return account.id, account.display_name, account.password_hash, account.disabled_at is None
-
-
-def _verified(candidate: tuple[str, str, str, bool] | None, password: str) -> tuple[str, str] | None:
-    """(id, display name) when the password matches an enabled account; as slow for unknown names."""
-    if candidate is None:
-        verify_password(password, DUMMY_HASH)
-        return None
-    account_id, name, stored, enabled = candidate
-    return (account_id, name) if verify_password(password, stored) and enabled else None
-
-
-def _fingerprint(text: str) -> str:
-    return hashlib.sha256(text.encode()).hexdigest()[:32]
 
 
 def _grant_outcome(response: Response) -> str:

@@ -30,9 +30,10 @@ MAX_ID = 128
 
 @dataclass
 class DevFiles:
-    """The emulator's file library: the newest files, at most ``max_files`` and ``max_bytes`` in all."""
+    """The emulator's file library: the newest files, at most ``max_files`` and ``max_bytes`` in all (kept in the
+    memory of a development process)."""
 
-    max_bytes: int
+    max_bytes: int = 50 * 1024 * 1024
     max_files: int = 32
     _files: OrderedDict[str, tuple[bytes, str, str]] = field(default_factory=OrderedDict)
 

@@ -17,9 +17,10 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from app.auth.accounts import create_account
+from app.authserver.accounts import create_account
+from app.authserver.settings import AuthServerSettings
 from app.db import Database
-from app.settings import load_settings
+from app.settings import load_part
 from tests.e2e.server import LiveServer, free_port
 from tests.filehost import FileServer, serving_files
 
@@ -89,7 +90,7 @@ def browser_server(browser: object, database_url: str, file_host: FileServer,
 @pytest.fixture(scope="session")
 def demo_password(database_url: str) -> str:
     """The demo accounts' password (alice, bob), as the seed step that created them read it."""
-    return load_settings(database_url=database_url).demo_password
+    return load_part(AuthServerSettings).demo_password
 
 
 @pytest.fixture(scope="session")

@@ -1,9 +1,10 @@
 """The test-only ``probe`` feature the probe server (tests/e2e/probe_server.py) serves beside the discovered ones:
-``probe_count`` (anyone: reads the accounts table, so each call goes through a worker's database connection),
+``probe_count`` (anyone: reads the migrations' version table, which every fork has, so each call goes through a
+worker's database connection),
 ``probe_echo`` (anyone: answers with what it was sent, at most 1,000 characters), ``probe_card`` and its
 app-only ``probe_card_details`` (a widget of its own, inline HTML), and ``probe_notes`` (anyone, and more
 for a token with ``probe.read``); ``probe_fetch`` (anyone: fetches a URL through the outbound guard, keeps
-the bytes in storage and reads the accounts table: one call that reaches every layer a trace follows), and
+the bytes in storage and reads the version table: one call that reaches every layer a trace follows), and
 ``probe_link`` (a download link for what it kept) and ``probe_sleep`` (a request that stays in flight).
 """
 
@@ -15,10 +16,9 @@ import anyio
 import structlog
 from mcp.types import CallToolResult
 from pydantic import BaseModel, Field
-from sqlalchemy import func, select
+from sqlalchemy import text
 from sqlalchemy.orm import Session
 
-from app.auth.models import Account
 from app.auth.resource_server import current_subject
 from app.auth.schemes import NOAUTH, oauth2
 from app.auth.scopes import Scope
@@ -34,7 +34,7 @@ PROBE_WIDGET = Widget(name="probe", title="Probe card", description="Shows the p
 
 
 class Count(BaseModel):
-    accounts: int
+    versions: int
 
 
 class Echo(BaseModel):
@@ -52,7 +52,7 @@ class Notes(BaseModel):
 class Kept(BaseModel):
     status: int
     size: int
-    accounts: int
+    versions: int
     key: str
 
 
@@ -64,22 +64,22 @@ class Slept(BaseModel):
     slept_ms: int
 
 
-class AccountCount:
+class VersionCount:
     def __init__(self, session: Session) -> None:
         self.session = session
 
     def count(self) -> int:
-        return self.session.scalar(select(func.count()).select_from(Account))
+        return self.session.scalar(text("SELECT count(*) FROM alembic_version"))
 
 
 def _tools(registry: ToolRegistry, deps: Deps) -> None:
     common = dict(read_only=True, destructive=False, open_world=False, security=[NOAUTH])
 
-    @registry.tool(name="probe_count", title="Count accounts", description="Test-only: how many accounts exist",
-                   **common)
+    @registry.tool(name="probe_count", title="Count versions",
+                   description="Test-only: how many migration heads the database is at", **common)
     async def probe_count() -> Annotated[CallToolResult, Count]:
-        n = await deps.db.read(lambda uow: uow.repository(AccountCount).count())
-        return tool_result(Count(accounts=n), f"{n} accounts")
+        n = await deps.db.read(lambda uow: uow.repository(VersionCount).count())
+        return tool_result(Count(versions=n), f"{n} versions")
 
     @registry.tool(name="probe_echo", title="Echo", description="Test-only: answers with its input", **common)
     async def probe_echo(text: Annotated[str, Field(max_length=1000)]) -> Annotated[CallToolResult, Echo]:
@@ -96,13 +96,13 @@ def _tools(registry: ToolRegistry, deps: Deps) -> None:
         return tool_result(Card(card_id=card_id), card_id)
 
     @registry.tool(name="probe_fetch", title="Fetch and keep", description="Test-only: fetches a URL through the "
-                   "outbound guard, keeps its bytes in storage and counts the accounts", read_only=False,
+                   "outbound guard, keeps its bytes in storage and counts the versions", read_only=False,
                    destructive=False, open_world=True, security=[NOAUTH])
     async def probe_fetch(url: str) -> Annotated[CallToolResult, Kept]:
         fetched = await deps.guard.fetch(url)  # one span per request (app.net.guard)
         stored = await deps.storage.put_bytes(fetched.body)  # S3 spans (botocore) with APP_STORAGE_BACKEND=s3
-        n = await deps.db.read(lambda uow: uow.repository(AccountCount).count())  # a SQL span
-        return tool_result(Kept(status=fetched.status, size=len(fetched.body), accounts=n, key=stored.key), "kept")
+        n = await deps.db.read(lambda uow: uow.repository(VersionCount).count())  # a SQL span
+        return tool_result(Kept(status=fetched.status, size=len(fetched.body), versions=n, key=stored.key), "kept")
 
     @registry.tool(name="probe_link", title="Download link", description="Test-only: a download link for what "
                    "probe_fetch kept", **common)

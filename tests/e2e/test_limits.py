@@ -17,7 +17,7 @@ import httpx
 import pytest
 from sqlalchemy import bindparam, create_engine, text
 
-from app.auth.accounts import create_account
+from app.authserver.accounts import create_account
 from app.db import Database
 from tests.e2e.oauth_client import CHATGPT_REDIRECT, Browser, Pkce, authorize_params, only_form
 from tests.e2e.server import LiveServer, free_port

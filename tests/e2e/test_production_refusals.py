@@ -19,7 +19,7 @@ import httpx
 import pytest
 from joserfc.jwk import ECKey
 
-from app.auth.keys import generate_jwks
+from app.authserver.keys import generate_jwks
 from app.db.migrate import upgrade
 from app.main import discover_features
 from tests.cli import Outcome, run_cli

@@ -20,7 +20,7 @@ CALLS = [("probe_count", {}), ("probe_echo", {"text": "asyncio gather"}), ("prob
 
 async def test_two_workers_both_serve_a_hundred_sequential_mixed_calls_from_fresh_clients(database_url: str, tmp_path):
     server = LiveServer(database_url, tmp_path / "workers.log", workers=2, module="tests.e2e.probe_server").start()
-    accounts = count_rows(database_url, "accounts")  # what every worker's connection must read
+    versions = count_rows(database_url, "alembic_version")  # what every worker's connection must read
     failures: list[str] = []
     try:
         for i in range(100):
@@ -30,7 +30,7 @@ async def test_two_workers_both_serve_a_hundred_sequential_mixed_calls_from_fres
                 async with Client(server.mcp_url, mode=mode) as client:
                     result = await client.call_tool(name, args)
                 if result.is_error or result.structured_content != (
-                        {"accounts": accounts} if name == "probe_count" else args):
+                        {"versions": versions} if name == "probe_count" else args):
                     failures.append(f"{i} {name} {mode}: {result.content[0].text}")
             except Exception as exc:  # every kind of failure counts, none may happen
                 failures.append(f"{i} {name} {mode}: {exc!r}")

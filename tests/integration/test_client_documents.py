@@ -22,12 +22,13 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from app.auth.clients import CimdResolver, ClientMetadataError, ClientRepository
 from app.auth.scopes import Scope, ScopeCatalog
+from app.authserver.clients import CimdResolver, ClientMetadataError, ClientRepository
+from app.authserver.settings import AuthServerSettings
 from app.db import Database
 from app.main import create_app
 from app.net import OutboundGuard
-from app.settings import load_settings
+from app.settings import load_part, load_settings
 from tests.serving import serving
 
 CATALOG = ScopeCatalog([Scope("notes.read", {"en": "Read your notes"})])
@@ -337,10 +338,12 @@ async def test_one_internal_address_among_public_ones_refuses_the_document_host(
 
 
 @contextmanager
-def auth_server(database_url: str, var_dir: Path, **overrides: Any) -> Iterator[str]:
+def auth_server(database_url: str, var_dir: Path, trusted_proxies: str | None = None, **own: Any) -> Iterator[str]:
     def build(base_url: str):
+        proxies = {"trusted_proxies": trusted_proxies} if trusted_proxies else {}
         return create_app(load_settings(database_url=database_url, base_url=base_url, var_dir=str(var_dir),
-                                        log_format="json", _env_file=None, **overrides))
+                                        log_format="json", _env_file=None, **proxies),
+                          parts=[load_part(AuthServerSettings, _env_file=None, **own)])
 
     with serving(build) as base_url:
         yield base_url

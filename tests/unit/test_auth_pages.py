@@ -6,7 +6,7 @@ from string import Formatter
 
 import pytest
 
-from app.auth.pages import (
+from app.authserver.pages import (
     CATALOG,
     LANGUAGES,
     LOGIN_ERRORS,

@@ -15,7 +15,8 @@ import pytest
 from joserfc import jwt
 from joserfc.jwk import ECKey, RSAKey
 
-from app.auth.clients import (
+from app.auth.scopes import Scope, ScopeCatalog
+from app.authserver.clients import (
     AUTH_METHODS,
     CIMD_AUTH_METHODS,
     Client,
@@ -24,12 +25,13 @@ from app.auth.clients import (
     digest,
     validate_metadata,
 )
-from app.auth.keys import KEYS_FILE, SECRET_FILE, KeyMaterialError, KeyRing, load_keyring, load_secret
-from app.auth.passwords import DUMMY_HASH, hash_password, verify_password
-from app.auth.routes import Signer
-from app.auth.scopes import Scope, ScopeCatalog
-from app.auth.server import normalise_resource
-from app.settings import load_settings
+from app.authserver.forms import Signer
+from app.authserver.keys import KEYS_FILE, KeyMaterialError, KeyRing, load_keyring
+from app.authserver.passwords import DUMMY_HASH, hash_password, verify_password
+from app.authserver.protocol import normalise_resource
+from app.authserver.settings import AuthServerSettings
+from app.secret import load_secret
+from app.settings import SettingsError, load_part, load_settings
 
 READ = Scope("notes.read", {"en": "Read your notes", "pt": "Ler as suas notas"})
 WRITE = Scope("notes.write", {"en": "Edit your notes"}, implies=("notes.read",))
@@ -475,39 +477,43 @@ def mode(path: Path) -> int:
 
 
 def test_generated_signing_keys_are_written_once_private_and_reused(dev_settings):
-    first = load_keyring(dev_settings)
+    first = load_keyring(None, dev_settings.var_dir)
     path = Path(dev_settings.var_dir) / KEYS_FILE
     assert first.generated is True
     assert mode(path) == 0o600
     written = path.read_text()
-    second = load_keyring(dev_settings)
+    second = load_keyring(None, dev_settings.var_dir)
     assert path.read_text() == written
     assert second.public_jwks == first.public_jwks
     assert second.current.kid == first.current.kid
 
 
-def test_generated_secret_is_written_once_private_and_reused(dev_settings):
-    first, generated = load_secret(dev_settings)
-    path = Path(dev_settings.var_dir) / SECRET_FILE
-    assert generated is True
-    assert len(first) >= 32
-    assert mode(path) == 0o600
-    assert load_secret(dev_settings) == (first, True)
-    assert path.read_bytes() == first
-
-
 def test_configured_key_material_is_used_and_nothing_is_written(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     for name in ("APP_SECRET_KEY", "APP_OAUTH_SIGNING_KEYS", "APP_VAR_DIR"):
         monkeypatch.delenv(name, raising=False)
-    settings = load_settings(var_dir=str(tmp_path / "var"), secret_key="s" * 40,
-                             oauth_signing_keys=json.dumps({"keys": [private_ec("prod")]}), _env_file=None)
+    settings = load_settings(var_dir=str(tmp_path / "var"), secret_key="s" * 40, _env_file=None)
     assert load_secret(settings) == (b"s" * 40, False)
-    ring = load_keyring(settings)
+    ring = load_keyring(json.dumps({"keys": [private_ec("prod")]}), settings.var_dir)
     assert (ring.current.kid, ring.generated) == ("prod", False)
     assert not (tmp_path / "var").exists()
 
 
 def test_configured_signing_keys_that_are_not_json_are_refused(tmp_path: Path):
-    settings = load_settings(var_dir=str(tmp_path), oauth_signing_keys="{not json", _env_file=None)
     with pytest.raises(KeyMaterialError, match="not JSON"):
-        load_keyring(settings)
+        load_keyring("{not json", str(tmp_path))
+
+
+def test_a_renamed_setting_of_the_authorization_server_is_refused_with_its_new_name(monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setenv("APP_OAUTH_REGISTRATIONS_PER_HOUR", "20")
+    with pytest.raises(SettingsError) as refused:
+        load_part(AuthServerSettings, _env_file=None)
+    assert refused.value.lines == ["APP_OAUTH_REGISTRATIONS_PER_HOUR: renamed to APP_LIMIT_REGISTRATIONS_PER_ADDRESS "
+                                   "(a rate, e.g. 20/hour)"]
+
+
+def test_a_bad_setting_of_the_authorization_server_is_one_line_naming_it_and_hiding_secrets():
+    with pytest.raises(SettingsError) as refused:
+        load_part(AuthServerSettings, limit_login_per_account="ten a minute", demo_password="short", _env_file=None)
+    assert refused.value.lines == ["APP_DEMO_PASSWORD: String should have at least 8 characters",
+                                   "APP_LIMIT_LOGIN_PER_ACCOUNT: 'ten a minute' is not a rate such as '5/minute' or "
+                                   "'10 per 10 minutes' (got 'ten a minute')"]

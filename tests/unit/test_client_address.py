@@ -89,16 +89,7 @@ def test_the_serve_command_no_longer_takes_a_forwarded_allow_list():
     assert run.returncode == 2 and "unrecognized arguments: --forwarded-allow-ips" in run.stderr
 
 
-def test_a_renamed_setting_is_refused_with_its_new_name(monkeypatch: pytest.MonkeyPatch):
-    monkeypatch.setenv("APP_OAUTH_REGISTRATIONS_PER_HOUR", "20")
-    with pytest.raises(SettingsError) as refused:
-        load_settings(_env_file=None)
-    assert refused.value.lines == ["APP_OAUTH_REGISTRATIONS_PER_HOUR: renamed to APP_LIMIT_REGISTRATIONS_PER_ADDRESS "
-                                   "(a rate, e.g. 20/hour)"]
-
-
 @pytest.mark.parametrize(("name", "value", "says"), [
-    ("limit_login_per_account", "ten a minute", "APP_LIMIT_LOGIN_PER_ACCOUNT: 'ten a minute' is not a rate"),
     ("tool_budgets", "search", "APP_TOOL_BUDGETS: 'search': write tool=rate"),
     ("tool_budgets", "search=lots", "APP_TOOL_BUDGETS: 'lots' is not a rate"),
     ("redis_url", "http://cache:6379", "APP_REDIS_URL: must be a redis://"),

@@ -194,9 +194,10 @@ def test_the_image_installs_every_dependency_from_the_hashed_lock_and_the_server
 
 def test_every_setting_the_manifests_and_compose_give_is_one_the_server_reads(overlay):
     # A misspelt name is silently ignored by the server: caught here instead.
-    from app.settings import ENV_PREFIX, Settings
+    from app.main import discover_features, setting_names
+    from app.settings import ENV_PREFIX
 
-    known = {ENV_PREFIX + name.upper() for name in Settings.model_fields}
+    known = setting_names(discover_features())
     _, docs = overlay
     given = set(config(docs)) | {k for d in by_kind(docs, "Secret") for k in d.get("data", {})}
     compose = yaml.safe_load((ROOT / "docker-compose.yml").read_text())

@@ -5,22 +5,21 @@ from __future__ import annotations
 from typing import Annotated
 
 from mcp.server.auth.middleware.auth_context import get_access_token
-from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult
 
-from app.auth.accounts import AccountRepository
-from app.auth.models import Account
 from app.auth.schemes import oauth2
-from app.feature import Deps
+from app.feature import AccountProfile, Deps
 from app.features.account.schemas import Profile
+from app.mcp.errors import ToolFailure
 from app.mcp.registry import ToolRegistry
 from app.mcp.results import tool_result
 
 
 def register(registry: ToolRegistry, deps: Deps) -> None:
     db = deps.db
-    # With an external IdP its subjects are not local account ids (one could even look like one).
-    local_accounts = deps.settings.auth_mode == "builtin"
+    # The built-in authorization server's accounts; None with an external IdP, whose subjects are not local
+    # account ids (one could even look like one).
+    accounts = deps.accounts
 
     @registry.tool(
         name="get_account_profile",
@@ -38,10 +37,10 @@ def register(registry: ToolRegistry, deps: Deps) -> None:
     async def get_account_profile() -> Annotated[CallToolResult, Profile]:
         token = get_access_token()
         if token is None or not token.subject:
-            raise ToolError("No linked account.")  # unreachable: the registry enforces oauth2 first
+            raise ToolFailure("No linked account.")  # unreachable: the registry enforces oauth2 first
         profile = None
-        if local_accounts:
-            profile = await db.read(lambda uow: _profile(uow.repository(AccountRepository).get(token.subject)))
+        if accounts is not None:
+            profile = await db.read(lambda uow: _profile(accounts.profile(uow, token.subject)))
         if profile is None:  # an external IdP's subject: what its token tells
             claims = token.claims or {}
             profile = Profile(id=token.subject, name=_text(claims.get("name")), email=_text(claims.get("email")),
@@ -50,7 +49,7 @@ def register(registry: ToolRegistry, deps: Deps) -> None:
         return tool_result(profile, f"Linked account: {shown}" + (f" <{profile.email}>" if profile.email else "."))
 
 
-def _profile(account: Account | None) -> Profile | None:
+def _profile(account: AccountProfile | None) -> Profile | None:
     if account is None:
         return None
     return Profile(id=account.id, name=account.display_name, email=account.email, nickname=account.username)

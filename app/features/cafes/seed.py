@@ -3,16 +3,18 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from importlib.resources import files
 
 from app.db import UnitOfWork
+from app.feature import AccountProfile
 from app.features.cafes.repository import CafeRepository
 from app.features.cafes.service import normalize_city
 
 CAFES = files("app.features.cafes") / "data" / "cafes.json"
 
 
-def seed(uow: UnitOfWork) -> str:
+def seed(uow: UnitOfWork, demo_accounts: Sequence[AccountProfile] = ()) -> str:
     data = json.loads(CAFES.read_text(encoding="utf-8"))["cities"]
     cities = [{"key": c["key"], "name": c["name"], "country": c["country"]} for c in data]
     aliases: dict[str, str] = {}

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import gzip
 import json
+from collections.abc import Sequence
 from importlib.resources import files
 
-from app.auth.accounts import AccountRepository
 from app.db import UnitOfWork
+from app.feature import AccountProfile
 from app.features.search.repository import SearchRepository
 
 CORPUS = files("app.features.search") / "data" / "corpus.jsonl.gz"
@@ -15,7 +16,7 @@ FIELDS = ("id", "title", "url", "module", "kind", "body")
 BATCH = 1000
 
 
-def seed(uow: UnitOfWork) -> str:
+def seed(uow: UnitOfWork, demo_accounts: Sequence[AccountProfile] = ()) -> str:
     repo = uow.repository(SearchRepository)
     total, batch = 0, []
     with CORPUS.open("rb") as raw, gzip.open(raw, "rt", encoding="utf-8") as lines:
@@ -26,7 +27,7 @@ def seed(uow: UnitOfWork) -> str:
                 repo.save_all(batch)
                 total, batch = total + len(batch), []
     repo.save_all(batch)
-    notes = private_notes(uow)
+    notes = private_notes(demo_accounts)
     repo.save_all(notes)
     return f"{total + len(batch)} documents, {len(notes)} private notes"
 
@@ -40,10 +41,10 @@ NOTES = (
 )
 
 
-def private_notes(uow: UnitOfWork) -> list[dict]:
+def private_notes(accounts: Sequence[AccountProfile]) -> list[dict]:
     return [
         {"id": f"note:{account.username}:{slug}", "title": title, "url": f"https://notes.example/{account.username}/{slug}",
          "module": "notes", "kind": "note", "body": body, "owner": account.id}
-        for account in uow.repository(AccountRepository).demo()
+        for account in accounts
         for slug, title, body in NOTES
     ]

@@ -1,0 +1,90 @@
+"""``python -m app users ...`` and ``python -m app clients create``: the authorization server's own commands,
+registered by the CLI only while this package is installed."""
+
+from __future__ import annotations
+
+import argparse
+import getpass
+import sys
+from collections.abc import Callable
+
+from app.auth.scopes import ScopeCatalog
+from app.authserver.accounts import AccountRepository, create_account, set_disabled
+from app.authserver.clients import AUTH_METHODS, ClientMetadataError, register_client, validate_metadata
+from app.authserver.models import Account
+from app.command import CommandLineError
+from app.db import Database
+
+COMMANDS = ("users", "clients")
+Handler = Callable[[argparse.Namespace, Database, Callable[[], ScopeCatalog]], int]
+
+
+def add_parsers(sub: argparse._SubParsersAction) -> dict[str, Handler]:
+    users = sub.add_parser("users", help="local accounts: create, list, disable, enable")
+    users.add_argument("action", choices=["create", "list", "disable", "enable"])
+    users.add_argument("username", nargs="?")
+    users.add_argument("--name", help="display name (create)")
+    users.add_argument("--email", help="email address (create)")
+    users.add_argument("--password-stdin", action="store_true", help="read the password from stdin (create)")
+    clients = sub.add_parser("clients", help="pre-register an OAuth client")
+    clients.add_argument("action", choices=["create"])
+    clients.add_argument("--name", required=True)
+    clients.add_argument("--redirect-uri", action="append", required=True, help="exact redirect URI (repeatable)")
+    clients.add_argument("--auth-method", default="client_secret_basic",
+                         choices=["client_secret_basic", "client_secret_post", "private_key_jwt", "none"])
+    clients.add_argument("--scope", help="space-separated scopes the client may ask for (default: any)")
+    clients.add_argument("--jwks-uri", help="where its public keys are (private_key_jwt)")
+    return {"users": _users, "clients": _clients}
+
+
+def usage_error(args: argparse.Namespace) -> str | None:
+    if args.command == "users" and args.action != "list" and not args.username:
+        return f"users {args.action} needs a USERNAME"
+    return None
+
+
+def _users(args: argparse.Namespace, db: Database, _: Callable[[], ScopeCatalog]) -> int:
+    if args.action == "create":
+        if not args.password_stdin and not sys.stdin.isatty():
+            # No terminal (a script, a container without -t): getpass would fall back to the pipe with a
+            # warning, or die on EOFError.
+            raise CommandLineError("no terminal to ask for the password on: pipe it in with --password-stdin")
+        try:
+            password = sys.stdin.readline().rstrip("\n") if args.password_stdin else getpass.getpass("Password: ")
+        except (EOFError, KeyboardInterrupt):
+            raise CommandLineError("no password given: nothing was created") from None
+        username, account_id = db.write_sync(lambda uow: _ids(create_account(
+            uow, args.username, password, display_name=args.name, email=args.email)))
+        print(f"created {username} ({account_id})")
+    elif args.action in ("disable", "enable"):
+        username, account_id = db.write_sync(lambda uow: _ids(set_disabled(uow, args.username,
+                                                                           args.action == "disable")))
+        print(f"{args.action}d {username} ({account_id}); its tokens "
+              f"{'stop working now' if args.action == 'disable' else 'work again'}")
+    else:
+        rows = db.read_sync(lambda uow: [
+            (a.username, a.id, "disabled" if a.disabled_at else "demo" if a.is_demo else "active", a.email or "")
+            for a in uow.repository(AccountRepository).all()])
+        for row in rows:
+            print("\t".join(row))
+    return 0
+
+
+def _ids(account: Account) -> tuple[str, str]:
+    return account.username, account.id
+
+
+def _clients(args: argparse.Namespace, db: Database, catalog: Callable[[], ScopeCatalog]) -> int:
+    data = {"client_name": args.name, "redirect_uris": args.redirect_uri,
+            "token_endpoint_auth_method": args.auth_method, **({"scope": args.scope} if args.scope else {}),
+            **({"jwks_uri": args.jwks_uri} if args.jwks_uri else {})}
+    try:
+        metadata = validate_metadata(data, catalog(), auth_methods=AUTH_METHODS, default_auth="client_secret_basic")
+    except ClientMetadataError as exc:
+        print(f"clients: {exc}", file=sys.stderr)
+        return 2
+    row, secret = db.write_sync(lambda uow: register_client(uow, metadata, kind="static"))
+    print(f"client_id: {row.client_id}")
+    if secret:
+        print(f"client_secret: {secret}   (shown once; only its hash is stored)")
+    return 0

@@ -1,0 +1,102 @@
+"""What the authorization server's endpoints read and answer with: capped bodies, forms and JSON with no NUL,
+OAuth error documents, and the HMAC-signed values its pages hand the browser."""
+
+
+import base64
+import hashlib
+import hmac
+import json
+import time
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import parse_qsl
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+
+MAX_FORM_BYTES = 64 * 1024
+NO_STORE = {"cache-control": "no-store", "pragma": "no-cache"}
+CORS = {"access-control-allow-origin": "*", "access-control-allow-headers": "authorization, content-type",
+        "access-control-allow-methods": "GET, POST, OPTIONS"}
+
+
+class BodyTooLarge(Exception):
+    pass
+
+
+async def read_body(request: Request, limit: int = MAX_FORM_BYTES) -> bytes:
+    """The whole body, refused past ``limit`` whether declared or chunked (nothing else has read it yet)."""
+    declared = request.headers.get("content-length")
+    if declared is not None and (not declared.isdigit() or int(declared) > limit):
+        raise BodyTooLarge
+    chunks, size = [], 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > limit:
+            raise BodyTooLarge
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+class MalformedRequest(ValueError):
+    pass
+
+
+def parse_form(body: bytes | str) -> list[tuple[str, str]]:
+    text = body.decode("utf-8", "replace") if isinstance(body, bytes) else body
+    try:
+        pairs = parse_qsl(text, keep_blank_values=True, max_num_fields=100)
+    except ValueError:
+        raise MalformedRequest("Too many parameters.") from None
+    return no_nul(pairs)
+
+
+def no_nul(pairs: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    # A NUL is never part of a valid parameter, and PostgreSQL refuses it in text: stop it at the door.
+    if any("\x00" in key or "\x00" in value for key, value in pairs):
+        raise MalformedRequest("A parameter contains a NUL character.")
+    return pairs
+
+
+def parse_json(body: bytes) -> Any:
+    try:
+        data = json.loads(body)
+    except (ValueError, UnicodeError, RecursionError):
+        raise MalformedRequest("The body must be JSON.") from None
+    if "\\u0000" in body.decode("utf-8", "replace"):
+        raise MalformedRequest("The body contains a NUL character.")
+    return data
+
+
+def oauth_error(error: str, description: str, status: int = 400, headers: dict[str, str] | None = None) -> Response:
+    return JSONResponse({"error": error, "error_description": description}, status_code=status,
+                        headers={**NO_STORE, **CORS, **(headers or {})})
+
+
+@dataclass
+class Signer:
+    """HMAC-signed, expiring values for the browser: CSRF tokens and the login ticket between the two pages."""
+
+    secret: bytes
+
+    def _mac(self, data: bytes) -> str:
+        return base64.urlsafe_b64encode(hmac.new(self.secret, data, hashlib.sha256).digest()).decode().rstrip("=")
+
+    def sign(self, payload: dict[str, Any]) -> str:
+        data = base64.urlsafe_b64encode(json.dumps(payload, separators=(",", ":")).encode()).decode().rstrip("=")
+        return f"{data}.{self._mac(data.encode())}"
+
+    def unsign(self, value: str) -> dict[str, Any] | None:
+        data, _, mac = value.partition(".")
+        if not mac or not hmac.compare_digest(mac.encode(), self._mac(data.encode()).encode()):
+            return None
+        try:
+            payload = json.loads(base64.urlsafe_b64decode(data + "=" * (-len(data) % 4)))
+        except ValueError:
+            return None
+        if not isinstance(payload, dict) or payload.get("exp", 0) < time.time():
+            return None
+        return payload
+
+    def csrf_token(self, cookie: str) -> str:
+        return self._mac(b"csrf|" + cookie.encode())

@@ -1,0 +1,96 @@
+"""What the authorization server's protocol modules share: its configuration, the request authlib reads (over
+a body Starlette already read), and RFC 8707's resource indicators."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+from authlib.oauth2 import OAuth2Error
+from authlib.oauth2.rfc6749 import (
+    OAuth2Request,
+)
+
+from app.auth.scopes import ScopeCatalog
+from app.authserver.keys import KeyRing
+
+SECRET_AUTH = ["client_secret_basic", "client_secret_post", "private_key_jwt"]
+# Asymmetric only: a client's keys are public (its JWKS), so an HMAC "key" from them would let anyone sign.
+ASSERTION_ALGORITHMS = ["RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA"]
+CODE_RETRY_WINDOW = 10  # seconds in which the same client re-posting its code is a retry, not a theft
+
+
+
+class InvalidTargetError(OAuth2Error):
+    error = "invalid_target"  # RFC 8707 §2
+
+
+def normalise_resource(value: str) -> str | None:
+    """RFC 8707 resource indicator, compared after case and default-port normalisation; None if malformed."""
+    try:
+        parts = urlsplit(value)
+        port = parts.port  # raises on a port that is not a number in range
+    except ValueError:
+        return None
+    if parts.scheme not in ("http", "https") or not parts.hostname or parts.fragment:
+        return None
+    host = parts.hostname.lower()
+    if ":" in host:
+        host = f"[{host}]"
+    netloc = host if port is None or (parts.scheme, port) in (("http", 80), ("https", 443)) else f"{host}:{port}"
+    return urlunsplit((parts.scheme.lower(), netloc, parts.path.rstrip("/") or "", parts.query, ""))
+
+
+@dataclass(frozen=True)
+class ServerConfig:
+    issuer: str
+    resources: tuple[str, ...]  # normalised, allowed; the first one is the default
+    catalog: ScopeCatalog
+    keys: KeyRing
+    access_ttl: int
+    refresh_ttl: int
+    refresh_grace: int
+    code_ttl: int
+
+    @property
+    def token_endpoint(self) -> str:
+        return f"{self.issuer}/token"
+
+
+class FormRequest(OAuth2Request):
+    """An authlib request over a body and query Starlette already read (no I/O here)."""
+
+    def __init__(self, method: str, uri: str, headers: Any, query: list[tuple[str, str]],
+                 form: list[tuple[str, str]]) -> None:
+        super().__init__(method, uri, headers=headers)
+        self._args = dict(query)
+        self._form = dict(form)
+        pairs = (form if method == "POST" else []) + (query if method == "GET" else [])
+        datalist: dict[str, list[str]] = {}
+        for key, value in pairs:
+            datalist.setdefault(key, []).append(value)
+        self.payload = _Payload({k: v[0] for k, v in datalist.items()}, datalist)
+        self.resource: str | None = None
+        self.grant_id: str | None = None
+
+    @property
+    def args(self) -> dict[str, str]:
+        return self._args
+
+    @property
+    def form(self) -> dict[str, str]:
+        return self._form
+
+
+class _Payload:
+    def __init__(self, data: dict[str, str], datalist: dict[str, list[str]]) -> None:
+        self.data = data
+        self.datalist = datalist
+
+    client_id = property(lambda self: self.data.get("client_id"))
+    response_type = property(lambda self: self.data.get("response_type"))
+    grant_type = property(lambda self: self.data.get("grant_type"))
+    redirect_uri = property(lambda self: self.data.get("redirect_uri"))
+    scope = property(lambda self: self.data.get("scope"))
+    state = property(lambda self: self.data.get("state"))

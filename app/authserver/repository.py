@@ -1,0 +1,67 @@
+"""The authorization server's rows: codes, grants, refresh tokens, assertion ids."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from sqlalchemy import delete
+
+from app.authserver.models import Account, AuthorizationCode, ClientAssertion, OAuthGrant, RefreshToken
+from app.db.upsert import insert_if_absent
+
+
+class GrantRepository:
+    def __init__(self, session: Any) -> None:
+        self.session = session
+
+    def add(self, row: Any) -> None:
+        self.session.add(row)
+        self.session.flush()
+
+    def code_for_update(self, code_hash: str) -> AuthorizationCode | None:
+        return self.session.get(AuthorizationCode, code_hash, with_for_update=True, populate_existing=True)
+
+    def grant(self, grant_id: str | None) -> OAuthGrant | None:
+        return self.session.get(OAuthGrant, grant_id) if grant_id else None
+
+    def refresh(self, token_hash: str) -> RefreshToken | None:
+        return self.session.get(RefreshToken, token_hash)
+
+    def refresh_for_update(self, token_hash: str) -> RefreshToken | None:
+        return self.session.get(RefreshToken, token_hash, with_for_update=True, populate_existing=True)
+
+    def revoke(self, grant_id: str | None) -> None:
+        grant = self.grant(grant_id)
+        if grant is not None and grant.revoked_at is None:
+            grant.revoked_at = int(time.time())
+            self.session.flush()
+
+    def grant_active(self, grant_id: str, account_id: str) -> bool:
+        grant = self.grant(grant_id)
+        if grant is None or grant.revoked_at is not None or grant.account_id != account_id:
+            return False
+        account = self.session.get(Account, account_id)
+        return account is not None and account.disabled_at is None
+
+    def first_use_of_jti(self, jti_hash: str, expires_at: int) -> bool:
+        """Record the assertion id; False if it was already there (atomic on both databases)."""
+        self.session.execute(delete(ClientAssertion).where(ClientAssertion.expires_at < time.time() - 60))
+        return insert_if_absent(self.session, ClientAssertion.__table__,
+                                {"jti_hash": jti_hash, "expires_at": expires_at}, key=("jti_hash",))
+
+    def successor_used(self, row: RefreshToken) -> bool:
+        successor = self.refresh(row.successor_hash) if row.successor_hash else None
+        return successor is not None and successor.rotated_at is not None
+
+    def expire_refresh(self, token_hash: str) -> None:
+        row = self.refresh_for_update(token_hash)
+        if row is not None:
+            row.expires_at = 0
+            self.session.flush()
+
+    def sweep(self) -> None:
+        """Forget codes and refresh tokens that can no longer be used (opportunistic, on each new code)."""
+        now = int(time.time())
+        self.session.execute(delete(AuthorizationCode).where(AuthorizationCode.expires_at < now - 3600))
+        self.session.execute(delete(RefreshToken).where(RefreshToken.expires_at < now))

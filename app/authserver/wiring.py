@@ -1,0 +1,95 @@
+"""What the composition root needs of the built-in authorization server, in one object.
+
+``app.main`` imports this module only when the package is installed and ``APP_AUTH_MODE=builtin``;
+nothing else in ``app`` imports ``app.authserver`` (a fork that brings its own IdP deletes the folder).
+"""
+
+from __future__ import annotations
+
+from mcp.server.auth.provider import TokenVerifier
+from starlette.routing import BaseRoute
+
+from app.auth.scopes import ScopeCatalog
+from app.authserver.accounts import AccountRepository, Directory, seed_demo_accounts
+from app.authserver.clients import CimdResolver, ClientKeys
+from app.authserver.forms import Signer
+from app.authserver.keys import load_keyring
+from app.authserver.protocol import ServerConfig, normalise_resource
+from app.authserver.repository import GrantRepository
+from app.authserver.routes import AuthorizationServerRoutes, RegistrationLimits
+from app.authserver.settings import AuthServerSettings
+from app.authserver.signin import SignInLimits
+from app.authserver.tokens import BuiltinTokenVerifier
+from app.db import Database, UnitOfWork
+from app.limits import Limits, parse_rate
+from app.net.guard import OutboundGuard
+from app.observability.metrics import Metrics
+from app.secret import load_secret
+from app.settings import Settings
+
+MODELS = "app.authserver.models"
+GENERATED = ("a generated one would differ per replica and be lost with the disk; set it, or "
+             "APP_ALLOW_GENERATED_KEYS=true")
+
+
+class BuiltinAuthorizationServer:
+    """The built-in authorization server, for one process: its settings, accounts and start-up rules."""
+
+    # What APP_SECRET_KEY signs for it (production refuses a generated key: app.main.production_refusals).
+    secret_use = "the sign-in forms"
+
+    def __init__(self, settings: Settings, own: AuthServerSettings) -> None:
+        self.settings = settings
+        self.own = own
+        self.accounts = Directory()
+
+    def production_refusals(self) -> list[str]:
+        if self.settings.production and not self.settings.allow_generated_keys and not self.own.oauth_signing_keys:
+            return [f"APP_OAUTH_SIGNING_KEYS: APP_ENV=production needs the keys that sign access tokens; {GENERATED}"]
+        return []
+
+    @property
+    def seeds_demo_accounts(self) -> bool:
+        return not self.settings.production or self.own.allow_demo_accounts
+
+    def seed(self, uow: UnitOfWork) -> str:
+        """alice and bob, when ``seeds_demo_accounts``."""
+        return seed_demo_accounts(uow, self.own.demo_password)
+
+    def demo_accounts_refusal(self, db: Database) -> str | None:
+        """Production with the demo accounts (known password) still enabled: the line that refuses to serve."""
+        if not self.settings.production or self.own.allow_demo_accounts:
+            return None
+        demo = db.read_sync(lambda uow: [a.username for a in uow.repository(AccountRepository).demo()
+                                         if a.disabled_at is None])  # disabled: their password opens nothing
+        if not demo:
+            return None
+        return (f"APP_ENV=production but demo accounts exist ({', '.join(demo)}): disable them with "
+                "`python -m app users disable NAME`, or set APP_ALLOW_DEMO_ACCOUNTS=true")
+
+    def build(self, db: Database, catalog: ScopeCatalog, guard: OutboundGuard, limits: Limits,
+              metrics: Metrics | None) -> tuple[TokenVerifier, list[BaseRoute]]:
+        """The verifier of the tokens it issues, and its endpoints (metadata, JWKS, authorize, token, ...)."""
+        settings, own = self.settings, self.own
+        keys = load_keyring(own.oauth_signing_keys, settings.var_dir)  # production without keys was refused
+        secret, _ = load_secret(settings)
+        resource = normalise_resource(settings.mcp_url) or settings.mcp_url
+        config = ServerConfig(issuer=settings.base_url, resources=(resource,), catalog=catalog, keys=keys,
+                              access_ttl=own.oauth_access_token_ttl, refresh_ttl=own.oauth_refresh_token_ttl,
+                              refresh_grace=own.oauth_refresh_grace, code_ttl=own.oauth_code_ttl)
+        server = AuthorizationServerRoutes(
+            config=config, db=db, cimd=CimdResolver(guard, db, catalog, own.oauth_cimd_hosts),
+            client_keys=ClientKeys(guard), signer=Signer(secret), limits=limits,
+            sign_in=SignInLimits(per_name=parse_rate(own.limit_login_per_name),
+                                 per_address=parse_rate(own.limit_login_per_address),
+                                 per_account=parse_rate(own.limit_login_per_account)),
+            registration=RegistrationLimits(per_address=parse_rate(own.limit_registrations_per_address),
+                                            total=parse_rate(own.limit_registrations_total)),
+            secure_cookies=settings.base_url.startswith("https://"), jwks=keys.public_jwks, metrics=metrics)
+
+        async def grant_active(grant_id: str, subject: str) -> bool:
+            return await db.read(lambda uow: uow.repository(GrantRepository).grant_active(grant_id, subject))
+
+        verifier = BuiltinTokenVerifier(keys, issuer=settings.base_url, audience=resource, catalog=catalog,
+                                        grant_active=grant_active)
+        return verifier, server.routes()

@@ -1,0 +1,44 @@
+"""The server's secret key, and the files generated secrets are kept in.
+
+``APP_SECRET_KEY`` signs what the server hands out and must recognise later: the local storage's
+download links, and the built-in authorization server's sign-in forms (each derives its own key from
+it). Development without it: one is generated once under ``APP_VAR_DIR`` (mode 0600), so restarts and
+workers agree. Production refuses to start on generated material unless ``APP_ALLOW_GENERATED_KEYS=true``.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+from pathlib import Path
+
+from app.settings import Settings
+
+SECRET_FILE = "secret-key"
+
+
+def persisted(path: Path, make: str) -> str:
+    """The file's content, creating it with ``make`` (mode 0600) if absent; concurrent starts agree."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if path.exists():
+        return path.read_text()
+    # Written whole under a private name, then linked into place: a concurrent starter either wins the
+    # link or reads the winner's complete file, never a half-written one.
+    temporary = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}")
+    fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "w") as handle:
+        handle.write(make)
+    try:
+        os.link(temporary, path)
+    except FileExistsError:
+        return path.read_text()
+    finally:
+        temporary.unlink()
+    return make
+
+
+def load_secret(settings: Settings) -> tuple[bytes, bool]:
+    """The secret key and whether it was generated here."""
+    if settings.secret_key:
+        return settings.secret_key.encode(), False
+    return persisted(Path(settings.var_dir) / SECRET_FILE, secrets.token_urlsafe(48)).encode(), True
