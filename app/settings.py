@@ -115,19 +115,12 @@ class Settings(BaseSettings):
     # Bytes at rest (app.storage): S3 or, for development and single machines, a local folder.
     storage_backend: str = "local"
     storage_dir: str = "./var/files"
-    files_dir: str = "./var/files"
     s3_bucket: str | None = None
     s3_prefix: str = ""
     s3_region: str | None = None
     s3_endpoint_url: str | None = None
     s3_sse: str = "none"
     s3_kms_key_id: str | None = None
-    files_max_bytes: int = Field(default=50 * 1024 * 1024, ge=1024)
-    files_fetch_timeout: float = Field(default=60.0, gt=0, le=600)
-    files_anon_ttl: int = Field(default=3600, ge=60, le=30 * 24 * 3600)
-    files_url_ttl: int = Field(default=300, ge=30, le=3600)
-    # Bytes an anonymous caller may add per files_anon_ttl (its address and all anonymous callers: scaled).
-    files_anon_quota: int = Field(default=50 * 1024 * 1024, ge=1024, le=10**12)
 
     @field_validator("allowed_hosts", "allowed_origins", "outbound_allowlist", "trusted_proxies",
                      "metrics_scrapers", mode="before")

@@ -24,9 +24,10 @@ from mcp.types import CallToolResult
 from sqlalchemy import text
 
 from app.db import Database
+from app.features.files.settings import FilesSettings
 from app.main import create_app
 from app.net.guard import OutboundGuard
-from app.settings import load_settings
+from app.settings import load_part, load_settings
 from app.storage import LocalStorage, Storage
 from tests.conftest import empty_database, prepare
 from tests.fakes import StaticTokenVerifier
@@ -193,7 +194,6 @@ def deployed(request: pytest.FixtureRequest, file_server: FileServer,
                                         "reader": token(ALICE, ["files.read"])})
         settings = load_settings(database_url=database_url, base_url=base_url, log_format="json",
                                  outbound_allowlist=[f"127.0.0.1:{port}", f"files.test:{port}"],
-                                 files_max_bytes=CAP, files_fetch_timeout=FETCH_TIMEOUT, files_dir=str(files_dir),
                                  # these tests fetch far more files than one user would (the budget: test_limits.py)
                                  tool_budgets={"files": "100000/minute"}, _env_file=None)
         if backend == "s3":
@@ -207,7 +207,8 @@ def deployed(request: pytest.FixtureRequest, file_server: FileServer,
             holder["make"] = lambda: LocalStorage(root, base_url=base_url, secret=b"k" * 32)
         storage = holder["server"] = holder["make"]()
         guard = OutboundGuard(allowlist=settings.outbound_allowlist, resolver=_resolver)
-        return create_app(settings, db=db, token_verifier=verifier, guard=guard, storage=storage)
+        files = load_part(FilesSettings, max_bytes=CAP, fetch_timeout=FETCH_TIMEOUT, dir=str(files_dir), _env_file=None)
+        return create_app(settings, db=db, token_verifier=verifier, guard=guard, storage=storage, parts=[files])
 
     if backend == "s3":
         request.getfixturevalue("s3")  # started before the app, inside its credential environment

@@ -17,9 +17,10 @@ import anyio
 import pytest
 
 from app.db import Database
+from app.features.files.settings import FilesSettings
 from app.features.files.usecases import ORPHAN_GRACE, FileUseCases
 from app.net.guard import OutboundGuard
-from app.settings import load_settings
+from app.settings import load_part
 from tests import filesamples as samples
 from tests.filehost import (
     ALICE,
@@ -161,14 +162,14 @@ def test_compare_files_lines_up_the_columns_of_several_csvs(deployed: Deployed, 
 
 
 def _sweeper(d: Deployed, db: Database, *, later: float) -> FileUseCases:
-    ttl = load_settings(_env_file=None).files_anon_ttl
+    ttl = load_part(FilesSettings, _env_file=None).anon_ttl
     return FileUseCases(db=db, storage=d.inspect(), guard=OutboundGuard(), documents=None, max_bytes=CAP,
                         fetch_timeout=1, anon_ttl=ttl, url_ttl=60, clock=lambda: time.time() + later, spool_dir=d.spool)
 
 
 def test_the_sweeper_deletes_expired_uploads_keeps_shared_bytes_and_removes_old_orphans(
         deployed: Deployed, file_server: FileServer):
-    ttl = load_settings(_env_file=None).files_anon_ttl
+    ttl = load_part(FilesSettings, _env_file=None).anon_ttl
     short = f"short-lived {uuid.uuid4().hex}\n".encode()
     shared = f"kept by alice {uuid.uuid4().hex}\n".encode()
     anonymous = file_arg(file_server.offer(short))

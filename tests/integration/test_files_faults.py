@@ -21,8 +21,9 @@ from mcp.server.auth.provider import AccessToken
 from mcp.types import CallToolResult
 
 from app.db import Database
+from app.features.files.settings import FilesSettings
 from app.main import create_app
-from app.settings import load_settings
+from app.settings import load_part, load_settings
 from app.storage import LocalStorage, StorageUnavailable
 from tests.conftest import count_rows
 from tests.fakes import StaticTokenVerifier
@@ -65,8 +66,11 @@ def file_url() -> Iterator[str]:
 def _settings(database_url: str, base_url: str, file_url: str, files_dir: Path):
     port = file_url.split(":")[2].split("/")[0]
     return load_settings(database_url=database_url, base_url=base_url, log_format="json",
-                         outbound_allowlist=[f"127.0.0.1:{port}"], files_max_bytes=64 * MiB,
-                         files_dir=str(files_dir), _env_file=None)
+                         outbound_allowlist=[f"127.0.0.1:{port}"], _env_file=None)
+
+
+def _parts(files_dir: Path) -> list[FilesSettings]:
+    return [load_part(FilesSettings, max_bytes=64 * MiB, dir=str(files_dir), _env_file=None)]
 
 
 async def _analyze(mcp_url: str, file_url: str, openai_file_id: str) -> CallToolResult:
@@ -85,7 +89,8 @@ def test_s3_dying_mid_upload_is_a_clear_error_and_records_nothing(database_url: 
 
             def build(base_url: str):
                 storage = S3Storage(bucket=bucket, endpoint_url=f"http://127.0.0.1:{proxy.port}")
-                return create_app(_settings(database_url, base_url, file_url, tmp_path), storage=storage)
+                return create_app(_settings(database_url, base_url, file_url, tmp_path), parts=_parts(tmp_path),
+                          storage=storage)
 
             with serving(build) as base_url:
                 result = anyio.run(_analyze, f"{base_url}/mcp", file_url, openai_file_id)
@@ -106,7 +111,8 @@ def test_a_database_failure_after_the_upload_leaves_no_object(file_url: str, tmp
 
     def build(base_url: str):
         storage = LocalStorage(root, base_url=base_url, secret=b"s" * 32)
-        return create_app(_settings(broken.url, base_url, file_url, tmp_path), db=broken, storage=storage)
+        return create_app(_settings(broken.url, base_url, file_url, tmp_path), parts=_parts(tmp_path),
+                          db=broken, storage=storage)
 
     with serving(build) as base_url:
         result = anyio.run(_analyze, f"{base_url}/mcp", file_url, f"file_{uuid.uuid4().hex}")
@@ -133,7 +139,7 @@ def test_an_object_deleted_between_reuse_and_commit_is_put_back(database_url: st
     root = tmp_path / "files"
 
     def build(base_url: str):
-        return create_app(_settings(database_url, base_url, file_url, tmp_path),
+        return create_app(_settings(database_url, base_url, file_url, tmp_path), parts=_parts(tmp_path),
                           storage=RacingStorage(root, base_url=base_url, secret=b"s" * 32))
 
     with serving(build) as base_url:
@@ -165,7 +171,8 @@ def test_a_storage_failure_after_the_commit_does_not_turn_a_done_delete_into_an_
         verifier = StaticTokenVerifier({"alice": AccessToken(token="alice", client_id="c", subject=subject,
                                                              scopes=["files.write", "files.read"],
                                                              resource=f"{base_url}/mcp")})
-        return create_app(_settings(database_url, base_url, file_url, tmp_path), token_verifier=verifier,
+        return create_app(_settings(database_url, base_url, file_url, tmp_path), parts=_parts(tmp_path),
+                          token_verifier=verifier,
                           storage=UndeletableStorage(root, base_url=base_url, secret=b"s" * 32))
 
     async def analyse_then_delete(mcp_url: str) -> CallToolResult:

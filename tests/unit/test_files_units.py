@@ -5,10 +5,11 @@ from __future__ import annotations
 import pytest
 
 from app.features.files.ingest import file_name_of, quota_message, refusal_message
+from app.features.files.settings import FilesSettings
 from app.features.files.tool import files_in
 from app.limits import Check, OverLimit, per_seconds
 from app.net.refusals import OutboundRefused
-from app.settings import SettingsError, load_settings
+from app.settings import SettingsError, load_part, load_settings
 
 pytestmark = pytest.mark.demo("files")
 
@@ -59,12 +60,21 @@ def test_s3_storage_needs_a_bucket_and_a_known_encryption():
     assert (settings.storage_backend, settings.s3_prefix, settings.s3_sse) == ("s3", "team/mcp/", "AES256")
 
 
-@pytest.mark.parametrize(("name", "value"), [("files_max_bytes", 10), ("files_anon_ttl", 5), ("files_url_ttl", 7200),
-                                             ("files_fetch_timeout", 0)])
+@pytest.mark.parametrize(("name", "value"), [("max_bytes", 10), ("anon_ttl", 5), ("url_ttl", 7200),
+                                             ("fetch_timeout", 0)])
 def test_file_limits_out_of_range_name_their_variable(name, value):
     with pytest.raises(SettingsError) as bad:
-        load_settings(**{name: value}, _env_file=None)
-    assert bad.value.lines[0].startswith(f"APP_{name.upper()}: ")
+        load_part(FilesSettings, **{name: value}, _env_file=None)
+    assert bad.value.lines == [f"APP_FILES_{name.upper()}: " + bad.value.lines[0].split(": ", 1)[1]]
+
+
+def test_a_bad_files_setting_in_the_environment_stops_the_app_in_one_line(monkeypatch: pytest.MonkeyPatch):
+    from app.main import create_app, discover_features
+
+    monkeypatch.setenv("APP_FILES_ANON_TTL", "5")
+    with pytest.raises(SettingsError) as bad:
+        create_app(load_settings(_env_file=None), features=[f for f in discover_features() if f.name == "files"])
+    assert bad.value.lines == ["APP_FILES_ANON_TTL: Input should be greater than or equal to 60 (got '5')"]
 
 
 def test_a_number_too_long_for_int_makes_its_column_text_not_the_analysis_fail(tmp_path):

@@ -8,6 +8,7 @@ from app.auth.scopes import Scope
 from app.db import UnitOfWork
 from app.feature import Deps, Feature
 from app.features.files.repository import FileRepository
+from app.features.files.settings import FilesSettings
 from app.features.files.tool import READ_SCOPE, WRITE_SCOPE, register
 from app.observability.metrics import Reading
 
@@ -33,6 +34,7 @@ FEATURE = Feature(
     tools=register,
     commands={"sweep": sweep},
     gauges=gauges,
+    settings=FilesSettings,
     scopes=(
         Scope(READ_SCOPE, {
             "en": "See the files in your library",

@@ -38,6 +38,7 @@ from app.features.files.ingest import (
     quota_message,
     report_document,
 )
+from app.features.files.settings import FilesSettings
 from app.limits import Budget, Caller, Limits, OverLimit, Reservation, current_caller, per_seconds
 from app.net.guard import OutboundGuard
 from app.storage import Storage, StorageError
@@ -74,11 +75,10 @@ class FileUseCases:
 
     @classmethod
     def of(cls, deps: Deps) -> FileUseCases:
-        s = deps.settings
+        s = deps.part(FilesSettings)
         return cls(db=deps.db, storage=deps.storage, guard=deps.guard, documents=deps.documents,
-                   max_bytes=s.files_max_bytes, fetch_timeout=s.files_fetch_timeout, anon_ttl=s.files_anon_ttl,
-                   url_ttl=s.files_url_ttl, spool_dir=Path(s.files_dir) / "spool", limits=deps.limits,
-                   anon_quota=s.files_anon_quota)
+                   max_bytes=s.max_bytes, fetch_timeout=s.fetch_timeout, anon_ttl=s.anon_ttl,
+                   url_ttl=s.url_ttl, spool_dir=Path(s.dir) / "spool", limits=deps.limits, anon_quota=s.anon_quota)
 
     @property
     def quota(self) -> Budget:
