@@ -25,9 +25,8 @@ def _serve(args: argparse.Namespace, settings: Settings) -> int:
         discover_features,
         open_database,
         production_refusals,
-        refuse_demo_accounts,
-        seed,
     )
+    from app.parts import refuse_demo_accounts, seed
 
     settings = _served_at(settings, args.host, args.port)
     if refusals := production_refusals(settings, authorization_server(settings)):  # before anything is written
@@ -133,7 +132,8 @@ def _revision(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def _seed(args: argparse.Namespace, settings: Settings) -> int:
-    from app.main import discover_features, open_database, seed
+    from app.main import discover_features, open_database
+    from app.parts import seed
 
     db = open_database(settings)
     try:

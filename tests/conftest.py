@@ -21,7 +21,8 @@ from sqlalchemy.engine import make_url
 from app.db import Database
 from app.db.migrate import upgrade
 from app.logging import configure_logging
-from app.main import discover_features, seed
+from app.main import discover_features
+from app.parts import seed
 from app.settings import Settings, load_settings
 from tests.demos import DEMOS
 

@@ -28,7 +28,8 @@ from app.db.migrate import (
     migrations_dir,
     upgrade,
 )
-from app.main import discover_features, seed
+from app.main import discover_features
+from app.parts import seed
 from app.settings import load_settings
 from tests.conftest import ROOT
 

@@ -8,7 +8,8 @@ from app.db import Database
 from app.db.migrate import upgrade
 from app.features.zoo import service as zoo
 from app.features.zoo.repository import AnimalRepository
-from app.main import discover_features, seed
+from app.main import discover_features
+from app.parts import seed
 from app.settings import load_settings
 from tests.conftest import count_rows
 

@@ -194,7 +194,8 @@ def test_the_image_installs_every_dependency_from_the_hashed_lock_and_the_server
 
 def test_every_setting_the_manifests_and_compose_give_is_one_the_server_reads(overlay):
     # A misspelt name is silently ignored by the server: caught here instead.
-    from app.main import discover_features, setting_names
+    from app.main import discover_features
+    from app.parts import setting_names
     from app.settings import ENV_PREFIX
 
     known = setting_names(discover_features())
