@@ -19,7 +19,8 @@ from pydantic_settings import BaseSettings
 from starlette.routing import BaseRoute
 
 from app.auth.scopes import ScopeCatalog
-from app.db import Database, UnitOfWork
+from app.db import Database, DatabaseNotMigrated, UnitOfWork
+from app.db.errors import NOT_MIGRATED_MESSAGE
 from app.db.locks import SEED_LOCK, advisory_lock
 from app.feature import AccountProfile, Feature, LocalAccounts, PrivateDocuments
 from app.limits import Limits
@@ -199,6 +200,9 @@ def seed(db: Database, features: Sequence[Feature], settings: Settings) -> list[
     server = authorization_server(settings)
     lines = []
     with db.engine.connect() as lock_holder, advisory_lock(lock_holder, SEED_LOCK):
+        # Said even when no step would touch a table (a fork with nothing to seed): seeding is for a current schema.
+        if db.schema_status_sync() in ("not migrated", "behind"):
+            raise DatabaseNotMigrated(NOT_MIGRATED_MESSAGE)
         demo: Callable[[UnitOfWork], list[AccountProfile]] = lambda _: []  # noqa: E731
         if server is not None and server.seeds_demo_accounts:
             lines.append(f"accounts: {db.write_sync(server.seed)}")

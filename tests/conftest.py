@@ -24,7 +24,7 @@ from app.logging import configure_logging
 from app.main import discover_features
 from app.parts import seed
 from app.settings import Settings, load_settings
-from tests.demos import DEMOS
+from tests.demos import DEMOS, tree_auth_env
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -32,6 +32,8 @@ ROOT = Path(__file__).resolve().parents[1]
 def pytest_configure(config: pytest.Config) -> None:
     # As the app does before anything logs: a logger first used unconfigured would keep structlog's defaults.
     configure_logging("console", "info", sync=True)
+    for name, value in tree_auth_env().items():  # a fork without app/authserver: an external IdP's settings
+        os.environ.setdefault(name, value)
     if config.pluginmanager.hasplugin("xdist"):
         config.pluginmanager.register(ModuleScheduling(), "module-scheduling")
 
@@ -161,6 +163,8 @@ def json_log() -> Iterator[Callable[[], list[dict]]]:
         yield lines
     finally:
         configure_logging("console", "info", sync=True)
+    for name, value in tree_auth_env().items():  # a fork without app/authserver: an external IdP's settings
+        os.environ.setdefault(name, value)
 
 
 REDIS_URL = os.environ.get("APP_TEST_REDIS_URL", "redis://127.0.0.1:6379/0")

@@ -1,19 +1,38 @@
-"""Which test modules belong to the demo features, read from their source (no import).
+"""Which test modules belong to the deletable parts (the demo features, the built-in authorization server),
+read from their source (no import).
 
 A module that needs a demo says so once, at module level: ``pytestmark = pytest.mark.demo("zoo")`` (or a
-list holding that mark; ``pytest.mark.demo(*DEMOS)`` for a module that needs all of them). Removing a
-demo deletes ``app/features/<name>`` and every module marked with it;
-the modules marked with none are the core suite, which a fork keeps whatever it deletes
-(tests/e2e/test_fork.py proves it by deleting all of them).
+list holding that mark; ``pytest.mark.demo(*DEMOS)`` for a module that needs all of them); one that needs the
+built-in authorization server (``app/authserver``), ``pytest.mark.authserver``. Removing a demo deletes
+``app/features/<name>`` and every module marked with it; removing the authorization server deletes
+``app/authserver`` and the modules marked ``authserver``. The modules marked with none are the core suite,
+which a fork keeps whatever it deletes (tests/e2e/test_fork.py proves it by deleting all of them).
 """
 
 from __future__ import annotations
 
 import ast
+import importlib.util
 from pathlib import Path
 
 DEMOS = ("cafes", "files", "recipes", "search", "zoo")
+AUTHSERVER = "authserver"
+PARTS = (*DEMOS, AUTHSERVER)  # what a fork may delete
 TEST_LAYERS = ("unit", "integration", "e2e", "browser")
+# A tree without the built-in authorization server serves an IdP's tokens (APP_AUTH_MODE=external): its core
+# suite runs so. The IdP is never asked: a test that presents tokens brings its own verifier, and a token the
+# server itself would check finds no such host.
+EXTERNAL_IDP = {"APP_AUTH_MODE": "external", "APP_OAUTH_ISSUER": "https://idp.invalid/",
+                "APP_OAUTH_JWKS_URL": "https://idp.invalid/jwks.json"}
+
+
+def authserver_installed() -> bool:
+    return importlib.util.find_spec("app.authserver") is not None
+
+
+def tree_auth_env() -> dict[str, str]:
+    """The authorization settings this tree's suite runs with: none (the built-in server) or EXTERNAL_IDP."""
+    return {} if authserver_installed() else dict(EXTERNAL_IDP)
 
 
 def _is_demo_mark(node: ast.AST) -> bool:
@@ -23,13 +42,21 @@ def _is_demo_mark(node: ast.AST) -> bool:
             and mark.value.id == "pytest")
 
 
+def _is_authserver_mark(node: ast.AST) -> bool:
+    mark = node.value if isinstance(node, ast.Attribute) and node.attr == AUTHSERVER else None
+    return (isinstance(mark, ast.Attribute) and mark.attr == "mark" and isinstance(mark.value, ast.Name)
+            and mark.value.id == "pytest")
+
+
 def marked_demos(source: str) -> frozenset[str]:
-    """The demos a module's ``pytestmark`` names (empty for a core module)."""
+    """The parts a module's ``pytestmark`` names: demos, and ``authserver`` (empty for a core module)."""
     names: set[str] = set()
     for statement in ast.parse(source).body:
         if isinstance(statement, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "pytestmark"
                                                      for t in statement.targets):
             for node in ast.walk(statement.value):
+                if _is_authserver_mark(node):
+                    names.add(AUTHSERVER)
                 if _is_demo_mark(node):
                     for arg in node.args:  # "zoo", or *DEMOS (from this module) for every demo
                         if isinstance(arg, ast.Constant):
@@ -40,7 +67,7 @@ def marked_demos(source: str) -> frozenset[str]:
 
 
 def imported_demos(source: str) -> frozenset[str]:
-    """The demos a module imports code from (``app.features.<demo>``)."""
+    """The parts a module imports code from (``app.features.<demo>``, ``app.authserver``)."""
     names: set[str] = set()
     for node in ast.walk(ast.parse(source)):
         modules = ([alias.name for alias in node.names] if isinstance(node, ast.Import)
@@ -51,6 +78,8 @@ def imported_demos(source: str) -> frozenset[str]:
             parts = module.split(".")
             if parts[:2] == ["app", "features"] and len(parts) > 2 and parts[2] in DEMOS:
                 names.add(parts[2])
+            elif parts[:2] == ["app", AUTHSERVER]:
+                names.add(AUTHSERVER)
     return frozenset(names)
 
 
@@ -59,5 +88,5 @@ def suite_modules(root: Path) -> list[Path]:
 
 
 def demo_test_modules(root: Path, demos: tuple[str, ...] = DEMOS) -> list[Path]:
-    """The test modules that go with these demos: every module marked with one of them."""
+    """The test modules that go with these parts (demos, ``authserver``): every module marked with one of them."""
     return [p for p in suite_modules(root) if marked_demos(p.read_text(encoding="utf-8")) & set(demos)]

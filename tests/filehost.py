@@ -24,7 +24,6 @@ from mcp.types import CallToolResult
 from sqlalchemy import text
 
 from app.db import Database
-from app.features.files.settings import FilesSettings
 from app.main import create_app
 from app.net.guard import OutboundGuard
 from app.settings import load_part, load_settings
@@ -207,6 +206,8 @@ def deployed(request: pytest.FixtureRequest, file_server: FileServer,
             holder["make"] = lambda: LocalStorage(root, base_url=base_url, secret=b"k" * 32)
         storage = holder["server"] = holder["make"]()
         guard = OutboundGuard(allowlist=settings.outbound_allowlist, resolver=_resolver)
+        from app.features.files.settings import FilesSettings  # here: a fork without the files feature keeps this
+
         files = load_part(FilesSettings, max_bytes=CAP, fetch_timeout=FETCH_TIMEOUT, dir=str(files_dir), _env_file=None)
         return create_app(settings, db=db, token_verifier=verifier, guard=guard, storage=storage, parts=[files])
 

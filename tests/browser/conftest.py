@@ -17,8 +17,6 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from app.authserver.accounts import create_account
-from app.authserver.settings import AuthServerSettings
 from app.db import Database
 from app.settings import load_part
 from tests.e2e.server import LiveServer, free_port
@@ -90,12 +88,16 @@ def browser_server(browser: object, database_url: str, file_host: FileServer,
 @pytest.fixture(scope="session")
 def demo_password(database_url: str) -> str:
     """The demo accounts' password (alice, bob), as the seed step that created them read it."""
+    from app.authserver.settings import AuthServerSettings  # here: a fork without it keeps this conftest
+
     return load_part(AuthServerSettings).demo_password
 
 
 @pytest.fixture(scope="session")
 def fresh_account(database_url: str) -> tuple[str, str]:
     """(username, password) of an account created for this session: it owns nothing."""
+    from app.authserver.accounts import create_account  # here: a fork without it keeps this conftest
+
     username, password = f"browser-{uuid.uuid4().hex[:10]}", f"pw-{uuid.uuid4().hex}"
     db = Database(database_url)
     try:

@@ -11,7 +11,7 @@ from tests.browser.host import Host, expect
 from tests.demos import DEMOS
 from tests.filehost import FileServer
 
-pytestmark = pytest.mark.demo(*DEMOS)
+pytestmark = [pytest.mark.demo(*DEMOS), pytest.mark.authserver]
 
 
 def test_search_renders_the_result_rows(host: Host) -> None:

@@ -6,8 +6,10 @@ from pathlib import Path
 
 import pytest
 
+from app.db.migrate import upgrade
+from tests.cli import Outcome, run_cli
 from tests.e2e.oauth_client import ClientSite
-from tests.e2e.server import LiveServer
+from tests.e2e.server import LiveServer, free_port
 from tests.serving import serving
 
 
@@ -58,3 +60,24 @@ def linking(database_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iter
             yield Linking(server, site, var_dir)
         finally:
             server.stop()
+
+
+@pytest.fixture
+def app_cli(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]):
+    """``python -m app ARGS`` in this process (tests/cli.py)."""
+    def run(*args: str, env: dict[str, str], cwd: Path, stdin: str = "") -> Outcome:
+        return run_cli(monkeypatch, capsys, *args, env=env, cwd=cwd, stdin=stdin)
+    return run
+
+
+@pytest.fixture
+def serve(app_cli):
+    def run(env: dict[str, str], cwd: Path) -> Outcome:
+        return app_cli("serve", "--port", str(free_port()), env=env, cwd=cwd)
+    return run
+
+
+@pytest.fixture
+def migrated(fresh_database: str) -> str:
+    upgrade(fresh_database)
+    return fresh_database

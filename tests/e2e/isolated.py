@@ -15,6 +15,7 @@ import venv
 from pathlib import Path
 
 from tests.conftest import ROOT
+from tests.demos import tree_auth_env
 
 IGNORED = shutil.ignore_patterns(".git", ".venv", "var", "__pycache__", "node_modules", "*.egg-info", "build",
                                  "dist", ".pytest_cache", ".env")
@@ -45,7 +46,8 @@ def run(python: Path, *args: str, cwd: Path, env: dict[str, str], timeout: float
 
 
 def base_env(**extra: str) -> dict[str, str]:
-    """A minimal environment: nothing from the developer's shell (APP_*, PYTHONPATH) leaks in."""
-    return {"PATH": "/usr/bin:/bin", "HOME": str(Path.home()), "LANG": "C.UTF-8", **extra}
+    """A minimal environment: nothing from the developer's shell (APP_*, PYTHONPATH) leaks in; the tree's own
+    authorization settings (tests/demos.py: none, or an external IdP's without app/authserver)."""
+    return {"PATH": "/usr/bin:/bin", "HOME": str(Path.home()), "LANG": "C.UTF-8", **tree_auth_env(), **extra}
 
 

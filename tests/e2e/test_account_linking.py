@@ -29,7 +29,8 @@ from tests.e2e.oauth_client import (
 )
 from tests.e2e.server import ROOT
 
-pytestmark = pytest.mark.demo("recipes", "search")  # the linking scope asked for is "recipes.write search.read"
+# the linking scope asked for is "recipes.write search.read"
+pytestmark = [pytest.mark.demo("recipes", "search"), pytest.mark.authserver]
 
 DEMO_PASSWORD = "demo-password"
 

@@ -5,8 +5,9 @@ As a forker works: the migration is generated against a development SQLite datab
 applied to the existing database of the run's backend (SQLite, or PostgreSQL in CI's
 second leg: "develop on SQLite, deploy on PostgreSQL").
 
-Deleting every demo at once leaves the core: its unit, integration and end-to-end tests (those that need
-no fork of their own) run inside the fork and must pass there, as CI's leg runs them. Deleting one demo
+Deleting every demo at once, and the built-in authorization server with them (an external IdP signs the
+tokens), leaves the core: its unit, integration and end-to-end tests (those that need no fork of their own) run
+inside the fork, in external IdP mode, and must pass there, as CI's leg runs them. Deleting one demo
 shows that the others do not lean on it: the migration drops its tables alone, and the fork's remaining
 suite still loads (no module left behind imports the demo), passes `check`, boots and serves what remains;
 what the remaining demos' tests assert is the main suite's business, not three more runs of it.
@@ -25,7 +26,7 @@ from sqlalchemy import create_engine, inspect, text
 
 from app.db.migrate import head_revisions
 from tests.conftest import ROOT, empty_database, prepare
-from tests.demos import DEMOS, demo_test_modules
+from tests.demos import AUTHSERVER, DEMOS, EXTERNAL_IDP, demo_test_modules
 from tests.e2e.isolated import base_env, copy_repository, fresh_venv, pip_install, run
 from tests.e2e.server import LiveServer, free_port
 
@@ -40,6 +41,11 @@ class Removal:
     tools: tuple[str, ...]  # what the fork still serves
     resources: int  # widget templates it still serves (each removed demo takes its widget along)
     runs_suite: bool  # the fork's own suite runs inside it (else it is only collected)
+    authserver: bool = False  # app/authserver goes too: the fork runs with an external IdP
+
+    @property
+    def parts(self) -> tuple[str, ...]:
+        return (*self.features, AUTHSERVER) if self.authserver else self.features
 
 
 # The account profile is core; the widget log comes with the widgets, whichever feature declares one.
@@ -49,6 +55,8 @@ FILE_TOOLS = ("analyze_file", "compare_files", "list_files", "delete_file")
 ZOO_TOOLS = ("get_zoo_animal_details", "get_zoo_animals", "like_zoo_animal")
 DEMO_TABLES = {"zoo": {"zoo_animals"}, "search": {"search_documents"}, "files": {"files"},
                "recipes": {"saved_recipes"}, "cafes": {"cafe_cities", "cafe_city_aliases", "cafe_city_names", "cafes"}}
+AUTHSERVER_TABLES = {"accounts", "oauth_clients", "oauth_grants", "oauth_authorization_codes", "oauth_refresh_tokens",
+                     "oauth_client_assertions"}
 # End-to-end modules that build a venv of their own (a fork inside the fork) stay out of the fork's run.
 OWN_VENV = ("tests/e2e/test_fork.py", "tests/e2e/test_startup_refusal.py", "tests/e2e/test_wheel.py")
 # And the ones a demo's deletion cannot reach: each starts processes of its own (workers, replicas, a collector)
@@ -66,8 +74,10 @@ REMOVALS = [
             (*ZOO_TOOLS, "recommend_cafe", *CORE_TOOLS, *RECIPE_TOOLS, *FILE_TOOLS), 4, False),
     Removal(("files",), frozenset(DEMO_TABLES["files"]), ("zoo_animals", 30),
             (*ZOO_TOOLS, "recommend_cafe", "search", *CORE_TOOLS, *RECIPE_TOOLS), 4, False),
-    # What a fork starts from: no demo at all. Accounts (the demo users alice and bob) are core.
-    Removal(DEMOS, frozenset().union(*DEMO_TABLES.values()), ("accounts", 2), ("get_account_profile",), 0, True),
+    # What a fork starts from: no demo at all, and its own IdP instead of the built-in authorization server (its
+    # accounts and OAuth state go with it). The migrations' version table is all a database then holds of ours.
+    Removal(DEMOS, frozenset().union(*DEMO_TABLES.values(), AUTHSERVER_TABLES), ("alembic_version", 1),
+            ("get_account_profile",), 0, True, authserver=True),
 ]
 
 
@@ -92,12 +102,14 @@ def existing_database(tmp_path, development_template):
     drop()
 
 
-def _fork_without(tmp_path: Path, features: tuple[str, ...]) -> Path:
+def _fork_without(tmp_path: Path, removal: Removal) -> Path:
     fork = copy_repository(tmp_path / "fork")
-    marked = demo_test_modules(fork, features)
-    assert marked, f"no test module is marked with {features}"
-    for feature in features:
+    marked = demo_test_modules(fork, removal.parts)
+    assert marked, f"no test module is marked with {removal.parts}"
+    for feature in removal.features:
         shutil.rmtree(fork / "app" / "features" / feature)
+    if removal.authserver:
+        shutil.rmtree(fork / "app" / AUTHSERVER)
     for module in marked:
         module.unlink()
     return fork
@@ -111,11 +123,12 @@ def _fork_without(tmp_path: Path, features: tuple[str, ...]) -> Path:
 def test_a_fork_without_a_demo_migrates_an_existing_database_boots_and_passes_its_tests(
     tmp_path, existing_database, development_template, removal: Removal
 ):
-    fork = _fork_without(tmp_path, removal.features)
+    fork = _fork_without(tmp_path, removal)
     python = fresh_venv(tmp_path / "venv")
     pip_install(python, "-e", str(fork))
     port = free_port()
-    env = base_env(APP_DATABASE_URL=existing_database, APP_BASE_URL=f"http://127.0.0.1:{port}", APP_LOG_FORMAT="json")
+    env = base_env(APP_DATABASE_URL=existing_database, APP_BASE_URL=f"http://127.0.0.1:{port}", APP_LOG_FORMAT="json",
+                   **(EXTERNAL_IDP if removal.authserver else {}))
     (head,) = head_revisions()
     label = removal.features[0] if len(removal.features) == 1 else "demos"
     name = f"{int(head.split('_')[0]) + 1:04d}_drop_{label}"
@@ -150,6 +163,13 @@ def test_a_fork_without_a_demo_migrates_an_existing_database_boots_and_passes_it
     assert versions == [name] and kept_rows == removal.kept[1]
 
     # 3. the fork's own checks and tests pass (on the run's backend: the fork's tests build their own database)
+    if removal.authserver:  # the built-in mode it no longer has, named in one line
+        builtin = {k: v for k, v in env.items() if k not in EXTERNAL_IDP}
+        proc = run(python, "-m", "app", "check", cwd=fork, env=builtin)
+        assert (proc.returncode, proc.stderr.strip()) == (1, "check: APP_AUTH_MODE: builtin needs the built-in "
+                                                          "authorization server (app/authserver), which is not "
+                                                          "installed: set APP_AUTH_MODE=external with "
+                                                          "APP_OAUTH_ISSUER and APP_OAUTH_JWKS_URL"), proc.stderr
     proc = run(python, "-m", "app", "check", cwd=fork, env=env)
     expected = f"ok: {len(removal.tools)} tools, {removal.resources} resources"
     assert (proc.returncode, proc.stdout.strip()) == (0, expected), proc.stdout + proc.stderr

@@ -26,7 +26,7 @@ from tests.tcpproxy import proxy_to
 
 # Limits are counted in Redis or in each process; the database only keeps the accounts and files the calls
 # use, and which one it is changes no count: CI runs these once, on SQLite.
-pytestmark = [pytest.mark.demo("files", "recipes", "search"), pytest.mark.any_database]
+pytestmark = [pytest.mark.demo("files", "recipes", "search"), pytest.mark.authserver, pytest.mark.any_database]
 
 PASSWORD = "correct horse battery"
 Start = Callable[..., LiveServer]

@@ -32,7 +32,7 @@ from tests.e2e.oauth_client import (
     token,
 )
 
-pytestmark = pytest.mark.demo(*DEMOS)
+pytestmark = [pytest.mark.demo(*DEMOS), pytest.mark.authserver]
 
 PASSWORD = "demo-password"
 # Arguments for the tools that need some; the rest are called with none.

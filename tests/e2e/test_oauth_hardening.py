@@ -38,7 +38,8 @@ from tests.e2e.oauth_client import (
 )
 from tests.e2e.server import ROOT
 
-pytestmark = pytest.mark.demo("recipes", "search")  # the linking scope asked for is "recipes.write search.read"
+# the linking scope asked for is "recipes.write search.read"
+pytestmark = [pytest.mark.demo("recipes", "search"), pytest.mark.authserver]
 
 PASSWORD = steps.PASSWORD
 MALFORMED_RESOURCES = ["https://h:99999/mcp", "http://[::1/mcp", "http://h:abc/mcp"]

@@ -27,7 +27,8 @@ from tests.e2e.oauth_client import (
     with_assertion,
 )
 
-pytestmark = pytest.mark.demo("recipes", "search")  # the linking scope asked for is "recipes.write search.read"
+# the linking scope asked for is "recipes.write search.read"
+pytestmark = [pytest.mark.demo("recipes", "search"), pytest.mark.authserver]
 
 PASSWORD = steps.PASSWORD
 

@@ -31,6 +31,8 @@ from app.net import OutboundGuard
 from app.settings import load_part, load_settings
 from tests.serving import serving
 
+pytestmark = pytest.mark.authserver
+
 CATALOG = ScopeCatalog([Scope("notes.read", {"en": "Read your notes"})])
 CALLBACK = "https://chatgpt.com/connector_platform_oauth_redirect"
 

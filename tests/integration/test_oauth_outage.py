@@ -16,6 +16,8 @@ from starlette.testclient import TestClient
 from app.db import Database
 from app.main import create_app
 
+pytestmark = pytest.mark.authserver
+
 UNREACHABLE = "postgresql+psycopg://nobody@127.0.0.1:1/none"  # port 1 refuses at once
 
 

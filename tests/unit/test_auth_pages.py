@@ -19,6 +19,8 @@ from app.authserver.pages import (
     text,
 )
 
+pytestmark = pytest.mark.authserver
+
 VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr"}
 # Strings allowed to read the same as English in another language (proper nouns); none today.
 SAME_AS_ENGLISH: set[tuple[str, str]] = set()

@@ -33,6 +33,8 @@ from app.authserver.settings import AuthServerSettings
 from app.secret import load_secret
 from app.settings import SettingsError, load_part, load_settings
 
+pytestmark = pytest.mark.authserver
+
 READ = Scope("notes.read", {"en": "Read your notes", "pt": "Ler as suas notas"})
 WRITE = Scope("notes.write", {"en": "Edit your notes"}, implies=("notes.read",))
 ADMIN = Scope("notes.admin", {"en": "Manage your notes"}, implies=("notes.write",))

@@ -26,6 +26,15 @@ def test_the_mark_is_read_alone_in_a_list_and_for_every_demo():
     assert marked_demos('@pytest.mark.demo("zoo")\ndef test_x(): pass\n') == set()
 
 
+def test_the_authorization_server_mark_is_read_alone_and_in_a_list_and_its_imports_are_found():
+    assert marked_demos("pytestmark = pytest.mark.authserver\n") == {"authserver"}
+    assert marked_demos('pytestmark = [pytest.mark.authserver, pytest.mark.demo("zoo")]\n') == {"authserver", "zoo"}
+    assert marked_demos("pytestmark = pytest.mark.anyio\n") == set()
+    assert imported_demos("from app.authserver.accounts import create_account\n") == {"authserver"}
+    assert imported_demos("from app import authserver\nimport app.authserver.keys\n") == {"authserver"}
+    assert imported_demos("from app.auth.scopes import Scope\n") == set()  # the resource side is core
+
+
 def test_imports_of_a_demo_are_found_in_every_spelling_and_core_packages_are_not_demos():
     source = ("import app.features.zoo.service\nfrom app.features.search.repository import SearchRepository\n"
               "from app.features import cafes\nfrom app.features.account import tool\nimport app.storage\n")
