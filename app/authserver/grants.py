@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import secrets
 import time
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import structlog
 from authlib.oauth2 import OAuth2Error
@@ -29,11 +29,8 @@ from joserfc.jwk import KeySet
 
 from app.authserver.clients import AUTH_METHODS, Client, digest
 from app.authserver.models import Account, AuthorizationCode, OAuthGrant, RefreshToken
-from app.authserver.protocol import ASSERTION_ALGORITHMS, CODE_RETRY_WINDOW, SECRET_AUTH, FormRequest
+from app.authserver.protocol import ASSERTION_ALGORITHMS, CODE_RETRY_WINDOW, SECRET_AUTH, FormRequest, GrantServer
 from app.authserver.repository import GrantRepository
-
-if TYPE_CHECKING:
-    from app.authserver.server import OAuthServer
 
 log = structlog.get_logger(__name__)
 
@@ -63,7 +60,7 @@ class PrivateKeyJwt(JWTBearerClientAssertion):
 
     CLIENT_AUTH_METHOD = "private_key_jwt"
 
-    def __init__(self, server: OAuthServer) -> None:
+    def __init__(self, server: GrantServer) -> None:
         super().__init__(validate_jti=True, leeway=30)
         self.server = server
 
@@ -100,7 +97,7 @@ def _why(exc: Exception) -> str:
 
 class AuthorizationCodeGrant(_AuthorizationCodeGrant):
     TOKEN_ENDPOINT_AUTH_METHODS = list(AUTH_METHODS)
-    server: OAuthServer
+    server: GrantServer
 
     def validate_authorization_request(self) -> str:
         redirect_uri = super().validate_authorization_request()
@@ -217,7 +214,7 @@ class _TokenView:
 class RefreshTokenGrant(_RefreshTokenGrant):
     TOKEN_ENDPOINT_AUTH_METHODS = list(AUTH_METHODS)
     INCLUDE_NEW_REFRESH_TOKEN = True
-    server: OAuthServer
+    server: GrantServer
 
     def authenticate_refresh_token(self, refresh_token: str) -> _TokenView | None:
         grants = self.server.uow.repository(GrantRepository)
@@ -275,7 +272,7 @@ class _TokenLookup:
     """Finds the grant behind an access token (our JWT) or a refresh token, for /revoke and /introspect."""
 
     SUPPORTED_TOKEN_TYPES = ("access_token", "refresh_token")
-    server: OAuthServer
+    server: GrantServer
 
     def query_token(self, token_string: str, token_type_hint: str | None) -> _TokenView | None:
         grants = self.server.uow.repository(GrantRepository)

@@ -4,16 +4,19 @@ a body Starlette already read), and RFC 8707's resource indicators."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 from urllib.parse import urlsplit, urlunsplit
 
 from authlib.oauth2 import OAuth2Error
 from authlib.oauth2.rfc6749 import (
     OAuth2Request,
 )
+from joserfc.jwk import KeySet
 
 from app.auth.scopes import ScopeCatalog
 from app.authserver.keys import KeyRing
+from app.authserver.models import Account, OAuthGrant
+from app.db import UnitOfWork
 
 SECRET_AUTH = ["client_secret_basic", "client_secret_post", "private_key_jwt"]
 # Asymmetric only: a client's keys are public (its JWKS), so an HMAC "key" from them would let anyone sign.
@@ -94,3 +97,25 @@ class _Payload:
     redirect_uri = property(lambda self: self.data.get("redirect_uri"))
     scope = property(lambda self: self.data.get("scope"))
     state = property(lambda self: self.data.get("state"))
+
+
+class GrantServer(Protocol):
+    """What the grants and endpoints (grants.py) ask of the server they are registered on (``OAuthServer``): this
+    request's unit of work, the configuration, and the server's rules."""
+
+    config: ServerConfig
+    uow: UnitOfWork
+    client_keys: KeySet | None
+    issued_refresh_hash: str | None
+
+    def bound_resource(self, requested: str | None) -> str: ...
+
+    def check_resource(self, requested: str | None, bound: str) -> str: ...
+
+    def enabled_account(self, account_id: str) -> Account | None: ...
+
+    def issue(self, grant: OAuthGrant, scope: str, include_refresh_token: bool) -> dict[str, Any]: ...
+
+    def access_claims(self, token: str) -> dict[str, Any] | None: ...
+
+    def first_use_of_jti(self, client_id: str, jti: str, expires_at: int) -> bool: ...

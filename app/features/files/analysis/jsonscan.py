@@ -11,11 +11,10 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 
-from app.features.files.analysis.decoding import Tally, open_text
-from app.features.files.analysis.jsonshape import Shape
+from app.features.files.analysis.decoding import open_text
+from app.features.files.analysis.jsonshape import JsonScan, Shape
 from app.features.files.analysis.model import MAX_INDEX_CHARS
 
 CHUNK = 64 * 1024
@@ -42,24 +41,6 @@ class JsonSyntaxError(Exception):
     def __init__(self, message: str, line: int, column: int, kind: str) -> None:
         super().__init__(message)
         self.message, self.line, self.column, self.kind = message, line, column, kind
-
-
-@dataclass
-class JsonScan:
-    ok: bool = False
-    top_type: str | None = None
-    error: str | None = None  # "line L, column C: what"
-    error_kind: str | None = None  # syntax | eof | extra | depth | size
-    next_on_new_line: bool = False  # "extra" data that starts a new line with { or [: JSON Lines
-    members: int = 0  # members of the top-level container (entered or complete)
-    depth: int = 0
-    counts: dict[str, int] = field(default_factory=dict)
-    keys: list[dict] = field(default_factory=list)
-    element_types: dict[str, int] = field(default_factory=dict)
-    element_keys: list[dict] = field(default_factory=list)
-    element_keys_truncated: bool = False
-    index_text: str = ""
-    tally: Tally = field(default_factory=Tally)
 
 
 def scan_json(path: Path, encoding: str) -> JsonScan:

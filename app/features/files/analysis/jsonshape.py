@@ -1,22 +1,40 @@
 """What the streaming JSON reader records as it goes: how many values of each type, how deep they nest, the
-top-level object's keys, and the keys and value types of the top-level array's elements."""
+top-level object's keys, and the keys and value types of the top-level array's elements (``JsonScan``, the
+reader's result, which ``Shape`` fills in)."""
 
 from __future__ import annotations
 
 from collections import Counter
+from dataclasses import dataclass, field
 from itertools import chain, islice
-from typing import TYPE_CHECKING
 
+from app.features.files.analysis.decoding import Tally
 from app.features.files.analysis.model import clip
-
-if TYPE_CHECKING:  # jsonscan imports this module: its result is only named here
-    from app.features.files.analysis.jsonscan import JsonScan
 
 MAX_KEYS = 100
 MAX_ELEMENT_KEYS = 200
 KEY_CHARS = 200
 TYPE_NAMES: dict[type, str] = {dict: "object", list: "array", str: "string", int: "number", float: "number",
                                bool: "boolean", type(None): "null"}
+
+
+@dataclass
+class JsonScan:
+    ok: bool = False
+    top_type: str | None = None
+    error: str | None = None  # "line L, column C: what"
+    error_kind: str | None = None  # syntax | eof | extra | depth | size
+    next_on_new_line: bool = False  # "extra" data that starts a new line with { or [: JSON Lines
+    members: int = 0  # members of the top-level container (entered or complete)
+    depth: int = 0
+    counts: dict[str, int] = field(default_factory=dict)
+    keys: list[dict] = field(default_factory=list)
+    element_types: dict[str, int] = field(default_factory=dict)
+    element_keys: list[dict] = field(default_factory=list)
+    element_keys_truncated: bool = False
+    index_text: str = ""
+    tally: Tally = field(default_factory=Tally)
+
 
 
 class Shape:

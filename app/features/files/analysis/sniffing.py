@@ -17,7 +17,8 @@ from pathlib import Path, PurePath
 import structlog
 
 from app.features.files.analysis.columns import value_type
-from app.features.files.analysis.jsonscan import JsonScan, scan_json
+from app.features.files.analysis.jsonscan import scan_json
+from app.features.files.analysis.jsonshape import JsonScan
 
 log = structlog.get_logger(__name__)
 HEAD_BYTES = 64 * 1024

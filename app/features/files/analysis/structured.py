@@ -7,8 +7,8 @@ from collections import Counter
 from pathlib import Path
 
 from app.features.files.analysis.decoding import open_text, replaced_warning
-from app.features.files.analysis.jsonscan import JsonScan, scan_json
-from app.features.files.analysis.jsonshape import KEY_CHARS, TYPE_NAMES
+from app.features.files.analysis.jsonscan import scan_json
+from app.features.files.analysis.jsonshape import KEY_CHARS, TYPE_NAMES, JsonScan
 from app.features.files.analysis.model import MAX_INDEX_CHARS, MAX_SUMMARY_CHARS, Notes, Result, clip
 from app.features.files.analysis.sniffing import Sniffed
 
