@@ -22,6 +22,7 @@ import structlog
 from app.features.files import service
 from app.features.files.analysis import Analysis
 from app.limits import OverLimit, retry_phrase
+from app.mcp.errors import ToolFailure
 from app.net.guard import OutboundGuard
 from app.net.refusals import OutboundRefused
 from app.storage.base import is_plausible_mime
@@ -31,8 +32,12 @@ WRITE_BATCH = 1 << 20
 SPOOL_PREFIX, SPOOL_SUFFIX = "upload-", ".part"
 
 
-class FileRejected(Exception):
-    """The file could not be taken in; ``str(exc)`` tells the model what happened and what the user can do."""
+class FileRejected(ToolFailure):
+    """The file could not be taken in; the message tells what happened and what the user can do."""
+
+    def concerning(self, which: str) -> FileRejected:
+        """The same refusal, saying which of a call's files it was ("File 2 (b.csv): ...")."""
+        return FileRejected(f"{which}{self.message}", self.advice or None)
 
 
 @dataclass(frozen=True)

@@ -30,7 +30,6 @@ from app.features.files.schemas import (
 )
 from app.features.files.usecases import FileUseCases
 from app.mcp.budgets import ToolBudget
-from app.mcp.errors import ToolFailure
 from app.mcp.registry import ToolRegistry
 from app.mcp.results import tool_result
 from app.mcp.widgets import Widget, is_origin
@@ -122,8 +121,10 @@ def register(registry: ToolRegistry, deps: Deps) -> None:
             return await lib.ingest(download_url=file.download_url, openai_file_id=file.file_id,
                                     file_name=file.file_name, claimed_mime_type=file.mime_type, owner=owner)
         except FileRejected as exc:
-            # Its text already says what the user can do; only this call knows which of its files it was.
-            raise ToolFailure(f"{which}{exc}") from None
+            if not which:
+                raise  # the registry makes it the call's error result
+            # Only this call knows which of its files it was.
+            raise exc.concerning(which) from None
 
     @registry.tool(
         name="analyze_file",
