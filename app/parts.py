@@ -11,7 +11,7 @@ import importlib
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from types import ModuleType
-from typing import Any, Protocol
+from typing import Protocol
 from urllib.parse import urlsplit
 
 from mcp.server.auth.provider import TokenVerifier
@@ -26,14 +26,10 @@ from app.feature import AccountProfile, Feature, LocalAccounts, PrivateDocuments
 from app.limits import Limits
 from app.net.guard import OutboundGuard
 from app.observability.metrics import Metrics
+from app.secret import GENERATED
 from app.settings import Settings, SettingsError, SettingsPart, load_part
 
-WIDGET_HINT = "Results render in widgets; do not repeat what a widget already shows."
-
-
 FEATURES_PACKAGE = "app.features"
-
-
 AUTHSERVER_PACKAGE = "app.authserver"
 
 
@@ -88,7 +84,7 @@ def setting_names(features: Sequence[Feature]) -> set[str]:
             for kind in kinds for name in kind.model_fields}
 
 
-def authorization_server(settings: Settings, parts: Sequence[SettingsPart] = ()) -> Any:
+def authorization_server(settings: Settings, parts: Sequence[SettingsPart] = ()) -> AuthorizationServer | None:
     """The built-in authorization server (``BuiltinAuthorizationServer``) when APP_AUTH_MODE=builtin, else None."""
     if settings.auth_mode != "builtin":
         return None
@@ -129,9 +125,6 @@ def discover_features(package: str = FEATURES_PACKAGE) -> list[Feature]:
 
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
 
-
-GENERATED = ("a generated one would differ per replica and be lost with the disk; set it, or "
-             "APP_ALLOW_GENERATED_KEYS=true")
 
 
 class AuthorizationServer(Protocol):

@@ -15,6 +15,9 @@ from pathlib import Path
 from app.settings import Settings
 
 SECRET_FILE = "secret-key"
+# Why production refuses generated material (the end of each such refusal line).
+GENERATED = ("a generated one would differ per replica and be lost with the disk; set it, or "
+             "APP_ALLOW_GENERATED_KEYS=true")
 
 
 def persisted(path: Path, make: str) -> str:

@@ -24,12 +24,10 @@ from app.db import Database, UnitOfWork
 from app.limits import Limits, parse_rate
 from app.net.guard import OutboundGuard
 from app.observability.metrics import Metrics
-from app.secret import load_secret
+from app.secret import GENERATED, load_secret
 from app.settings import Settings
 
 MODELS = "app.authserver.models"
-GENERATED = ("a generated one would differ per replica and be lost with the disk; set it, or "
-             "APP_ALLOW_GENERATED_KEYS=true")
 
 
 class BuiltinAuthorizationServer:
