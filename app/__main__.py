@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import importlib.util
 import sys
 from typing import Any
 
@@ -87,7 +86,7 @@ def _served_at(settings: Settings, host: str, port: int) -> Settings:
     from app.main import settings_or_exit
 
     if "base_url" in settings.model_fields_set or settings.production:
-        return settings  # production: APP_BASE_URL is required (app.main.production_refusals)
+        return settings  # production: APP_BASE_URL is required (app.parts.production_refusals)
     netloc = {"": "127.0.0.1", "0.0.0.0": "127.0.0.1", "::": "[::1]"}.get(host, f"[{host}]" if ":" in host else host)
     os.environ["APP_BASE_URL"] = f"http://{netloc}:{port}"
     return settings_or_exit()
@@ -199,6 +198,10 @@ def main(argv: list[str] | None = None) -> int:
     # Not for serve: what the commands import (app.feature) imports prometheus-client, which serve must first
     # point at the metrics directory (observability_refusals).
     commands = _authserver_commands() if not argv or argv[0] != "serve" else None
+    if commands is None and argv and argv[0] in AUTHSERVER_COMMANDS:
+        print(f"{argv[0]}: a command of the built-in authorization server, which is not installed (app/authserver): "
+              "accounts and clients live in your identity provider", file=sys.stderr)
+        return 2
     if argv and not argv[0].startswith("-") and argv[0] not in CORE_COMMANDS and not (
             commands is not None and argv[0] in commands.COMMANDS):
         if len(argv) != 2:
@@ -231,11 +234,18 @@ def main(argv: list[str] | None = None) -> int:
     return _run(args)
 
 
+AUTHSERVER_COMMANDS = ("users", "clients")
+
+
 def _authserver_commands() -> Any:
-    """app.authserver.commands, None in a fork without the built-in authorization server."""
-    if importlib.util.find_spec("app.authserver") is None:
+    """app.authserver.commands, None in a fork without the built-in authorization server (``git rm -r`` leaves its
+    ``__pycache__`` behind: a namespace package of compiled files only, which is no package)."""
+    try:
+        return importlib.import_module("app.authserver.commands")
+    except ModuleNotFoundError as exc:
+        if exc.name not in ("app.authserver", "app.authserver.commands"):
+            raise
         return None
-    return importlib.import_module("app.authserver.commands")
 
 
 def _part_command(handler: Any) -> Any:
@@ -268,10 +278,20 @@ def _run(args: argparse.Namespace) -> int:
     from app.logging import configure_logging
     from app.main import FeatureError, StartupRefused, settings_or_exit
     from app.mcp.registry import RegistryError
+    from app.parts import check_part_settings
     from app.settings import SettingsError
     from app.storage import StorageError
 
     settings = settings_or_exit()
+    try:  # every part's settings too, before a command writes anything (a migration, a seed)
+        check_part_settings(settings)
+    except SettingsError as exc:
+        for line in exc.lines:
+            print(line, file=sys.stderr)
+        return 2
+    except FeatureError as exc:
+        print(f"{args.label}: {exc}", file=sys.stderr)
+        return 1
     if args.command != "serve":
         # One-shot commands report their own outcome in one line; only errors add log lines.
         configure_logging(settings.log_format, "error")

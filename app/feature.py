@@ -1,10 +1,10 @@
 """What a feature folder contributes, and what it is given to do so.
 
 Each ``app/features/<name>/__init__.py`` defines ``FEATURE = Feature(...)``. The
-composition root (``app.main``) discovers them and wires each contribution in:
-tools into the registry, HTTP routes into the app, a line into the server
-instructions, demo/reference data into ``python -m app seed``, and maintenance
-commands into ``python -m app <feature> <command>``.
+composition root (``app.parts`` discovers them, ``app.main`` wires them) takes each
+contribution in: tools into the registry, HTTP routes into the app, a line into the
+server instructions, demo/reference data into ``python -m app seed``, maintenance
+commands into ``python -m app <feature> <command>``, its settings into ``deps.part``.
 
 Features never import each other, nor the built-in authorization server. What one
 part offers another goes through a small protocol here (``PrivateDocuments``,
@@ -99,7 +99,7 @@ class Feature:
     instructions: str = ""
     # Declare tools: ``tools(registry, deps)`` calls ``registry.tool(...)``.
     tools: Callable[[ToolRegistry, Deps], None] | None = None
-    # HTTP routes beside /mcp (OAuth endpoints, downloads, ...).
+    # HTTP routes beside /mcp (a webhook, a download, ...).
     routes: Callable[[Deps], Sequence[BaseRoute]] | None = None
     # Idempotent data load run by ``python -m app seed`` (and by ``serve`` unless APP_SEED_ON_START=false).
     # Receives a write unit of work and the demo accounts (none without the built-in authorization server, or

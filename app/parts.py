@@ -8,6 +8,7 @@ Part of the composition root with ``app.main``: nothing below it imports this mo
 from __future__ import annotations
 
 import importlib
+import inspect
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from types import ModuleType
@@ -51,9 +52,9 @@ def authserver_package() -> ModuleType | None:
         return None
 
 
-def load_core_models() -> None:
-    """Import the tables that are no feature's (the authorization server's accounts and OAuth state, when it is
-    installed), completing Base.metadata for alembic."""
+def load_authserver_models() -> None:
+    """Import the authorization server's tables (accounts, OAuth state) when it is installed, whatever the mode:
+    with the features' (discover_features), they complete Base.metadata for alembic."""
     if (wiring := authserver_package()) is not None:
         importlib.import_module(wiring.MODELS)
 
@@ -72,6 +73,15 @@ def part_settings(kinds: Sequence[type[SettingsPart]], given: Sequence[SettingsP
     if lines:
         raise SettingsError(lines)
     return parts
+
+
+def check_part_settings(settings: Settings) -> None:
+    """Before any command runs: the settings of every installed part it could touch (the features', and the
+    authorization server's when it serves), every bad value of them in one SettingsError."""
+    kinds: list[type[SettingsPart]] = [f.settings for f in discover_features() if f.settings is not None]
+    if settings.auth_mode == "builtin" and (wiring := authserver_package()) is not None:
+        kinds.append(wiring.AuthServerSettings)
+    part_settings(kinds)
 
 
 def setting_names(features: Sequence[Feature]) -> set[str]:
@@ -114,6 +124,9 @@ def discover_features(package: str = FEATURES_PACKAGE) -> list[Feature]:
         feature = getattr(module, "FEATURE", None)
         if not isinstance(feature, Feature):
             raise FeatureError(f"{folder}/__init__.py must define FEATURE = Feature(...)")
+        if feature.seed is not None and not _takes_two(feature.seed):
+            raise FeatureError(f"{folder}: its seed must take (uow, demo_accounts): the demo accounts are its second "
+                               "argument (docs/forking.md)")
         if (folder / "models.py").is_file():
             importlib.import_module(f"{package}.{folder.name}.models")  # complete Base.metadata for alembic
         features.append(feature)
@@ -121,6 +134,14 @@ def discover_features(package: str = FEATURES_PACKAGE) -> list[Feature]:
     if duplicates := sorted({n for n in names if names.count(n) > 1}):
         raise FeatureError(f"feature names must be unique: {', '.join(duplicates)}")
     return features
+
+
+def _takes_two(fn: Callable[..., object]) -> bool:
+    try:
+        inspect.signature(fn).bind(None, ())
+    except TypeError:
+        return False
+    return True
 
 
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ipaddress
 import os
+import re
 from functools import cached_property
 from typing import Annotated, Any, ClassVar, TypeVar
 from urllib.parse import urlsplit
@@ -330,7 +331,8 @@ class SettingsPart(BaseSettings):
     model_config = SettingsConfigDict(env_prefix=ENV_PREFIX, env_file=".env", extra="ignore", frozen=True)
     # Names this part once read that are gone: set, they would be ignored silently, so they are refused.
     renamed: ClassVar[dict[str, str]] = {}
-    # Fields holding secrets: their value is never repeated in an error line.
+    # Fields holding secrets: their value is never repeated in an error line (nor that of a field whose name says
+    # secret, password, token, key, credential or dsn).
     secrets: ClassVar[tuple[str, ...]] = ()
 
 
@@ -339,6 +341,20 @@ P = TypeVar("P", bound=BaseSettings)
 
 def load_settings(**overrides: Any) -> Settings:
     return load_part(Settings, **overrides)
+
+
+# The local backend's folder was APP_FILES_DIR's before it was APP_STORAGE_DIR (the files feature's spool alone
+# kept that name): a deployment that set only the old one would find its stored objects gone, so it is told.
+MOVED_STORAGE_DIR = ("APP_STORAGE_DIR: the local storage folder is no longer APP_FILES_DIR (now the files feature's "
+                     "spool only): set APP_STORAGE_DIR to the folder that holds objects/ (APP_FILES_DIR={!r} before)")
+
+
+def _storage_dir_refusal(settings: Settings) -> list[str]:
+    old = os.environ.get(f"{ENV_PREFIX}FILES_DIR")
+    if settings.storage_backend == "local" and "storage_dir" not in settings.model_fields_set and old \
+            and os.path.normpath(old) != os.path.normpath(settings.storage_dir):
+        return [MOVED_STORAGE_DIR.format(old)]
+    return []
 
 
 def load_part(kind: type[P], **overrides: Any) -> P:
@@ -355,6 +371,8 @@ def load_part(kind: type[P], **overrides: Any) -> P:
         settings = kind(**overrides)
     except ValidationError as exc:
         raise SettingsError(lines + [_describe(error, prefix, hidden) for error in exc.errors()]) from None
+    if isinstance(settings, Settings):
+        lines += _storage_dir_refusal(settings)
     if lines:
         raise SettingsError(lines)
     return settings
@@ -363,6 +381,7 @@ def load_part(kind: type[P], **overrides: Any) -> P:
 # Settings that were renamed: set, they would be ignored silently, so they are refused with their new name.
 RENAMED: dict[str, str] = {}
 SECRETS = ("secret_key", "redis_url", "database_url")
+SECRET_NAMES = re.compile(r"secret|password|passwd|token|key|credential|dsn", re.IGNORECASE)
 
 
 def _describe(error: Any, prefix: str, secrets: tuple[str, ...]) -> str:
@@ -371,6 +390,8 @@ def _describe(error: Any, prefix: str, secrets: tuple[str, ...]) -> str:
         return message
     field = str(error["loc"][0])
     value = error.get("input")
-    shown = (f" (got {value!r})" if field not in secrets and isinstance(value, str | int | float)
+    # Named as a secret (a part that forgot to list one), or listed: the value is never repeated.
+    secret = field in secrets or SECRET_NAMES.search(field) is not None
+    shown = (f" (got {value!r})" if not secret and isinstance(value, str | int | float)
              and len(repr(value)) <= 80 else "")
     return f"{prefix}{field.upper()}: {message}{shown}"

@@ -133,7 +133,8 @@ def main() -> int:
         (tmp / "www" / "warmup.csv").write_text("a,b\n1,2\n")
         www, port = serve_folder(tmp / "www")
         env = {**os.environ, "APP_DATABASE_URL": f"sqlite:///{tmp / 'bench.db'}", "APP_LOG_FORMAT": "json",
-               "APP_LOG_LEVEL": "WARNING", "APP_FILES_DIR": str(tmp / "files"), "APP_VAR_DIR": str(tmp / "var"),
+               "APP_LOG_LEVEL": "WARNING", "APP_FILES_DIR": str(tmp / "files"),
+               "APP_STORAGE_DIR": str(tmp / "files"), "APP_VAR_DIR": str(tmp / "var"),
                "APP_OUTBOUND_ALLOWLIST": f"127.0.0.1:{port}", "APP_FILES_MAX_BYTES": str(max(sizes) * 2 * MB),
                "APP_FILES_FETCH_TIMEOUT": "600", "PYTHONUNBUFFERED": "1",
                # The benchmark is one anonymous caller measuring throughput, not its budget or quota.

@@ -48,6 +48,7 @@ AREAS = (
     ("app: features", "app/features/"),
     ("app: registry/middleware", "app/mcp/"),
     ("app: auth", "app/auth/"),
+    ("app: authorization server", "app/authserver/"),
     ("app: http middleware", "app/http/"),
     ("sdk: streamable http transport", "mcp/server/streamable_http"),
     ("sdk: request handling", "mcp/server/"),

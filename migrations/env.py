@@ -9,11 +9,11 @@ from app.db.base import Base
 from app.db.engine import make_engine
 from app.db.locks import MIGRATION_LOCK, advisory_lock
 from app.main import discover_features
-from app.parts import load_core_models
+from app.parts import load_authserver_models
 
 # Autogenerate compares the database with the models of the features present now;
 # a deleted feature's tables therefore show up as tables to drop.
-load_core_models()
+load_authserver_models()
 discover_features()
 config = context.config
 target_metadata = Base.metadata

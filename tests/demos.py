@@ -27,7 +27,9 @@ EXTERNAL_IDP = {"APP_AUTH_MODE": "external", "APP_OAUTH_ISSUER": "https://idp.in
 
 
 def authserver_installed() -> bool:
-    return importlib.util.find_spec("app.authserver") is not None
+    # Its __init__.py, not the folder: ``git rm -r`` leaves __pycache__ behind, which Python takes for a package.
+    spec = importlib.util.find_spec("app.authserver")
+    return spec is not None and spec.origin is not None
 
 
 def tree_auth_env() -> dict[str, str]:

@@ -5,7 +5,8 @@ and consent pages of /authorize), authlib's grants with this server's rules (``g
 client registration and metadata documents (``clients.py``), signing keys (``keys.py``), local accounts
 (``accounts.py``), its settings (``settings.py``) and its commands (``commands.py``: ``users``, ``clients``).
 
-Deletable: nothing in ``app`` imports this package but the composition root, through ``wiring.py``. A fork
+Deletable: nothing in ``app`` imports this package but the composition root, through ``wiring.py`` (and the
+CLI, ``commands.py``). A fork
 that uses an external IdP deletes this folder, adds the migration that drops its tables
 (``python -m app revision "drop the authorization server"``) and sets APP_AUTH_MODE=external
 (docs/forking.md).

@@ -1,7 +1,8 @@
 """What the composition root needs of the built-in authorization server, in one object.
 
-``app.main`` imports this module only when the package is installed and ``APP_AUTH_MODE=builtin``;
-nothing else in ``app`` imports ``app.authserver`` (a fork that brings its own IdP deletes the folder).
+``app.parts`` imports this module when the package is installed (its models complete the schema in any mode;
+the server is built only with ``APP_AUTH_MODE=builtin``), and the CLI its ``commands``; nothing else in ``app``
+imports ``app.authserver`` (a fork that brings its own IdP deletes the folder).
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ MODELS = "app.authserver.models"
 class BuiltinAuthorizationServer:
     """The built-in authorization server, for one process: its settings, accounts and start-up rules."""
 
-    # What APP_SECRET_KEY signs for it (production refuses a generated key: app.main.production_refusals).
+    # What APP_SECRET_KEY signs for it (production refuses a generated key: app.parts.production_refusals).
     secret_use = "the sign-in forms"
 
     def __init__(self, settings: Settings, own: AuthServerSettings) -> None:

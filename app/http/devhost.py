@@ -81,7 +81,7 @@ def devhost_routes(recent: RecentEvents | None, library: DevFiles, page: Path = 
                                  "Content-Length"}, status_code=411)
         if int(declared) > library.max_bytes:
             return JSONResponse({"error": "invalid_request", "error_description": f"the file is over "
-                                 f"{library.max_bytes} bytes (APP_FILES_MAX_BYTES)"}, status_code=413)
+                                 f"{library.max_bytes} bytes (the dev host's library)"}, status_code=413)
         body = await request.body()
         if len(body) != int(declared):
             return JSONResponse({"error": "invalid_request", "error_description": "body shorter than declared"},

@@ -53,8 +53,9 @@ class LiveServer:
         env = self.environ_used = {**(os.environ if self.environ is None else self.environ),
                "APP_DATABASE_URL": self.database_url, "APP_LOG_FORMAT": "json",
                "APP_BASE_URL": self.base_url, "APP_MIGRATE_ON_START": "false", "APP_SEED_ON_START": "false",
-               # Uploaded files go beside the log, never into the working tree's var/.
+               # Uploaded files (the spool, the local objects) go beside the log, never into the working tree's var/.
                "APP_FILES_DIR": str(self.log_path.parent / "files"),
+               "APP_STORAGE_DIR": str(self.log_path.parent / "files"),
                **self.extra_env}
         self._log = self.log_path.open("wb")
         self.process = subprocess.Popen(

@@ -110,6 +110,9 @@ def _fork_without(tmp_path: Path, removal: Removal) -> Path:
         shutil.rmtree(fork / "app" / "features" / feature)
     if removal.authserver:
         shutil.rmtree(fork / "app" / AUTHSERVER)
+        # What `git rm -r` leaves on a machine that ran the code: a folder of compiled files only.
+        (fork / "app" / AUTHSERVER / "__pycache__").mkdir(parents=True)
+        (fork / "app" / AUTHSERVER / "__pycache__" / "wiring.cpython-311.pyc").write_bytes(b"")
     for module in marked:
         module.unlink()
     return fork
@@ -170,6 +173,10 @@ def test_a_fork_without_a_demo_migrates_an_existing_database_boots_and_passes_it
                                                           "authorization server (app/authserver), which is not "
                                                           "installed: set APP_AUTH_MODE=external with "
                                                           "APP_OAUTH_ISSUER and APP_OAUTH_JWKS_URL"), proc.stderr
+        proc = run(python, "-m", "app", "users", "list", cwd=fork, env=env)
+        assert (proc.returncode, proc.stderr.strip()) == (2, "users: a command of the built-in authorization server, "
+                                                          "which is not installed (app/authserver): accounts and "
+                                                          "clients live in your identity provider"), proc.stderr
     proc = run(python, "-m", "app", "check", cwd=fork, env=env)
     expected = f"ok: {len(removal.tools)} tools, {removal.resources} resources"
     assert (proc.returncode, proc.stdout.strip()) == (0, expected), proc.stdout + proc.stderr

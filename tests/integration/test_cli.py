@@ -7,8 +7,10 @@ import subprocess
 import sys
 
 import pytest
+from sqlalchemy import create_engine, inspect
 
 from app.__main__ import main
+from tests.conftest import ROOT
 
 
 @pytest.mark.parametrize(("argv", "needle"), [
@@ -52,3 +54,16 @@ def test_a_features_command_is_reached_by_its_name_and_a_wrong_one_is_one_line(m
     assert short.returncode == 2 and short.stderr.startswith("usage: python -m app FEATURE COMMAND")
     helped = run_cli(monkeypatch, capsys, "--help", env=env, cwd=tmp_path)
     assert helped.returncode == 0 and "FEATURE COMMAND" in helped.stdout
+
+
+def test_a_bad_setting_of_a_part_stops_a_migration_before_it_writes(monkeypatch, capsys, tmp_path, fresh_database):
+    from tests.cli import run_cli
+
+    # A feature's own setting (app/features/files/settings.py), or the core's when the tree has no files feature.
+    files = (ROOT / "app" / "features" / "files" / "settings.py").is_file()
+    name, value = ("APP_FILES_MAX_BYTES", "1") if files else ("APP_CACHE_TTL", "-1")
+    done = run_cli(monkeypatch, capsys, "migrate", env={"APP_DATABASE_URL": fresh_database, name: value},
+                   cwd=tmp_path)
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr.startswith(f"{name}: ") and len(done.stderr.strip().splitlines()) == 1, done.stderr
+    assert "alembic_version" not in inspect(create_engine(fresh_database)).get_table_names()

@@ -306,6 +306,7 @@ def _sweep_command(database_url: str, tmp_path: Path, **env: str) -> subprocess.
     return subprocess.run([sys.executable, "-m", "app", "files", "sweep"], cwd=tmp_path, capture_output=True,
                           text=True, timeout=120, env={**os.environ, "APP_DATABASE_URL": database_url,
                                                        "APP_FILES_DIR": str(tmp_path / "files"),
+                                                       "APP_STORAGE_DIR": str(tmp_path / "files"),
                                                        "APP_VAR_DIR": str(tmp_path / "var"), **env})
 
 

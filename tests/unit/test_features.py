@@ -78,3 +78,16 @@ def test_a_declaration_refused_at_import_names_the_feature_folder(package):
         "from app.mcp.widgets import Widget\nW = Widget(name='w', title='W', description='d', display_modes=('tv',))\n")
     with pytest.raises(FeatureError, match=r"badwidget: widget w: display modes must be"):
         discover_features(name)
+
+
+def test_a_seed_that_does_not_take_the_demo_accounts_is_refused_by_folder(package):
+    name, root = package
+    (root / "oldseed").mkdir()
+    (root / "oldseed" / "__init__.py").write_text(textwrap.dedent("""
+        from app.feature import Feature
+        def seed(uow):
+            return "seeded"
+        FEATURE = Feature(name="oldseed", seed=seed)
+    """))
+    with pytest.raises(FeatureError, match=r"oldseed: its seed must take \(uow, demo_accounts\)"):
+        discover_features(name)

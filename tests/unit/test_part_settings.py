@@ -1,0 +1,49 @@
+"""A part's settings (a feature's, the authorization server's): declared beside it, reported like the core's,
+with secrets never repeated; and the one move of a core variable a deployment could miss."""
+
+from __future__ import annotations
+
+import pytest
+from pydantic_settings import SettingsConfigDict
+
+from app.settings import SettingsError, SettingsPart, load_part, load_settings
+
+
+class NotesSettings(SettingsPart):
+    model_config = SettingsConfigDict(env_prefix="APP_NOTES_")
+
+    max_notes: int = 10
+    api_token: str = "t" * 32
+
+
+def test_a_part_setting_is_read_under_its_prefix(monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setenv("APP_NOTES_MAX_NOTES", "3")
+    assert load_part(NotesSettings, _env_file=None).max_notes == 3
+
+
+def test_a_bad_value_is_one_line_naming_the_variable_and_a_secret_by_its_name_is_never_repeated(
+        monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setenv("APP_NOTES_MAX_NOTES", "many")
+    with pytest.raises(SettingsError) as bad:
+        load_part(NotesSettings, api_token=123456, _env_file=None)
+    assert bad.value.lines == ["APP_NOTES_MAX_NOTES: Input should be a valid integer, unable to parse string as an "
+                               "integer (got 'many')",
+                               # api_token says token: its value stays out of the line
+                               "APP_NOTES_API_TOKEN: Input should be a valid string"]
+
+
+def test_an_override_that_names_no_setting_of_the_part_is_an_error_of_the_code():
+    with pytest.raises(TypeError, match="NotesSettings has no setting max_note"):
+        load_part(NotesSettings, max_note=3, _env_file=None)
+
+
+def test_local_storage_set_only_by_the_old_variable_is_refused_with_the_new_one(monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setenv("APP_FILES_DIR", "/data/files")
+    monkeypatch.delenv("APP_STORAGE_DIR", raising=False)
+    with pytest.raises(SettingsError) as refused:
+        load_settings(_env_file=None)
+    assert refused.value.lines == ["APP_STORAGE_DIR: the local storage folder is no longer APP_FILES_DIR (now the "
+                                   "files feature's spool only): set APP_STORAGE_DIR to the folder that holds "
+                                   "objects/ (APP_FILES_DIR='/data/files' before)"]
+    assert load_settings(storage_dir="/data/files", _env_file=None).storage_dir == "/data/files"
+    assert load_settings(storage_backend="s3", s3_bucket="b", _env_file=None).storage_backend == "s3"
