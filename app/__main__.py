@@ -188,7 +188,8 @@ FEATURE_USAGE = ("usage: python -m app FEATURE COMMAND   a feature's maintenance
 
 
 def _where(url: str) -> str:
-    return url.split("@")[-1]  # never print credentials
+    # Never print credentials: a password before the host, or in the query (?password=...).
+    return url.split("@")[-1].split("?")[0]
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -12,6 +12,7 @@ import os
 import secrets
 from pathlib import Path
 
+from app.command import OperatorError
 from app.settings import Settings
 
 SECRET_FILE = "secret-key"
@@ -20,8 +21,21 @@ GENERATED = ("a generated one would differ per replica and be lost with the disk
              "APP_ALLOW_GENERATED_KEYS=true")
 
 
+class VarDirUnusable(OperatorError):
+    """APP_VAR_DIR cannot hold the generated secrets (read-only, missing, not a folder)."""
+
+
 def persisted(path: Path, make: str) -> str:
     """The file's content, creating it with ``make`` (mode 0600) if absent; concurrent starts agree."""
+    try:
+        return _persisted(path, make)
+    except OSError as exc:
+        raise VarDirUnusable(f"APP_VAR_DIR: cannot keep {path.name} in {str(path.parent)!r} "
+                             f"({exc.strerror or exc}): make it a writable folder, or set what it would hold "
+                             "(APP_SECRET_KEY, APP_OAUTH_SIGNING_KEYS)") from None
+
+
+def _persisted(path: Path, make: str) -> str:
     path.parent.mkdir(parents=True, exist_ok=True)
     if path.exists():
         return path.read_text()

@@ -343,20 +343,6 @@ def load_settings(**overrides: Any) -> Settings:
     return load_part(Settings, **overrides)
 
 
-# The local backend's folder was APP_FILES_DIR's before it was APP_STORAGE_DIR (the files feature's spool alone
-# kept that name): a deployment that set only the old one would find its stored objects gone, so it is told.
-MOVED_STORAGE_DIR = ("APP_STORAGE_DIR: the local storage folder is no longer APP_FILES_DIR (now the files feature's "
-                     "spool only): set APP_STORAGE_DIR to the folder that holds objects/ (APP_FILES_DIR={!r} before)")
-
-
-def _storage_dir_refusal(settings: Settings) -> list[str]:
-    old = os.environ.get(f"{ENV_PREFIX}FILES_DIR")
-    if settings.storage_backend == "local" and "storage_dir" not in settings.model_fields_set and old \
-            and os.path.normpath(old) != os.path.normpath(settings.storage_dir):
-        return [MOVED_STORAGE_DIR.format(old)]
-    return []
-
-
 def load_part(kind: type[P], **overrides: Any) -> P:
     """``kind`` read from the environment (``overrides`` first); SettingsError on bad values, all of them."""
     # extra="ignore" is for the environment (other parts' variables); an override is code, and a misspelt or
@@ -371,8 +357,6 @@ def load_part(kind: type[P], **overrides: Any) -> P:
         settings = kind(**overrides)
     except ValidationError as exc:
         raise SettingsError(lines + [_describe(error, prefix, hidden) for error in exc.errors()]) from None
-    if isinstance(settings, Settings):
-        lines += _storage_dir_refusal(settings)
     if lines:
         raise SettingsError(lines)
     return settings

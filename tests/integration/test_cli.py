@@ -67,3 +67,23 @@ def test_a_bad_setting_of_a_part_stops_a_migration_before_it_writes(monkeypatch,
     assert done.returncode == 2 and done.stdout == ""
     assert done.stderr.startswith(f"{name}: ") and len(done.stderr.strip().splitlines()) == 1, done.stderr
     assert "alembic_version" not in inspect(create_engine(fresh_database)).get_table_names()
+
+
+def test_a_password_in_the_database_urls_query_is_not_printed(monkeypatch, capsys):
+    monkeypatch.setenv("APP_DATABASE_URL", "postgresql+psycopg://admin@127.0.0.1:1/app?password=s3cret")
+    assert main(["migrate"]) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("migrate: cannot reach the database at 127.0.0.1:1/app: "), err
+    assert "s3cret" not in err[0]
+
+
+def test_a_var_dir_that_cannot_hold_the_generated_secret_is_one_line_naming_it(monkeypatch, capsys, tmp_path,
+                                                                              fresh_database):
+    from tests.cli import run_cli
+
+    (tmp_path / "var").write_text("a file, not a folder")
+    done = run_cli(monkeypatch, capsys, "check", env={"APP_DATABASE_URL": fresh_database,
+                                                      "APP_VAR_DIR": str(tmp_path / "var" / "sub")}, cwd=tmp_path)
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    [line] = done.stderr.strip().splitlines()
+    assert line.startswith("check: APP_VAR_DIR: cannot keep "), line

@@ -120,3 +120,27 @@ def test_the_quota_refusal_says_when_to_retry_or_that_the_file_never_fits():
     assert too_big.startswith("The file was not kept: it is 4 MB, and anonymous uploads from this caller may add "
                               "at most 3 MB every 1 hour. To analyse it, ask the user to connect")
     assert "Retry" not in too_big
+
+
+@pytest.mark.parametrize("where", ["environment", ".env"])
+def test_local_storage_set_only_by_the_old_variable_is_refused_with_the_new_one(tmp_path, monkeypatch, where):
+    from app.features.files.settings import storage_dir_refusal
+
+    monkeypatch.delenv("APP_STORAGE_DIR", raising=False)
+    monkeypatch.delenv("APP_FILES_DIR", raising=False)
+    old = tmp_path / "data" / "files"
+    if where == "environment":
+        monkeypatch.setenv("APP_FILES_DIR", str(old))
+    else:
+        (tmp_path / ".env").write_text(f"app_files_dir={old}\n")  # any case, as pydantic-settings reads it
+        monkeypatch.chdir(tmp_path)
+    core, files = load_settings(), load_part(FilesSettings)
+    assert storage_dir_refusal(core, files) is None  # only a spool there: nothing would be lost
+    (old / "objects" / "ab").mkdir(parents=True)  # what the local backend kept there before
+    refusal = storage_dir_refusal(core, files)
+    assert refusal is not None and refusal.lines == [
+        "APP_STORAGE_DIR: the local storage folder is no longer APP_FILES_DIR (now the files feature's spool only): "
+        f"set APP_STORAGE_DIR to the folder that holds objects/ (APP_FILES_DIR={str(old)!r} before)"]
+    assert storage_dir_refusal(load_settings(storage_dir="/elsewhere"), files) is None  # both set: as told
+    assert storage_dir_refusal(load_settings(storage_backend="s3", s3_bucket="b"), files) is None
+    assert storage_dir_refusal(core, load_part(FilesSettings, dir="./var/files")) is None  # the same folder

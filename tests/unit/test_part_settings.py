@@ -1,12 +1,12 @@
 """A part's settings (a feature's, the authorization server's): declared beside it, reported like the core's,
-with secrets never repeated; and the one move of a core variable a deployment could miss."""
+with secrets never repeated."""
 
 from __future__ import annotations
 
 import pytest
 from pydantic_settings import SettingsConfigDict
 
-from app.settings import SettingsError, SettingsPart, load_part, load_settings
+from app.settings import SettingsError, SettingsPart, load_part
 
 
 class NotesSettings(SettingsPart):
@@ -35,15 +35,3 @@ def test_a_bad_value_is_one_line_naming_the_variable_and_a_secret_by_its_name_is
 def test_an_override_that_names_no_setting_of_the_part_is_an_error_of_the_code():
     with pytest.raises(TypeError, match="NotesSettings has no setting max_note"):
         load_part(NotesSettings, max_note=3, _env_file=None)
-
-
-def test_local_storage_set_only_by_the_old_variable_is_refused_with_the_new_one(monkeypatch: pytest.MonkeyPatch):
-    monkeypatch.setenv("APP_FILES_DIR", "/data/files")
-    monkeypatch.delenv("APP_STORAGE_DIR", raising=False)
-    with pytest.raises(SettingsError) as refused:
-        load_settings(_env_file=None)
-    assert refused.value.lines == ["APP_STORAGE_DIR: the local storage folder is no longer APP_FILES_DIR (now the "
-                                   "files feature's spool only): set APP_STORAGE_DIR to the folder that holds "
-                                   "objects/ (APP_FILES_DIR='/data/files' before)"]
-    assert load_settings(storage_dir="/data/files", _env_file=None).storage_dir == "/data/files"
-    assert load_settings(storage_backend="s3", s3_bucket="b", _env_file=None).storage_backend == "s3"

@@ -38,7 +38,7 @@ from app.features.files.ingest import (
     quota_message,
     report_document,
 )
-from app.features.files.settings import FilesSettings
+from app.features.files.settings import FilesSettings, storage_dir_refusal
 from app.limits import Budget, Caller, Limits, OverLimit, Reservation, current_caller, per_seconds
 from app.net.guard import OutboundGuard
 from app.storage import Storage, StorageError
@@ -76,6 +76,8 @@ class FileUseCases:
     @classmethod
     def of(cls, deps: Deps) -> FileUseCases:
         s = deps.part(FilesSettings)
+        if (refusal := storage_dir_refusal(deps.settings, s)) is not None:
+            raise refusal
         return cls(db=deps.db, storage=deps.storage, guard=deps.guard, documents=deps.documents,
                    max_bytes=s.max_bytes, fetch_timeout=s.fetch_timeout, anon_ttl=s.anon_ttl,
                    url_ttl=s.url_ttl, spool_dir=Path(s.dir) / "spool", limits=deps.limits, anon_quota=s.anon_quota)
