@@ -125,7 +125,7 @@ def build_deps(settings: Settings, db: Database, features: Sequence[Feature], *,
                parts: Sequence[SettingsPart] = ()) -> Deps:
     """The shared services: each the one given (tests), else the one the settings describe."""
     return Deps(settings=settings, db=db, limits=limits or open_limits(settings),
-                guard=guard or OutboundGuard(allowlist=settings.outbound_allowlist),
+                guard=guard or OutboundGuard(allowlist=settings.outbound_allowlist, ports=settings.outbound_ports),
                 storage=storage or open_storage(settings), documents=documents_of(features), accounts=accounts,
                 parts=feature_parts(features, parts))
 

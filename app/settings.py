@@ -99,6 +99,9 @@ class Settings(BaseSettings):
     oauth_audience: str | None = None
     # host[:port] entries the outbound guard lets through to private addresses and over http (tests, local dev).
     outbound_allowlist: Annotated[list[str], NoDecode] = Field(default_factory=list)
+    # The ports of public hosts the guard fetches from (an allowlisted host:port needs no entry here).
+    outbound_ports: Annotated[list[Annotated[int, Field(ge=1, le=65535)]], NoDecode] = Field(
+        default_factory=lambda: [443, 80])
     # Who the client is: the right-most X-Forwarded-For entry that is not one of these proxies (addresses, CIDRs).
     trusted_proxies: Annotated[list[str], NoDecode] = Field(default_factory=lambda: ["127.0.0.1", "::1"])
     # Metrics (app.observability): GET /metrics for these scrapers only (addresses, networks); with several
@@ -123,7 +126,7 @@ class Settings(BaseSettings):
     s3_sse: str = "none"
     s3_kms_key_id: str | None = None
 
-    @field_validator("allowed_hosts", "allowed_origins", "outbound_allowlist", "trusted_proxies",
+    @field_validator("allowed_hosts", "allowed_origins", "outbound_allowlist", "outbound_ports", "trusted_proxies",
                      "metrics_scrapers", mode="before")
     @classmethod
     def _split_csv(cls, value: object) -> object:

@@ -6,10 +6,10 @@ import re
 import secrets
 import time
 
-from sqlalchemy import select
+from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
-from app.authserver.models import Account
+from app.authserver.models import Account, OAuthGrant
 from app.authserver.passwords import hash_password
 from app.command import OperatorError
 from app.db import UnitOfWork
@@ -48,6 +48,10 @@ class AccountRepository:
     def demo(self) -> list[Account]:
         return list(self.session.scalars(select(Account).where(Account.is_demo.is_(True))))
 
+    def revoke_grants(self, account_id: str, when: int) -> None:
+        self.session.execute(update(OAuthGrant).where(OAuthGrant.account_id == account_id,
+                                                      OAuthGrant.revoked_at.is_(None)).values(revoked_at=when))
+
     def add(self, account: Account) -> None:
         self.session.add(account)
         self.session.flush()
@@ -74,7 +78,12 @@ def set_disabled(uow: UnitOfWork, username: str, disabled: bool) -> Account:
     account = uow.repository(AccountRepository).by_username(username)
     if account is None:
         raise AccountError(f"no account named {normalise_username(username)!r}")
-    account.disabled_at = int(time.time()) if disabled else None
+    now = int(time.time())
+    account.disabled_at = now if disabled else None
+    if disabled:
+        # Its grants end with it: enabling the account again lets it sign in, it does not bring back the
+        # tokens of before (whoever held them when it was disabled must link again).
+        uow.repository(AccountRepository).revoke_grants(account.id, now)
     return account
 
 

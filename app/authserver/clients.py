@@ -146,6 +146,16 @@ def _loopback(host: str | None) -> bool:
         return False
 
 
+def _https_or_loopback(url: Any) -> bool:
+    try:
+        parts = urlsplit(url) if isinstance(url, str) and len(url) <= 2048 else None
+    except ValueError:
+        return False
+    if parts is None or not parts.netloc or "@" in parts.netloc:
+        return False
+    return parts.scheme == "https" or (parts.scheme == "http" and _loopback(parts.hostname))
+
+
 def validate_redirect_uris(value: Any) -> list[str]:
     if not isinstance(value, list) or not value or len(value) > MAX_REDIRECT_URIS:
         raise ClientMetadataError(f"redirect_uris: a list of 1 to {MAX_REDIRECT_URIS} URIs", "invalid_redirect_uri")
@@ -159,6 +169,10 @@ def validate_redirect_uris(value: Any) -> list[str]:
                 parts.scheme != "https" and not (parts.scheme == "http" and _loopback(host))):
             raise ClientMetadataError(f"redirect_uris: {str(uri)[:200]!r} is not an absolute https URI without a "
                                       f"fragment (http only on loopback)", "invalid_redirect_uri")
+        if "@" in parts.netloc:
+            # https://chatgpt.com@evil.example/cb goes to evil.example, yet reads as chatgpt.com on the pages.
+            raise ClientMetadataError(f"redirect_uris: {str(uri)[:200]!r} has user information before its host "
+                                      "(user@host): name the host alone", "invalid_redirect_uri")
     return list(dict.fromkeys(value))
 
 
@@ -188,9 +202,8 @@ def validate_metadata(data: Any, catalog: ScopeCatalog, *, auth_methods: tuple[s
     jwks_uri, jwks = data.get("jwks_uri"), data.get("jwks")
     if jwks_uri is not None and jwks is not None:
         raise ClientMetadataError("jwks_uri and jwks are mutually exclusive")
-    if jwks_uri is not None and (not isinstance(jwks_uri, str) or len(jwks_uri) > 2048 or not jwks_uri.startswith(
-            ("https://", "http://"))):
-        raise ClientMetadataError("jwks_uri: an https URL")
+    if jwks_uri is not None and not _https_or_loopback(jwks_uri):
+        raise ClientMetadataError("jwks_uri: an https URL (http only on loopback)")
     if jwks is not None:
         try:
             KeySet.import_key_set(jwks)

@@ -59,8 +59,9 @@ def _users(args: argparse.Namespace, db: Database, _: Callable[[], ScopeCatalog]
     elif args.action in ("disable", "enable"):
         username, account_id = db.write_sync(lambda uow: _ids(set_disabled(uow, args.username,
                                                                            args.action == "disable")))
-        print(f"{args.action}d {username} ({account_id}); its tokens "
-              f"{'stop working now' if args.action == 'disable' else 'work again'}")
+        print(f"{args.action}d {username} ({account_id}); "
+              + ("its tokens stop working now, for good" if args.action == "disable"
+                 else "it can sign in again; its tokens of before stay revoked (it links again)"))
     else:
         rows = db.read_sync(lambda uow: [
             (a.username, a.id, "disabled" if a.disabled_at else "demo" if a.is_demo else "active", a.email or "")

@@ -30,7 +30,7 @@ from joserfc.jwk import KeySet
 from app.authserver.clients import AUTH_METHODS, Client, digest
 from app.authserver.models import Account, AuthorizationCode, OAuthGrant, RefreshToken
 from app.authserver.protocol import ASSERTION_ALGORITHMS, CODE_RETRY_WINDOW, SECRET_AUTH, FormRequest, GrantServer
-from app.authserver.repository import GrantRepository
+from app.authserver.repository import GrantRepository, replaced
 
 log = structlog.get_logger(__name__)
 
@@ -223,12 +223,17 @@ class RefreshTokenGrant(_RefreshTokenGrant):
             return None
         grant = grants.grant(row.grant_id)
         now = time.time()
-        if grant is None or grant.revoked_at is not None or row.expires_at < now:
+        if grant is None or grant.revoked_at is not None:
             return None
-        if row.rotated_at is not None and (now - row.rotated_at > self.server.config.refresh_grace
-                                           or grants.successor_used(row)):
+        if abs(row.expires_at) < now:
+            return None
+        late = row.rotated_at is not None and (now - row.rotated_at > self.server.config.refresh_grace
+                                               or grants.successor_used(row))
+        if late or replaced(row.expires_at):
             # Used again after the grace window closed, or after the token it was exchanged for was itself
-            # exchanged: two parties hold this grant's tokens, so it leaked. End the whole grant.
+            # exchanged, or it is the token a retry inside the window replaced (whoever retried holds the
+            # other chain): two parties hold this grant's tokens, so it leaked. End the whole grant
+            # (RFC 9700 §4.14.2, refresh token reuse detection).
             grants.revoke(grant.id)
             log.warning("oauth.refresh_reused", client_id=grant.client_id, grant=grant.id)
             return None

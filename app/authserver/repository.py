@@ -5,10 +5,16 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from sqlalchemy import delete
+from sqlalchemy import and_, delete, or_
 
 from app.authserver.models import Account, AuthorizationCode, ClientAssertion, OAuthGrant, RefreshToken
 from app.db.upsert import insert_if_absent
+
+
+def replaced(expires_at: int) -> bool:
+    """A refresh token a grace-window retry replaced keeps its expiry, negated: until then, presenting it is
+    evidence of a second holder (a natural expiry is never negative)."""
+    return expires_at < 0
 
 
 class GrantRepository:
@@ -55,13 +61,16 @@ class GrantRepository:
         return successor is not None and successor.rotated_at is not None
 
     def expire_refresh(self, token_hash: str) -> None:
+        """The token a retry inside the grace window replaced: presented later, it proves a second holder."""
         row = self.refresh_for_update(token_hash)
         if row is not None:
-            row.expires_at = 0
+            row.expires_at = -abs(row.expires_at)
             self.session.flush()
 
     def sweep(self) -> None:
         """Forget codes and refresh tokens that can no longer be used (opportunistic, on each new code)."""
         now = int(time.time())
         self.session.execute(delete(AuthorizationCode).where(AuthorizationCode.expires_at < now - 3600))
-        self.session.execute(delete(RefreshToken).where(RefreshToken.expires_at < now))
+        self.session.execute(delete(RefreshToken).where(or_(
+            and_(RefreshToken.expires_at >= 0, RefreshToken.expires_at < now),
+            and_(RefreshToken.expires_at < 0, RefreshToken.expires_at > -now))))

@@ -74,7 +74,8 @@ class RegistrationLimits:
 class AuthorizationServerRoutes(SignInPages):
     def __init__(self, *, config: ServerConfig, db: Database, cimd: CimdResolver, client_keys: ClientKeys,
                  signer: Signer, limits: Limits, sign_in: SignInLimits, registration: RegistrationLimits,
-                 secure_cookies: bool, jwks: dict[str, Any], metrics: Metrics | None = None) -> None:
+                 secure_cookies: bool, jwks: dict[str, Any], metrics: Metrics | None = None,
+                 registration_open: bool = True) -> None:
         self.config = config
         self.metrics = metrics
         self.db = db
@@ -87,6 +88,7 @@ class AuthorizationServerRoutes(SignInPages):
         self.password_checks = anyio.CapacityLimiter(4)
         self.secure_cookies = secure_cookies
         self.jwks = jwks
+        self.registration_open = registration_open
 
     def routes(self) -> list[BaseRoute]:
         return [
@@ -97,7 +99,8 @@ class AuthorizationServerRoutes(SignInPages):
             Route("/token", self.grants_counted(self.guarded(self.token)), methods=["POST", "OPTIONS"]),
             Route("/revoke", self.guarded(self.revoke), methods=["POST", "OPTIONS"]),
             Route("/introspect", self.guarded(self.introspect), methods=["POST", "OPTIONS"]),
-            Route("/register", self.guarded(self.register), methods=["POST", "OPTIONS"]),
+            *([Route("/register", self.guarded(self.register), methods=["POST", "OPTIONS"])]
+              if self.registration_open else []),
         ]
 
     # --- documents -----------------------------------------------------------------------------------
@@ -107,7 +110,7 @@ class AuthorizationServerRoutes(SignInPages):
             "issuer": issuer,
             "authorization_endpoint": f"{issuer}/authorize",
             "token_endpoint": f"{issuer}/token",
-            "registration_endpoint": f"{issuer}/register",
+            **({"registration_endpoint": f"{issuer}/register"} if self.registration_open else {}),
             "revocation_endpoint": f"{issuer}/revoke",
             "introspection_endpoint": f"{issuer}/introspect",
             "jwks_uri": f"{issuer}/jwks.json",
@@ -197,9 +200,12 @@ class AuthorizationServerRoutes(SignInPages):
     @staticmethod
     def to_response(result: tuple[int, Any, dict[str, str]]) -> Response:
         status, body, headers = result
+        # authlib's own (Cache-Control, Pragma, Content-Type) spelt its way: each header once, ours winning; a
+        # strict client refuses a token response that repeats one.
+        theirs = {name.lower(): value for name, value in headers.items() if name.lower() != "content-type"}
         if status == 302:
-            return Response(status_code=302, headers={**headers, **NO_STORE})
-        return JSONResponse(body, status_code=status, headers={**headers, **NO_STORE, **CORS})
+            return Response(status_code=302, headers={**theirs, **NO_STORE})
+        return JSONResponse(body, status_code=status, headers={**theirs, **NO_STORE, **CORS})
 
     async def prepare_client(self, request: Request, form: list[tuple[str, str]]) -> KeySet | None:
         """Fetch what authlib will need about the calling client, before the transaction: its metadata

@@ -19,6 +19,9 @@ class AuthServerSettings(SettingsPart):
     oauth_refresh_token_ttl: int = Field(default=30 * 24 * 3600, ge=3600)
     oauth_refresh_grace: int = Field(default=60, ge=0, le=300)
     oauth_code_ttl: int = Field(default=60, ge=10, le=600)
+    # Open client registration (RFC 7591 DCR, POST /register). The 2026-07-28 MCP spec prefers client metadata
+    # documents (CIMD), which ChatGPT uses: false drops the endpoint and its metadata entry (docs/oauth.md).
+    oauth_dcr: bool = True
     # Hosts whose client metadata documents (CIMD) are fetched: a client_id URL elsewhere is refused.
     oauth_cimd_hosts: Annotated[list[str], NoDecode] = Field(default_factory=lambda: ["chatgpt.com", "claude.ai"])
     # The demo accounts (alice, bob) made in development; production refuses to serve while they exist.

@@ -46,6 +46,9 @@ CSRF_COOKIE = "oauth_csrf"
 DEVICE_COOKIE = "oauth_device"
 DEVICE_TTL = 30 * 24 * 3600
 TICKET_TTL = 600
+# Clients whose authorization errors go back to their redirect URI: a metadata document (its redirect URIs are
+# vouched for by the host of its client_id) or an operator's registration; never a DCR client.
+REDIRECTED_KINDS = ("cimd", "static")
 UNAVAILABLE = "The sign-in service is unavailable; please retry shortly."
 
 
@@ -114,14 +117,18 @@ class SignInPages:
     def error_page(self, request: Request, message: str, status: int = 400,
                    headers: dict[str, str] | None = None) -> Response:
         return HTMLResponse(pages.error_page(locale=self.locale(request), message=message, message_lang="en"),
-                            status_code=status, headers={"content-security-policy": pages.PAGE_CSP, **NO_STORE,
-                                                         **(headers or {})})
+                            status_code=status, headers={"content-security-policy": pages.PAGE_CSP,
+                                                         "x-frame-options": "DENY", **NO_STORE, **(headers or {})})
 
     async def validate(self, request: Request, query: list[tuple[str, str]]) -> Response | tuple[Client, str, str]:
         """The client, granted scope and redirect URI of a valid authorization request; else the response to send.
 
         Errors the client can be told about go back to its redirect URI (with ``iss``); errors
-        about the client or the redirect URI itself stay on our page (RFC 6749 §4.1.2.1).
+        about the client or the redirect URI itself stay on our page (RFC 6749 §4.1.2.1). So do all
+        errors of a client anyone registered (DCR): redirected before any sign-in, they would make
+        this server an open redirector with its own issuer in the query (RFC 9700 §4.11.2); a client
+        whose URIs are vouched for (its metadata document's host, or an operator's registration) is
+        redirected.
         """
         client_id = dict(query).get("client_id")
         if self.cimd.is_document_url(client_id):
@@ -135,7 +142,8 @@ class SignInPages:
             try:
                 grant = server.get_consent_grant(req)
             except OAuth2Error as error:
-                if error.redirect_uri:
+                client = server.query_client(req.payload.client_id) if error.redirect_uri else None
+                if client is not None and client.kind in REDIRECTED_KINDS:
                     return server.handle_error_response(req, error)
                 return error.get_error_description() or error.error
             return grant.client, req.scope or "", grant.redirect_uri

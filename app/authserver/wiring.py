@@ -84,7 +84,8 @@ class BuiltinAuthorizationServer:
                                  per_account=parse_rate(own.limit_login_per_account)),
             registration=RegistrationLimits(per_address=parse_rate(own.limit_registrations_per_address),
                                             total=parse_rate(own.limit_registrations_total)),
-            secure_cookies=settings.base_url.startswith("https://"), jwks=keys.public_jwks, metrics=metrics)
+            secure_cookies=settings.base_url.startswith("https://"), jwks=keys.public_jwks, metrics=metrics,
+            registration_open=own.oauth_dcr)
 
         async def grant_active(grant_id: str, subject: str) -> bool:
             return await db.read(lambda uow: uow.repository(GrantRepository).grant_active(grant_id, subject))

@@ -41,6 +41,14 @@ LEVELS = {"debug": 10, "info": 20, "warning": 30, "error": 40}
 SECRET_PARTS = ("token", "secret", "passw", "authorization", "cookie", "apikey", "api_key", "api-key",
                 "credential", "signature", "session_key", "private")
 _URL_QUERY = re.compile(r"(\b[a-z][a-z0-9+.-]*://[^\s?#\"'<>]+)\?[^\s#\"'<>]*", re.IGNORECASE)
+# Secrets in a VALUE, whatever its key: a bearer or basic credential, a JWT (three base64url parts, the first a
+# JSON header), an e-mail address (personal data the log has no use for), a long hex or base64url run (a key).
+_SECRET_VALUES = re.compile(
+    r"\b(?:bearer|basic)\s+[A-Za-z0-9._~+/=-]{8,}"
+    r"|\beyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]*"
+    r"|[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}"
+    r"|\b(?:sk|pk|rt|at|ghp|xox[abp])[-_][A-Za-z0-9_-]{16,}"
+    r"|\b[A-Fa-f0-9]{32,}\b|\b[A-Za-z0-9_-]{40,}\b", re.IGNORECASE)
 
 log = structlog.get_logger("app.widget")
 
@@ -57,8 +65,9 @@ def secret_key(key: str) -> bool:
 
 
 def scrub_text(text: str) -> str:
-    """Query strings cut from every URL in ``text``: signed links carry their credentials there."""
-    return _URL_QUERY.sub(r"\1?[redacted]", text)
+    """Query strings cut from every URL in ``text`` (signed links carry their credentials there), and what looks
+    like a credential, a token or an e-mail address replaced, whatever key it came under."""
+    return _SECRET_VALUES.sub("[redacted]", _URL_QUERY.sub(r"\1?[redacted]", text))
 
 
 def scrub(value: Any, depth: int = 0) -> Any:

@@ -31,15 +31,20 @@ _REDIRECTS = frozenset({301, 302, 303, 307, 308})
 _OWNED_HEADERS = frozenset({"host", "content-length", "transfer-encoding", "connection", "accept-encoding"})
 _CREDENTIAL_HEADERS = frozenset({"authorization", "cookie", "proxy-authorization"})
 _HTTPS_ONLY = "only https is allowed"
+# Where a public web server listens: any other port of a public host is refused (SSH, SMTP, Redis, memcached),
+# so the guard cannot be pointed at services that are not the web, nor used to tell their ports apart.
+WEB_PORTS = (443, 80)
 
 
 class OutboundGuard:
     def __init__(self, *, allowlist: Sequence[str] = (), resolver: Resolver = system_resolver,
                  connect_timeout: float = 5.0, read_timeout: float = 10.0, total_timeout: float = 15.0,
-                 max_bytes: int = 1_000_000, max_redirects: int = 3, user_agent: str = "chatgpt-mcp-app-server"):
+                 max_bytes: int = 1_000_000, max_redirects: int = 3, user_agent: str = "chatgpt-mcp-app-server",
+                 ports: Sequence[int] = WEB_PORTS):
         if isinstance(allowlist, str):
             raise TypeError("allowlist must be a sequence of 'host' or 'host:port' strings, not one string")
         self._allow = frozenset(parse_allow(e) for e in allowlist if e.strip())
+        self._ports = frozenset(ports)
         self._resolver = resolver
         self._connect_timeout, self._read_timeout, self._total_timeout = connect_timeout, read_timeout, total_timeout
         self._max_bytes, self._max_redirects, self._user_agent = max_bytes, max_redirects, user_agent
@@ -56,7 +61,11 @@ class OutboundGuard:
         if t.scheme != "https":
             return _HTTPS_ONLY
         addr = parse_ip(t.host)
-        return non_public(addr) if addr is not None else None
+        if addr is not None and (why := non_public(addr)):
+            return why
+        if t.port not in self._ports:
+            return f"port {t.port} is not one this server fetches from ({', '.join(map(str, sorted(self._ports)))})"
+        return None
 
     def refusal(self, url: str) -> str | None:
         """Scheme/host policy only (no DNS): None if the URL may be fetched, else the reason."""
@@ -69,7 +78,8 @@ class OutboundGuard:
             raise refused(*parsed)
         reason = self._policy(parsed)
         if reason:
-            raise refused(parsed.host, reason, "url" if reason == _HTTPS_ONLY else "address")
+            raise refused(parsed.host, reason, "url" if reason == _HTTPS_ONLY or reason.startswith("port ")
+                          else "address")
         return parsed
 
     def address_allowed(self, ip: str, host: str, port: int) -> bool:

@@ -104,7 +104,7 @@ def _token_url(linking: Linking) -> str:
 # --- A. malformed input answers 4xx, never 500 -------------------------------------------------------
 @pytest.mark.parametrize("resource", MALFORMED_RESOURCES)
 def test_a_malformed_resource_at_authorize_redirects_with_invalid_target(linking: Linking, resource: str):
-    client_id, pkce = steps.public_client(linking), Pkce.new()
+    client_id, pkce = linking.site.client_id, Pkce.new()  # a metadata document's client: its errors are redirected
     params = authorize_params(client_id, pkce, linking.resource, state="s-bad-resource")
     params["resource"] = resource
     steps.redirected_error(Browser(linking.base_url).open_authorize(params), linking, "invalid_target",
@@ -306,7 +306,8 @@ def test_a_client_publishing_a_symmetric_key_still_cannot_authenticate_with_hmac
 
 
 # --- D. refresh ----------------------------------------------------------------------------------------
-def test_a_refresh_token_used_three_times_in_the_grace_window_leaves_one_live_chain(linking: Linking):
+def test_a_refresh_token_retried_three_times_in_the_grace_window_leaves_one_live_chain(linking: Linking):
+    """The answers were lost (the client retried): the last successor carries the chain on."""
     client_id, tokens = steps.linked(linking)
     successors = []
     for _ in range(3):
@@ -314,12 +315,24 @@ def test_a_refresh_token_used_three_times_in_the_grace_window_leaves_one_live_ch
         assert response.status_code == 200, response.text
         successors.append(response.json()["refresh_token"])
     assert len(set(successors)) == 3
-    first, second, third = successors
-    steps.refused(steps.refresh(linking, client_id, first), "invalid_grant")
-    steps.refused(steps.refresh(linking, client_id, second), "invalid_grant")
-    last = steps.refresh(linking, client_id, third)
+    last = steps.refresh(linking, client_id, successors[-1])
     assert last.status_code == 200, last.text
     assert _mcp_status(linking, last.json()["access_token"]) == 200
+
+
+def test_a_stolen_refresh_token_replayed_in_the_grace_window_ends_the_grant_when_the_client_refreshes(
+        linking: Linking):
+    """The client rotates r0 -> r1; a thief replays r0 inside the grace window and gets r2 (r1 is replaced).
+    When the client then uses r1, it is refused AND the grant ends: the thief's chain dies with it, instead of
+    locking the client out and refreshing forever (RFC 9700 §4.14.2)."""
+    client_id, tokens = steps.linked(linking)
+    r0 = tokens["refresh_token"]
+    client = steps.refresh(linking, client_id, r0).json()
+    thief = steps.refresh(linking, client_id, r0).json()
+    assert _mcp_status(linking, thief["access_token"]) == 200  # before the client shows up
+    steps.refused(steps.refresh(linking, client_id, client["refresh_token"]), "invalid_grant")
+    steps.refused(steps.refresh(linking, client_id, thief["refresh_token"]), "invalid_grant")
+    assert _mcp_status(linking, thief["access_token"]) == 401
 
 
 def test_a_refresh_token_retried_after_its_successor_was_itself_used_revokes_the_grant(linking: Linking):
@@ -428,6 +441,31 @@ def test_disabling_an_account_stops_its_tokens_and_its_sign_in_at_once(linking: 
     refused = browser.http.post("/authorize", data={**form["fields"], "username": username, "password": password})
     _error_page(refused, 401)
     assert 'role="alert"' in refused.text and "login_ticket" not in refused.text
+
+
+def test_enabling_a_disabled_account_again_does_not_bring_back_its_tokens(linking: Linking):
+    username, password = f"dora-{secrets.token_hex(4)}", secrets.token_urlsafe(16)
+    _users(linking, "create", username, "--password-stdin", stdin=password + "\n")
+    client_id, tokens = steps.linked(linking, username=username, password=password)
+    _users(linking, "disable", username)
+    enabled = _users(linking, "enable", username)
+    assert "its tokens of before stay revoked" in enabled
+    assert _mcp_status(linking, tokens["access_token"]) == 401
+    steps.refused(steps.refresh(linking, client_id, tokens["refresh_token"]), "invalid_grant")
+    _, again = steps.linked(linking, username=username, password=password)  # it links again, and that works
+    assert _mcp_status(linking, again["access_token"]) == 200
+
+
+def test_a_token_response_carries_each_header_once(linking: Linking):
+    """authlib's Cache-Control and Pragma beside ours were sent twice each; a strict client refuses that."""
+    client_id, tokens = steps.linked(linking)
+    response = steps.refresh(linking, client_id, tokens["refresh_token"])
+    assert response.status_code == 200, response.text
+    for name in ("cache-control", "pragma", "content-type"):
+        assert len(response.headers.get_list(name)) == 1, (name, response.headers.get_list(name))
+    assert response.headers["cache-control"] == "no-store" and response.headers["pragma"] == "no-cache"
+    failed = steps.refresh(linking, client_id, "rt_not-a-token")
+    assert len(failed.headers.get_list("cache-control")) == 1 and failed.status_code == 400
 
 
 # --- F. concurrency --------------------------------------------------------------------------------------

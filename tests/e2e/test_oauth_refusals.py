@@ -38,8 +38,9 @@ def _grants(linking: Linking) -> int:
     return steps.sql(linking, "SELECT count(*) FROM oauth_grants")[0][0]
 
 
-def _authorize(linking: Linking, **changes: str | None) -> httpx.Response:
-    client_id, pkce = steps.public_client(linking), Pkce.new()
+def _authorize(linking: Linking, client_id: str | None = None, **changes: str | None) -> httpx.Response:
+    """An authorization request of the CIMD client (its redirect URIs vouched for by its host), or of ``client_id``."""
+    client_id, pkce = client_id or linking.site.client_id, Pkce.new()
     params = authorize_params(client_id, pkce, linking.resource, state="s-err")
     params.update({k: v for k, v in changes.items() if v is not None})
     for key in [k for k, v in changes.items() if v is None]:
@@ -94,6 +95,18 @@ def test_a_resource_this_server_does_not_serve_is_refused(linking: Linking):
 
 def test_a_response_type_other_than_code_is_refused(linking: Linking):
     steps.redirected_error(_authorize(linking, response_type="token"), linking, "unsupported_response_type", "s-err")
+
+
+@pytest.mark.parametrize("changes", [{"response_type": "token"}, {"code_challenge": None},
+                                     {"resource": "https://elsewhere.example/mcp"}],
+                         ids=["token", "no-pkce", "resource"])
+def test_an_error_of_a_client_anyone_registered_is_a_page_never_a_redirect(linking: Linking, changes: dict):
+    """DCR needs no proof of anything: redirecting its errors before any sign-in would make /authorize an open
+    redirector carrying this server's issuer (RFC 9700 §4.11.2)."""
+    response = _authorize(linking, steps.public_client(linking), **changes)
+    assert response.status_code == 400 and "location" not in response.headers, response.headers
+    assert response.headers["x-frame-options"] == "DENY"
+    assert "attacker" not in response.text and "text/html" in response.headers["content-type"]
 
 
 def test_an_unregistered_redirect_uri_gets_an_error_page_not_a_redirect(linking: Linking):

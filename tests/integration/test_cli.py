@@ -11,6 +11,7 @@ from sqlalchemy import create_engine, inspect
 
 from app.__main__ import main
 from tests.conftest import ROOT
+from tests.demos import tree_auth_env
 
 
 @pytest.mark.parametrize(("argv", "needle"), [
@@ -82,7 +83,7 @@ def test_a_var_dir_that_cannot_hold_the_generated_secret_is_one_line_naming_it(m
     from tests.cli import run_cli
 
     (tmp_path / "var").write_text("a file, not a folder")
-    done = run_cli(monkeypatch, capsys, "check", env={"APP_DATABASE_URL": fresh_database,
+    done = run_cli(monkeypatch, capsys, "check", env={"APP_DATABASE_URL": fresh_database, **tree_auth_env(),
                                                       "APP_VAR_DIR": str(tmp_path / "var" / "sub")}, cwd=tmp_path)
     assert done.returncode == 1 and "Traceback" not in done.stderr
     [line] = done.stderr.strip().splitlines()

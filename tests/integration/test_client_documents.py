@@ -437,3 +437,12 @@ def test_a_chunked_70_kb_registration_body_is_refused_with_413(open_registration
     assert response.request.headers["transfer-encoding"] == "chunked"
     assert response.status_code == 413
     assert response.json()["error"] == "invalid_request"
+
+
+def test_with_open_registration_off_there_is_no_register_endpoint_nor_its_metadata(database_url, tmp_path):
+    with auth_server(database_url, tmp_path / "var", oauth_dcr=False) as base_url, \
+            httpx.Client(base_url=base_url, timeout=10) as client:
+        metadata = client.get("/.well-known/oauth-authorization-server").json()
+        registered = client.post("/register", json=REGISTRATION)
+    assert "registration_endpoint" not in metadata and metadata["client_id_metadata_document_supported"] is True
+    assert registered.status_code == 404

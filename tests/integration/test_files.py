@@ -247,6 +247,11 @@ def _hostile(o: str) -> dict[str, tuple[str, str]]:
 
 
 HOSTILE_ROWS = list(_hostile("http://origin.invalid"))
+# What an anonymous caller is told of a fetch the network or the address policy ended: one sentence for all
+# (a reason would tell open, closed and non-HTTP ports, or an internal name's address, apart).
+NETWORK_ROWS = {row for row, (_, said) in _hostile("http://origin.invalid").items()
+                if said in ("private or internal address", "cloud metadata address", "timed out")
+                or said == "redirect from 127.0.0.1" or said.startswith("resolves to")}
 
 
 @pytest.mark.parametrize("row", HOSTILE_ROWS)
@@ -255,13 +260,25 @@ def test_a_hostile_url_is_refused_with_a_clear_error(deployed: Deployed, file_se
     before = objects(deployed)
     arg = file_arg(url)
     started = time.monotonic()
-    result = anyio.run(call, deployed, "analyze_file", {"file": arg})
+    # A linked account is told the reason; an anonymous caller the same, but for the network's (below).
+    result = anyio.run(call, deployed, "analyze_file", {"file": arg}, "alice")
     assert result.is_error is True, result.structured_content
     assert message in result.content[0].text, result.content[0].text
     assert time.monotonic() - started < FETCH_TIMEOUT + 5
     assert rows_for(deployed, arg["file_id"]) == 0
     assert objects(deployed) == before
     assert list(deployed.spool.glob("upload-*")) == []  # nothing left behind, whatever the refusal
+
+
+@pytest.mark.parametrize("row", sorted(NETWORK_ROWS))
+def test_an_anonymous_caller_is_told_one_sentence_whatever_the_network_did(deployed: Deployed,
+                                                                            file_server: FileServer, row: str):
+    url, reason = _hostile(file_server.origin)[row]
+    result = anyio.run(call, deployed, "analyze_file", {"file": file_arg(url)})
+    assert result.is_error is True
+    told = result.content[0].text
+    assert "The file could not be fetched from " in told and "check that its link is a public https URL" in told
+    assert reason not in told, told
 
 
 

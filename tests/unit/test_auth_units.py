@@ -179,9 +179,11 @@ def test_metadata_accepts_private_key_jwt_with_inline_keys_or_a_key_url():
         {"redirect_uris": ["javascript:alert(1)"]},
         {"redirect_uris": [42]},
         {"redirect_uris": [f"https://example.com/cb{i}" for i in range(11)]},
+        {"redirect_uris": ["https://chatgpt.com@evil.example/cb"]},
+        {"redirect_uris": ["https://user:pass@example.com/cb"]},
     ],
     ids=["missing", "empty", "not-a-list", "http-public", "http-private", "fragment", "relative", "javascript",
-         "not-a-string", "eleven"],
+         "not-a-string", "eleven", "userinfo-deceptive", "userinfo-password"],
 )
 def test_metadata_refuses_bad_redirect_uris(data):
     with pytest.raises(ClientMetadataError) as caught:
@@ -519,3 +521,11 @@ def test_a_bad_setting_of_the_authorization_server_is_one_line_naming_it_and_hid
     assert refused.value.lines == ["APP_DEMO_PASSWORD: String should have at least 8 characters",
                                    "APP_LIMIT_LOGIN_PER_ACCOUNT: 'ten a minute' is not a rate such as '5/minute' or "
                                    "'10 per 10 minutes' (got 'ten a minute')"]
+
+
+@pytest.mark.parametrize("jwks_uri", ["http://keys.example/jwks.json", "https://user@keys.example/jwks.json", "ftp://x/"])
+def test_a_key_url_off_https_is_refused_as_its_error_says(jwks_uri):
+    with pytest.raises(ClientMetadataError, match=r"jwks_uri: an https URL \(http only on loopback\)"):
+        cimd({"redirect_uris": [CALLBACK], "token_endpoint_auth_method": "private_key_jwt", "jwks_uri": jwks_uri})
+    assert cimd({"redirect_uris": [CALLBACK], "token_endpoint_auth_method": "private_key_jwt",
+                 "jwks_uri": "http://127.0.0.1:9/jwks.json"})["jwks_uri"] == "http://127.0.0.1:9/jwks.json"

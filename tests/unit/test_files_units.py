@@ -144,3 +144,15 @@ def test_local_storage_set_only_by_the_old_variable_is_refused_with_the_new_one(
     assert storage_dir_refusal(load_settings(storage_dir="/elsewhere"), files) is None  # both set: as told
     assert storage_dir_refusal(load_settings(storage_backend="s3", s3_bucket="b"), files) is None
     assert storage_dir_refusal(core, load_part(FilesSettings, dir="./var/files")) is None  # the same folder
+
+
+@pytest.mark.parametrize(("kind", "linked_sees"), [("network", "bad HTTP exchange"), ("timeout", "timed out"),
+                                                  ("address", "a private or internal address")])
+def test_an_anonymous_caller_learns_one_sentence_of_a_failed_fetch_whatever_the_network_did(kind, linked_sees):
+    told = {refusal_message(OutboundRefused("x", host="files.example", reason=reason, kind=kind), 1024,
+                            anonymous=True)
+            for reason in ("connection failed", "bad HTTP exchange", "connection refused", "resolves to a private")}
+    assert told == {"The file could not be fetched from files.example: check that its link is a public https URL "
+                    "that works."}
+    linked = refusal_message(OutboundRefused("x", host="files.example", reason="bad HTTP exchange", kind=kind), 1024)
+    assert linked_sees in linked  # a linked account is told what happened

@@ -99,7 +99,7 @@ def test_refusal_reasons(url, reason):
 
 
 @pytest.mark.parametrize("url", ["https://example.com/", "https://EXAMPLE.com./a?b=c", "https://xn--bcher-kva.de/",
-                                 "https://bücher.de/", "https://8.8.8.8/", "https://[2606:4700:4700::1111]:8443/"])
+                                 "https://bücher.de/", "https://8.8.8.8/", "https://[2606:4700:4700::1111]:443/"])
 def test_refusal_accepts_public_https(url):
     assert OutboundGuard(resolver=no_resolver).refusal(url) is None
 
@@ -191,7 +191,7 @@ def test_ip_literal_public_connects_to_itself_without_resolving(tripwire):
 def test_connection_is_pinned_to_the_checked_address(tripwire):
     resolver = FakeResolver({"public.example": ["93.184.216.34"]})
     with pytest.raises(OutboundRefused, match="public.example refused: connection failed"):
-        OutboundGuard(resolver=resolver).fetch_sync("https://public.example:8443/x")
+        OutboundGuard(resolver=resolver, ports=[8443]).fetch_sync("https://public.example:8443/x")
     # The socket would have gone to the IP that was checked, not to the name (no second lookup to rebind).
     assert tripwire == [("93.184.216.34", 8443)]
     assert resolver.calls == [("public.example", 8443)]
@@ -270,3 +270,13 @@ def test_system_resolver_deduplicates_in_order(monkeypatch):
     monkeypatch.setattr(socket, "getaddrinfo", fake_getaddrinfo)
     assert system_resolver("x.example", 443) == ["2001:db8::1", "192.0.2.1"]
     assert calls == [("x.example", 443, socket.AF_UNSPEC, socket.SOCK_STREAM, socket.IPPROTO_TCP)]
+
+
+@pytest.mark.parametrize("port", [22, 25, 6379, 11211, 8443])
+def test_a_port_other_than_the_webs_is_refused_before_any_connection(port):
+    guard = OutboundGuard()
+    refusal = guard.refusal(f"https://example.com:{port}/f")
+    assert refusal == f"port {port} is not one this server fetches from (80, 443)"
+    assert guard.refusal("https://example.com/f") is None and guard.refusal("https://example.com:80/f") is None
+    assert OutboundGuard(ports=[443, port]).refusal(f"https://example.com:{port}/f") is None  # APP_OUTBOUND_PORTS
+    assert OutboundGuard(allowlist=[f"example.com:{port}"]).refusal(f"https://example.com:{port}/f") is None

@@ -94,3 +94,21 @@ def test_a_url_without_a_query_is_left_alone():
     assert scrub_text("open https://docs.python.org/3/library/asyncio.html#gather") == \
         "open https://docs.python.org/3/library/asyncio.html#gather"
 
+
+
+@pytest.mark.parametrize("value", [
+    "Authorization failed for Bearer eyJhbGciOiJFUzI1NiJ9.eyJzdWIiOiJhIn0.c2ln",
+    "token eyJhbGciOiJFUzI1NiJ9.eyJzdWIiOiJhIn0.c2ln in the state",
+    "mail alice@example.com for help",
+    "key sk-live-0123456789abcdefghij",
+    "Basic YWxpY2U6c2VjcmV0cGFzcw==",
+])
+def test_a_secret_in_a_value_is_redacted_whatever_its_key(value):
+    scrubbed = scrub({"note": value})["note"]
+    assert "[redacted]" in scrubbed
+    assert not any(part in scrubbed for part in ("eyJ", "alice@", "sk-live", "YWxpY2U"))
+
+
+def test_ordinary_values_are_kept_as_they_are():
+    data = {"note": "clicked card 3 of 12", "id": "acct_QUCkgKApN3rHE0_AzQ3MTQ", "city": "Paris"}
+    assert scrub(data) == data

@@ -72,8 +72,16 @@ def quota_message(over: OverLimit) -> str:
     return f"The file was not kept: {allowed}, and that is used up. Retry in {wait}, or {sign_in}."
 
 
-def refusal_message(exc: OutboundRefused, cap: int) -> str:
+# What an anonymous caller learns of a fetch that failed on the network (a closed, filtered or non-HTTP port, a
+# name that does not resolve): the same sentence whatever happened, or the reasons would map someone's network.
+GENERIC_REFUSAL = "The file could not be fetched from {host}: check that its link is a public https URL that works."
+
+
+def refusal_message(exc: OutboundRefused, cap: int, *, anonymous: bool = False) -> str:
     reason, host = exc.reason, exc.host or "the file's host"
+    if anonymous and exc.kind not in ("size", "url"):
+        log.info("files.fetch_refused", host=host, kind=exc.kind, reason=reason)  # the detail, for the operator
+        return GENERIC_REFUSAL.format(host=host)
     if exc.kind == "size":
         return f"The file is larger than the {_size(cap)} limit, so it was not analysed."
     if exc.kind == "timeout":
@@ -114,9 +122,9 @@ def _spool_file(spool_dir: Path | None) -> tuple[int, str]:
 
 
 async def fetch_to_disk(guard: OutboundGuard, url: str, *, max_bytes: int, deadline_s: float,
-                        spool_dir: Path | None = None) -> Spooled:
+                        spool_dir: Path | None = None, anonymous: bool = False) -> Spooled:
     """Stream the body into a private temporary file (in ``spool_dir``, default the system's), hashing it on the
-    way; the caller removes the file."""
+    way; the caller removes the file. ``anonymous``: a refusal says no more than GENERIC_REFUSAL of the network."""
     try:
         fd, name = await anyio.to_thread.run_sync(_spool_file, spool_dir)
     except OSError as exc:
@@ -126,7 +134,7 @@ async def fetch_to_disk(guard: OutboundGuard, url: str, *, max_bytes: int, deadl
         async with guard.stream(url, max_bytes=max_bytes, total_timeout=deadline_s) as resp:
             if resp.status != 200:
                 raise FileRejected(f"The file's server answered HTTP {resp.status}; the download link may have "
-                                   "expired. Ask the user to attach the file again.")
+                                   "expired.", "Ask the user to attach the file again.")
             pending = bytearray()
             async with aclosing(resp.chunks()) as chunks:
                 async for chunk in chunks:
@@ -143,7 +151,7 @@ async def fetch_to_disk(guard: OutboundGuard, url: str, *, max_bytes: int, deadl
     except OutboundRefused as exc:
         with anyio.CancelScope(shield=True):
             await _discard(fd, path)
-        raise FileRejected(refusal_message(exc, max_bytes)) from None
+        raise FileRejected(refusal_message(exc, max_bytes, anonymous=anonymous)) from None
     except OSError as exc:  # the temporary file: disk full, quota, permissions
         with anyio.CancelScope(shield=True):
             await _discard(fd, path)

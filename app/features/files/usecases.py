@@ -107,7 +107,7 @@ class FileUseCases:
             if (over := await self.limits.refusal(self.limits.checks(self.quota, caller))) is not None:
                 raise FileRejected(quota_message(over))
         spooled = await fetch_to_disk(self.guard, download_url, max_bytes=self.max_bytes,
-                                     deadline_s=self.fetch_timeout, spool_dir=self.spool_dir)
+                                     deadline_s=self.fetch_timeout, spool_dir=self.spool_dir, anonymous=owner is None)
         reservation: Reservation | None = None
         try:
             # Charged by its real size, before it is analysed or stored; given back if nothing new is kept.
