@@ -15,6 +15,7 @@ import sys
 from collections.abc import AsyncIterator, Callable, Sequence
 from pathlib import Path
 from typing import NamedTuple
+from urllib.parse import urlsplit
 
 import anyio.to_thread
 import structlog
@@ -162,7 +163,12 @@ def build_auth(settings: Settings, deps: Deps, catalog: ScopeCatalog, server: Au
     routes = protected_resource_routes(settings.mcp_url, settings.resource_metadata_url, settings.issuer,
                                        catalog.names, settings.server_title)
     if server is None:
-        verifier = ExternalTokenVerifier(RemoteJwks(settings.oauth_jwks_url or "", deps.guard),
+        # The IdP's key set is fetched from the port the operator named (an IdP on 8443), and from no other one
+        # that APP_OUTBOUND_PORTS does not open for every fetch.
+        jwks_port = urlsplit(settings.oauth_jwks_url or "").port
+        guard = deps.guard if jwks_port is None else OutboundGuard(
+            allowlist=settings.outbound_allowlist, ports=[*settings.outbound_ports, jwks_port])
+        verifier = ExternalTokenVerifier(RemoteJwks(settings.oauth_jwks_url or "", guard),
                                          issuer=settings.issuer, audience=settings.token_audience,
                                          resource=settings.mcp_url, catalog=catalog)
         return token_verifier or verifier, routes

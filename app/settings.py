@@ -101,7 +101,7 @@ class Settings(BaseSettings):
     outbound_allowlist: Annotated[list[str], NoDecode] = Field(default_factory=list)
     # The ports of public hosts the guard fetches from (an allowlisted host:port needs no entry here).
     outbound_ports: Annotated[list[Annotated[int, Field(ge=1, le=65535)]], NoDecode] = Field(
-        default_factory=lambda: [443, 80])
+        default_factory=lambda: [443, 80], min_length=1)
     # Who the client is: the right-most X-Forwarded-For entry that is not one of these proxies (addresses, CIDRs).
     trusted_proxies: Annotated[list[str], NoDecode] = Field(default_factory=lambda: ["127.0.0.1", "::1"])
     # Metrics (app.observability): GET /metrics for these scrapers only (addresses, networks); with several

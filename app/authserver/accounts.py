@@ -80,10 +80,10 @@ def set_disabled(uow: UnitOfWork, username: str, disabled: bool) -> Account:
         raise AccountError(f"no account named {normalise_username(username)!r}")
     now = int(time.time())
     account.disabled_at = now if disabled else None
-    if disabled:
-        # Its grants end with it: enabling the account again lets it sign in, it does not bring back the
-        # tokens of before (whoever held them when it was disabled must link again).
-        uow.repository(AccountRepository).revoke_grants(account.id, now)
+    # Its grants end with it: enabling the account again lets it sign in, it does not bring back the tokens of
+    # before (whoever held them when it was disabled must link again). On enable too: an account disabled by an
+    # older version kept its grants.
+    uow.repository(AccountRepository).revoke_grants(account.id, now)
     return account
 
 

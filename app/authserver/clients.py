@@ -116,7 +116,14 @@ class Client(ClientMixin):
 
     @property
     def display_host(self) -> str:
-        return urlsplit(self.redirect_uris[0]).netloc if self.redirect_uris else ""
+        # The host a browser would go to (never user information before it: a row older than that rule may hold
+        # some), in its ASCII form.
+        try:
+            parts = urlsplit(self.redirect_uris[0]) if self.redirect_uris else None
+            host, port = (parts.hostname or "", parts.port) if parts else ("", None)
+        except ValueError:
+            return ""
+        return f"{host}:{port}" if port else host
 
 
 class ClientRepository:
@@ -169,6 +176,11 @@ def validate_redirect_uris(value: Any) -> list[str]:
                 parts.scheme != "https" and not (parts.scheme == "http" and _loopback(host))):
             raise ClientMetadataError(f"redirect_uris: {str(uri)[:200]!r} is not an absolute https URI without a "
                                       f"fragment (http only on loopback)", "invalid_redirect_uri")
+        if "\\" in uri or "%" in parts.netloc or not parts.netloc.isascii():
+            # A backslash browsers read as a slash, an encoded or look-alike (non-ASCII) host: each can show one
+            # host on the consent page and send the code to another. IDNs go in their ASCII (xn--) form.
+            raise ClientMetadataError(f"redirect_uris: {str(uri)[:200]!r}: write the host in plain ASCII (an IDN "
+                                      "as xn--), without backslashes or %-escapes", "invalid_redirect_uri")
         if "@" in parts.netloc:
             # https://chatgpt.com@evil.example/cb goes to evil.example, yet reads as chatgpt.com on the pages.
             raise ClientMetadataError(f"redirect_uris: {str(uri)[:200]!r} has user information before its host "

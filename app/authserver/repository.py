@@ -57,7 +57,9 @@ class GrantRepository:
                                 {"jti_hash": jti_hash, "expires_at": expires_at}, key=("jti_hash",))
 
     def successor_used(self, row: RefreshToken) -> bool:
-        successor = self.refresh(row.successor_hash) if row.successor_hash else None
+        # Locked: a refresh of the successor committing meanwhile is seen (PostgreSQL, READ COMMITTED), so a
+        # thief's retry racing it cannot leave two chains.
+        successor = self.refresh_for_update(row.successor_hash) if row.successor_hash else None
         return successor is not None and successor.rotated_at is not None
 
     def expire_refresh(self, token_hash: str) -> None:

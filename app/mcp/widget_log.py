@@ -40,15 +40,16 @@ LEVELS = {"debug": 10, "info": 20, "warning": 30, "error": 40}
 # A key containing one of these (any case) holds a secret: authToken, X-Api-Key, client_secret, ...
 SECRET_PARTS = ("token", "secret", "passw", "authorization", "cookie", "apikey", "api_key", "api-key",
                 "credential", "signature", "session_key", "private")
-_URL_QUERY = re.compile(r"(\b[a-z][a-z0-9+.-]*://[^\s?#\"'<>]+)\?[^\s#\"'<>]*", re.IGNORECASE)
+_URL_QUERY = re.compile(r"(\b[a-z][a-z0-9+.-]{0,31}://[^\s?#\"'<>]+)\?[^\s#\"'<>]*", re.IGNORECASE)
 # Secrets in a VALUE, whatever its key: a bearer or basic credential, a JWT (three base64url parts, the first a
-# JSON header), an e-mail address (personal data the log has no use for), a long hex or base64url run (a key).
+# JSON header), an e-mail address (personal data the log has no use for), the well-known key prefixes and this
+# server's refresh tokens. Each alternative starts at a fixed word or is bounded, so the scan stays linear in
+# the text (an anonymous widget must not buy seconds of CPU with a crafted string). Ids, digests and UUIDs stay.
 _SECRET_VALUES = re.compile(
     r"\b(?:bearer|basic)\s+[A-Za-z0-9._~+/=-]{8,}"
     r"|\beyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]*"
-    r"|[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}"
-    r"|\b(?:sk|pk|rt|at|ghp|xox[abp])[-_][A-Za-z0-9_-]{16,}"
-    r"|\b[A-Fa-f0-9]{32,}\b|\b[A-Za-z0-9_-]{40,}\b", re.IGNORECASE)
+    r"|(?<![A-Za-z0-9._%+-])[A-Za-z0-9._%+-]{1,64}@[A-Za-z0-9-]{1,63}(?:\.[A-Za-z0-9-]{1,63}){0,8}\.[A-Za-z]{2,24}\b"
+    r"|\b(?:sk|ghp|gho|xox[abp]|rt)[-_][A-Za-z0-9_-]{16,}", re.IGNORECASE)
 
 log = structlog.get_logger("app.widget")
 

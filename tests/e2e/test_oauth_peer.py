@@ -4,8 +4,9 @@ conformance suite under tools/conformance), a library that refuses what the spec
 It discovers the server (RFC 8414), registers (RFC 7591), builds a PKCE S256 authorization request with a
 resource indicator; the test signs in and consents over HTTP as a person would; the library then checks the
 callback (state, RFC 9207 ``iss``), redeems the code, validates the access token as a resource server does
-(RFC 9068), refreshes (the token rotates), revokes (RFC 7009) and sees the revoked token refused. A header sent
-twice, a missing ``iss`` or a malformed token makes it throw.
+(RFC 9068), refreshes (the token rotates), revokes (RFC 7009) and sees the revoked token refused. A missing
+``iss``, a wrong ``state``, a content type or token it does not expect makes it throw (repeated headers reach it
+merged by fetch: test_oauth_hardening.py checks those).
 """
 
 from __future__ import annotations

@@ -170,7 +170,8 @@ async def test_redirect_to_private_address_refused(server, target):
 
 def test_redirect_to_name_resolving_private_refused(servers):
     server, other = servers
-    guard = guard_for(server, resolver=lambda host, port: ["127.0.0.1"])
+    # Its port opened (APP_OUTBOUND_PORTS): what stops the hop is where the name leads.
+    guard = guard_for(server, resolver=lambda host, port: ["127.0.0.1"], ports=[443, other.port])
     with pytest.raises(OutboundRefused, match="sneaky.test refused: resolves to a non-public"):
         guard.fetch_sync(base(server) + f"/to?u=https://sneaky.test:{other.port}/ok")
     assert other.seen == []
@@ -237,6 +238,9 @@ def test_loopback_refused_without_allowlist(server):
     with pytest.raises(OutboundRefused, match="non-public"):
         OutboundGuard().fetch_sync(f"https://127.0.0.1:{server.port}/ok")
     with pytest.raises(OutboundRefused, match="resolves to a non-public"):
+        OutboundGuard(resolver=lambda host, port: ["127.0.0.1"], ports=[server.port]).fetch_sync(
+            f"https://loop.test:{server.port}/ok")
+    with pytest.raises(OutboundRefused, match=f"port {server.port} is not one this server fetches from"):
         OutboundGuard(resolver=lambda host, port: ["127.0.0.1"]).fetch_sync(f"https://loop.test:{server.port}/ok")
     assert server.seen == []
 

@@ -181,9 +181,12 @@ def test_metadata_accepts_private_key_jwt_with_inline_keys_or_a_key_url():
         {"redirect_uris": [f"https://example.com/cb{i}" for i in range(11)]},
         {"redirect_uris": ["https://chatgpt.com@evil.example/cb"]},
         {"redirect_uris": ["https://user:pass@example.com/cb"]},
+        {"redirect_uris": ["https://evil.example\\.chatgpt.com/cb"]},
+        {"redirect_uris": ["https://ch\u0430tgpt.com/cb"]},
+        {"redirect_uris": ["https://chatgpt.com%40evil.example/cb"]},
     ],
     ids=["missing", "empty", "not-a-list", "http-public", "http-private", "fragment", "relative", "javascript",
-         "not-a-string", "eleven", "userinfo-deceptive", "userinfo-password"],
+         "not-a-string", "eleven", "userinfo-deceptive", "userinfo-password", "backslash", "look-alike", "escaped"],
 )
 def test_metadata_refuses_bad_redirect_uris(data):
     with pytest.raises(ClientMetadataError) as caught:

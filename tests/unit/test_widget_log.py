@@ -110,5 +110,7 @@ def test_a_secret_in_a_value_is_redacted_whatever_its_key(value):
 
 
 def test_ordinary_values_are_kept_as_they_are():
-    data = {"note": "clicked card 3 of 12", "id": "acct_QUCkgKApN3rHE0_AzQ3MTQ", "city": "Paris"}
+    data = {"note": "clicked card 3 of 12", "id": "acct_QUCkgKApN3rHE0_AzQ3MTQ", "city": "Paris",
+            "request": "4f1c2b3a9d8e7f6a5b4c3d2e1f0a9b8c", "sha256": "ab" * 32,
+            "error": "at_least_one_ingredient_required", "long": "m" * 1000}
     assert scrub(data) == data

@@ -3,7 +3,7 @@
 //   node oauth4webapi_client.mjs start  '{"issuer": ..., "redirect_uri": ..., "resource": ...}'
 // (it asks for no scope: the server grants every scope it has, which a fork's may be any)
 //   node oauth4webapi_client.mjs finish '{...what start printed, "callback": <the redirect the browser got>}'
-// Each prints one JSON object; a refusal of the library (a header twice, a missing iss, a bad token) is an
+// Each prints one JSON object; a refusal of the library (a missing iss, a wrong state, a bad token) is an
 // exception, printed as {"error": ...} with exit 1.
 import * as oauth from "oauth4webapi";
 
