@@ -75,3 +75,17 @@ def test_the_brand_is_one_setting_in_server_info_and_the_resource_metadata(datab
     with pytest.raises(SettingsError) as refused:
         load_settings(server_name="Acme Recipes!", _env_file=None)
     assert len(refused.value.lines) == 1 and refused.value.lines[0].startswith("APP_SERVER_NAME")
+
+
+def test_an_external_idps_key_set_is_fetched_from_the_port_its_url_names_and_no_other(db):
+    from app.main import build_auth, build_deps, scope_catalog
+    from app.settings import load_settings
+
+    jwks = "https://idp.example:8443/realms/app/protocol/openid-connect/certs"
+    settings = load_settings(auth_mode="external", oauth_issuer="https://idp.example:8443/realms/app",
+                             oauth_jwks_url=jwks, _env_file=None)
+    deps = build_deps(settings, db, [])
+    verifier, _ = build_auth(settings, deps, scope_catalog([]), None, None, None)
+    assert verifier.jwks.guard.refusal(jwks) is None  # the operator named that port
+    assert deps.guard.refusal("https://files.example:8443/a.csv") is not None  # the other fetches keep 443/80
+    assert verifier.jwks.guard.refusal("https://idp.example:8444/x") is not None

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from app.features.files.ingest import file_name_of, quota_message, refusal_message
+from app.features.files.ingest import file_name_of, quota_refusal, refusal_message
 from app.features.files.settings import FilesSettings
 from app.features.files.tool import files_in
 from app.limits import Check, OverLimit, per_seconds
@@ -112,14 +112,15 @@ def over_quota(cost: int, amount: int = 3_000_000, retry_after: int = 1800) -> O
 
 
 def test_the_quota_refusal_says_when_to_retry_or_that_the_file_never_fits():
-    assert quota_message(over_quota(900_000)) == (
+    used_up = quota_refusal(over_quota(900_000))
+    assert (used_up.message, used_up.advice) == (
         "The file was not kept: anonymous uploads from this caller may add at most 3 MB every 1 hour, and that is "
-        "used up. Retry in 30 min, or ask the user to connect (sign in to) this app, whose library keeps files "
-        "without this quota.")
-    too_big = quota_message(over_quota(4_000_000))
-    assert too_big.startswith("The file was not kept: it is 4 MB, and anonymous uploads from this caller may add "
-                              "at most 3 MB every 1 hour. To analyse it, ask the user to connect")
-    assert "Retry" not in too_big
+        "used up. It can be retried in 30 min.",
+        "Ask the user to connect (sign in to) this app: its library keeps files without this quota.")
+    too_big = quota_refusal(over_quota(4_000_000))
+    assert too_big.message == ("The file was not kept: it is 4 MB, and anonymous uploads from this caller may add "
+                               "at most 3 MB every 1 hour.")
+    assert too_big.advice == used_up.advice
 
 
 @pytest.mark.parametrize("where", ["environment", ".env"])

@@ -61,15 +61,20 @@ def _size(n: int) -> str:
     return f"{n:,} bytes"
 
 
-def quota_message(over: OverLimit) -> str:
+# For the model, after a quota refusal: the way past it.
+SIGN_IN_ADVICE = "Ask the user to connect (sign in to) this app: its library keeps files without this quota."
+
+
+def quota_refusal(over: OverLimit) -> FileRejected:
+    """What happened, for the person; the way past it (signing in), for the model."""
     hours = over.period / 3600
     per = f"{hours:g} hour{'s' if hours != 1 else ''}" if over.period % 360 == 0 else f"{over.period} s"
     allowed = f"anonymous uploads from {over.label} may add at most {_size(over.amount)} every {per}"
-    sign_in = "ask the user to connect (sign in to) this app, whose library keeps files without this quota"
     if over.cost > over.amount:
-        return f"The file was not kept: it is {_size(over.cost)}, and {allowed}. To analyse it, {sign_in}."
+        return FileRejected(f"The file was not kept: it is {_size(over.cost)}, and {allowed}.", SIGN_IN_ADVICE)
     wait = retry_phrase(over.retry_after)
-    return f"The file was not kept: {allowed}, and that is used up. Retry in {wait}, or {sign_in}."
+    return FileRejected(f"The file was not kept: {allowed}, and that is used up. It can be retried in {wait}.",
+                        SIGN_IN_ADVICE)
 
 
 # What an anonymous caller learns of a fetch that failed on the network (a closed, filtered or non-HTTP port, a

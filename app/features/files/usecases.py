@@ -35,7 +35,7 @@ from app.features.files.ingest import (
     claimed_type,
     fetch_to_disk,
     file_name_of,
-    quota_message,
+    quota_refusal,
     report_document,
 )
 from app.features.files.settings import FilesSettings, storage_dir_refusal
@@ -91,7 +91,7 @@ class FileUseCases:
         try:
             return await self.limits.charge(self.quota, caller, cost=max(1, size))
         except OverLimit as over:
-            raise FileRejected(quota_message(over)) from None
+            raise quota_refusal(over) from None
 
     async def ingest(self, *, download_url: str, openai_file_id: str, file_name: str | None,
                      claimed_mime_type: str | None, owner: str | None) -> Ingested:
@@ -105,7 +105,7 @@ class FileUseCases:
         else:
             caller = current_caller() or Caller.of(None, None)
             if (over := await self.limits.refusal(self.limits.checks(self.quota, caller))) is not None:
-                raise FileRejected(quota_message(over))
+                raise quota_refusal(over)
         spooled = await fetch_to_disk(self.guard, download_url, max_bytes=self.max_bytes,
                                      deadline_s=self.fetch_timeout, spool_dir=self.spool_dir, anonymous=owner is None)
         reservation: Reservation | None = None
