@@ -16,7 +16,7 @@ import time
 from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import aclosing, asynccontextmanager
 from typing import Any
-from urllib.parse import urljoin
+from urllib.parse import urlencode, urljoin
 
 import anyio
 import httpcore
@@ -111,7 +111,8 @@ class OutboundGuard:
 
     # -- fetching ---------------------------------------------------------------------------------------------
 
-    def _request(self, t: Target, extra: Mapping[str, str], deadline: float) -> dict[str, Any]:
+    def _request(self, t: Target, extra: Mapping[str, str], deadline: float, form: bytes | None = None
+                 ) -> dict[str, Any]:
         remaining = deadline - time.monotonic()
         if remaining <= 0:
             raise refused(t.host, "total timeout exceeded", "timeout")
@@ -122,10 +123,17 @@ class OutboundGuard:
         for name, value in extra.items():
             if name.lower() not in _OWNED_HEADERS:
                 headers[name.lower()] = (name, value)
-        return {"method": "GET", "url": httpcore.URL(scheme=t.scheme.encode(), host=t.host.encode(), port=t.port,
-                                                     target=t.target.encode()),
-                "headers": list(headers.values()),
-                "extensions": {"timeout": {"connect": connect, "read": read, "write": read, "pool": connect}}}
+        if form is not None:
+            headers["content-type"] = ("Content-Type", "application/x-www-form-urlencoded")
+            headers["content-length"] = ("Content-Length", str(len(form)))
+        request: dict[str, Any] = {
+            "method": "GET" if form is None else "POST",
+            "url": httpcore.URL(scheme=t.scheme.encode(), host=t.host.encode(), port=t.port, target=t.target.encode()),
+            "headers": list(headers.values()),
+            "extensions": {"timeout": {"connect": connect, "read": read, "write": read, "pool": connect}}}
+        if form is not None:
+            request["content"] = form
+        return request
 
     def _next_hop(self, t: Target, status: int, headers: dict[str, str], hops: int) -> Target | None:
         location = headers.get("location")
@@ -175,6 +183,28 @@ class OutboundGuard:
         async with self.stream(url, headers=headers, max_bytes=max_bytes) as resp, aclosing(resp.chunks()) as chunks:
             body = [chunk async for chunk in chunks]
             return Fetched(resp.url, resp.status, resp.headers, b"".join(body))
+
+    async def post_form(self, url: str, form: Mapping[str, str], *, headers: Mapping[str, str] | None = None,
+                        max_bytes: int | None = None) -> Fetched:
+        """POST ``form`` (application/x-www-form-urlencoded) under the same checks as a GET: scheme, port,
+        every address, the pinned connection, the deadline, the size cap. A redirect is never followed (it would
+        send the form, credentials and all, somewhere else): the caller gets it as the answer."""
+        body = urlencode(list(form.items())).encode()
+        t, extra = self._check(url), dict(headers or {})
+        deadline = time.monotonic() + self._total_timeout
+        cap = self._max_bytes if max_bytes is None else max_bytes
+        async with httpcore.AsyncConnectionPool(network_backend=PinnedAsyncBackend(self._pinned_addresses)) as pool:
+            try:
+                with anyio.fail_after(self._total_timeout), hop_span(t, "POST") as span, transport_errors(t.host):
+                    async with pool.stream(**self._request(t, extra, deadline, body)) as resp:
+                        span.set_attribute("http.response.status_code", resp.status)
+                        got = lower_headers(resp.headers)
+                        received = Body(t.host, cap, deadline, got)
+                        async for chunk in resp.aiter_stream():
+                            received.add(chunk)
+                        return Fetched(t.url, resp.status, got, b"".join(received.chunks))
+            except TimeoutError:
+                raise refused(t.host, "total timeout exceeded", "timeout") from None
 
     @asynccontextmanager
     async def stream(self, url: str, *, headers: Mapping[str, str] | None = None, max_bytes: int | None = None,

@@ -49,11 +49,11 @@ _tracer = trace.get_tracer("app.net.guard")
 
 
 @contextmanager
-def hop_span(t: Target) -> Iterator[trace.Span]:
+def hop_span(t: Target, method: str = "GET") -> Iterator[trace.Span]:
     """A client span for one request, not made current (it is held across a ``yield`` to the caller, whose work
     must not nest under it). The URL loses its query: signed download links carry their credential there."""
-    span = _tracer.start_span("GET", kind=SpanKind.CLIENT, attributes={
-        "http.request.method": "GET", "server.address": t.host, "server.port": t.port,
+    span = _tracer.start_span(method, kind=SpanKind.CLIENT, attributes={
+        "http.request.method": method, "server.address": t.host, "server.port": t.port,
         "url.full": f"{t.scheme}://{t.authority}{t.target.split('?', 1)[0]}"})
     try:
         yield span

@@ -72,6 +72,14 @@ class Handler(BaseHTTPRequestHandler):
         else:
             self._send(500, b"unknown path")
 
+    def do_POST(self) -> None:  # noqa: N802 (http.server API)
+        body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
+        self.server.seen.append((self.path, {k.lower(): v for k, v in self.headers.items()}))
+        if self.path.startswith("/to"):
+            self._send(307, headers={"Location": parse_qs(urlsplit(self.path).query)["u"][0]})
+        else:  # /form: what arrived, as the server read it
+            self._send(200, f"{self.headers['Content-Type']}|{body.decode()}".encode())
+
 
 class Server(ThreadingHTTPServer):
     daemon_threads = True
@@ -333,3 +341,32 @@ async def test_the_callers_own_timeout_is_not_relabelled_as_the_guards(server):
     with pytest.raises(TimeoutError):
         async with guard_for(server).stream(base(server) + "/ok"):
             raise TimeoutError("the caller's")
+
+
+# -- form POST (an upstream token endpoint) ------------------------------------------------------------------------
+
+
+@pytest.mark.anyio
+async def test_a_form_post_arrives_encoded_with_its_length_and_type(server):
+    answer = await guard_for(server).post_form(base(server) + "/form", {"grant_type": "authorization_code",
+                                                                        "code": "a b&c"})
+    assert answer.status == 200
+    assert answer.body == b"application/x-www-form-urlencoded|grant_type=authorization_code&code=a+b%26c"
+    assert server.seen[-1][1]["content-length"] == str(len(b"grant_type=authorization_code&code=a+b%26c"))
+
+
+@pytest.mark.anyio
+async def test_a_form_post_is_never_redirected_with_its_form(servers):
+    server, other = servers
+    answer = await guard_for(server, allowlist=[f"127.0.0.1:{server.port}", f"127.0.0.1:{other.port}"]).post_form(
+        base(server) + f"/to?u={base(other)}/form", {"client_secret": "s3cret"})
+    assert answer.status == 307 and other.seen == []  # the caller gets the redirect; the secret goes nowhere
+
+
+@pytest.mark.anyio
+async def test_a_form_post_is_held_to_the_address_and_port_policy(server):
+    with pytest.raises(OutboundRefused, match="non-public"):
+        await OutboundGuard().post_form(f"https://127.0.0.1:{server.port}/form", {"a": "b"})
+    with pytest.raises(OutboundRefused, match="is not one this server fetches from"):
+        await OutboundGuard(resolver=lambda host, port: ["93.184.216.34"]).post_form("https://idp.example:8443/t", {})
+    assert server.seen == []
