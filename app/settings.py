@@ -51,6 +51,10 @@ def _choice(value: object, choices: tuple[str, ...]) -> str:
 
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix=ENV_PREFIX, env_file=".env", extra="ignore", frozen=True)
+    # As a SettingsPart declares them (load_part reads both the same way): names that were renamed, and the
+    # fields whose values an error line never repeats.
+    renamed: ClassVar[dict[str, str]] = {}
+    secrets: ClassVar[tuple[str, ...]] = ("secret_key", "redis_url", "database_url")
 
     base_url: str = "http://127.0.0.1:8000"
     # The brand: the MCP serverInfo name (a machine name) and title, and the OAuth metadata's resource_name.
@@ -352,10 +356,9 @@ def load_part(kind: type[P], **overrides: Any) -> P:
     # misplaced one (another part's setting) must not pass unnoticed.
     if unknown := sorted(k for k in overrides if not k.startswith("_") and k not in kind.model_fields):
         raise TypeError(f"{kind.__name__} has no setting {', '.join(unknown)}")
-    renamed = RENAMED if kind is Settings else getattr(kind, "renamed", {})
-    lines = [f"{old}: renamed to {new}" for old, new in renamed.items() if old in os.environ]
+    lines = [f"{old}: renamed to {new}" for old, new in getattr(kind, "renamed", {}).items() if old in os.environ]
     prefix = str(kind.model_config.get("env_prefix") or "")
-    hidden = SECRETS if kind is Settings else getattr(kind, "secrets", ())
+    hidden = getattr(kind, "secrets", ())
     try:
         settings = kind(**overrides)
     except ValidationError as exc:
@@ -365,9 +368,6 @@ def load_part(kind: type[P], **overrides: Any) -> P:
     return settings
 
 
-# Settings that were renamed: set, they would be ignored silently, so they are refused with their new name.
-RENAMED: dict[str, str] = {}
-SECRETS = ("secret_key", "redis_url", "database_url")
 SECRET_NAMES = re.compile(r"secret|password|passwd|token|key|credential|dsn", re.IGNORECASE)
 
 

@@ -25,8 +25,11 @@ def test_a_bad_migration_target_is_one_line(monkeypatch, capsys, fresh_database,
     assert len(err) == 1 and err[0].startswith(f"{argv[0]}: ") and needle in err[0], err
 
 
-def test_an_unreachable_database_is_one_line_naming_where_without_credentials(monkeypatch, capsys):
-    monkeypatch.setenv("APP_DATABASE_URL", "postgresql+psycopg://admin:s3cret@127.0.0.1:1/app")
+@pytest.mark.parametrize("url", ["postgresql+psycopg://admin:s3cret@127.0.0.1:1/app",
+                                 "postgresql+psycopg://admin@127.0.0.1:1/app?password=s3cret"],
+                         ids=["before the host", "in the query"])
+def test_an_unreachable_database_is_one_line_naming_where_without_credentials(monkeypatch, capsys, url):
+    monkeypatch.setenv("APP_DATABASE_URL", url)
     assert main(["migrate"]) == 1
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("migrate: cannot reach the database at 127.0.0.1:1/app: "), err
@@ -68,14 +71,6 @@ def test_a_bad_setting_of_a_part_stops_a_migration_before_it_writes(monkeypatch,
     assert done.returncode == 2 and done.stdout == ""
     assert done.stderr.startswith(f"{name}: ") and len(done.stderr.strip().splitlines()) == 1, done.stderr
     assert "alembic_version" not in inspect(create_engine(fresh_database)).get_table_names()
-
-
-def test_a_password_in_the_database_urls_query_is_not_printed(monkeypatch, capsys):
-    monkeypatch.setenv("APP_DATABASE_URL", "postgresql+psycopg://admin@127.0.0.1:1/app?password=s3cret")
-    assert main(["migrate"]) == 1
-    err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and err[0].startswith("migrate: cannot reach the database at 127.0.0.1:1/app: "), err
-    assert "s3cret" not in err[0]
 
 
 def test_a_var_dir_that_cannot_hold_the_generated_secret_is_one_line_naming_it(monkeypatch, capsys, tmp_path,
