@@ -5,14 +5,17 @@ from __future__ import annotations
 import re
 import secrets
 import time
+from dataclasses import dataclass
 
 from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
-from app.authserver.models import Account, OAuthGrant
+from app.authserver.models import Account, AccountIdentity, OAuthClient, OAuthGrant
 from app.authserver.passwords import hash_password
+from app.authserver.upstream import Identity
 from app.command import OperatorError
 from app.db import UnitOfWork
+from app.db.upsert import insert_if_absent
 from app.feature import AccountProfile
 
 DEMO_ACCOUNTS = (("alice", "Alice Liddell", "alice@example.com"), ("bob", "Bob Builder", "bob@example.com"))
@@ -56,6 +59,31 @@ class AccountRepository:
         self.session.add(account)
         self.session.flush()
 
+    def identity(self, issuer: str, subject: str) -> AccountIdentity | None:
+        return self.session.get(AccountIdentity, (issuer, subject), populate_existing=True)
+
+    def add_identity(self, values: dict[str, object]) -> bool:
+        """False when (issuer, subject) is already there (a concurrent first sign-in won): never an error."""
+        return insert_if_absent(self.session, AccountIdentity.__table__, values, key=("issuer", "subject"))
+
+    def remove(self, account: Account) -> None:
+        self.session.delete(account)
+        self.session.flush()
+
+    def active_grants(self, account_id: str) -> list[tuple[OAuthGrant, OAuthClient | None]]:
+        rows = self.session.execute(
+            select(OAuthGrant, OAuthClient).outerjoin(OAuthClient, OAuthClient.client_id == OAuthGrant.client_id)
+            .where(OAuthGrant.account_id == account_id, OAuthGrant.revoked_at.is_(None))
+            .order_by(OAuthGrant.created_at.desc(), OAuthGrant.id))
+        return [(grant, client) for grant, client in rows.tuples()]
+
+    def revoke_grant(self, account_id: str, grant_id: str, when: int) -> bool:
+        """End the account's own grant ``grant_id``; False when it has no such active grant."""
+        result = self.session.execute(update(OAuthGrant).where(
+            OAuthGrant.id == grant_id, OAuthGrant.account_id == account_id, OAuthGrant.revoked_at.is_(None)
+        ).values(revoked_at=when))
+        return bool(result.rowcount)
+
 
 def create_account(uow: UnitOfWork, username: str, password: str, *, display_name: str | None = None,
                    email: str | None = None, demo: bool = False) -> Account:
@@ -85,6 +113,44 @@ def set_disabled(uow: UnitOfWork, username: str, disabled: bool) -> Account:
     # older version kept its grants.
     uow.repository(AccountRepository).revoke_grants(account.id, now)
     return account
+
+
+@dataclass(frozen=True)
+class SignedIn:
+    account_id: str
+    display_name: str
+    enabled: bool
+
+
+def account_for_identity(uow: UnitOfWork, identity: Identity) -> SignedIn:
+    """The account an upstream identity signs in as, made on its first sign-in; its name and e-mail follow the
+    provider's on every sign-in (what the profile tool shows). Keyed by (issuer, sub) only: a second provider
+    saying the same e-mail address is a second account."""
+    accounts = uow.repository(AccountRepository)
+    now = int(time.time())
+    link = accounts.identity(identity.issuer, identity.subject)
+    if link is None:
+        name = identity.name or identity.email or identity.provider
+        # No password: this account opens only through its provider. The username is what operators type
+        # (`users disable`); it says nothing of the person.
+        created = Account(id=new_account_id(), username=f"{identity.provider}.{secrets.token_hex(5)}",
+                          display_name=name[:120], email=identity.email, password_hash=None, is_demo=False,
+                          created_at=now)
+        accounts.add(created)
+        if not accounts.add_identity({"issuer": identity.issuer, "subject": identity.subject,
+                                      "account_id": created.id, "provider": identity.provider,
+                                      "created_at": now, "last_sign_in_at": now}):
+            accounts.remove(created)  # a concurrent first sign-in made it: that one is the account
+        link = accounts.identity(identity.issuer, identity.subject)
+        assert link is not None, "the identity row was just written or found"
+    account = accounts.get(link.account_id)
+    assert account is not None, "the foreign key holds"
+    link.last_sign_in_at = now
+    if identity.name:
+        account.display_name = identity.name[:120]
+    if identity.email:
+        account.email = identity.email
+    return SignedIn(account.id, account.display_name, account.disabled_at is None)
 
 
 def seed_demo_accounts(uow: UnitOfWork, password: str) -> str:

@@ -28,7 +28,8 @@ class Account(Base):
     username: Mapped[str] = mapped_column(String(64), unique=True)
     display_name: Mapped[str] = mapped_column(String(120))
     email: Mapped[str | None] = mapped_column(String(254))
-    password_hash: Mapped[str] = mapped_column(String(255))
+    # None: the account signs in only through an upstream identity provider (AccountIdentity).
+    password_hash: Mapped[str | None] = mapped_column(String(255))
     is_demo: Mapped[bool] = mapped_column(Boolean, default=False)
     created_at: Mapped[int] = mapped_column(BigInteger)
     disabled_at: Mapped[int | None] = mapped_column(BigInteger)
@@ -66,6 +67,22 @@ class OAuthGrant(Base):
     resource: Mapped[str] = mapped_column(String(URL))
     created_at: Mapped[int] = mapped_column(BigInteger)
     revoked_at: Mapped[int | None] = mapped_column(BigInteger)
+    # When a token of the grant last opened a tool, to the hour (written at most hourly: never a write per call).
+    last_used_at: Mapped[int | None] = mapped_column(BigInteger)
+
+
+class AccountIdentity(Base):
+    """An upstream OpenID Connect identity (issuer, ``sub``) that signs in as an account: the account is found by
+    this pair only, never by e-mail (an address can change hands; a ``sub`` is never reassigned)."""
+
+    __tablename__ = "account_identities"
+
+    issuer: Mapped[str] = mapped_column(String(URL), primary_key=True)
+    subject: Mapped[str] = mapped_column(String(255), primary_key=True)
+    account_id: Mapped[str] = mapped_column(ForeignKey("accounts.id", ondelete="CASCADE"), index=True)
+    provider: Mapped[str] = mapped_column(String(32))
+    created_at: Mapped[int] = mapped_column(BigInteger)
+    last_sign_in_at: Mapped[int] = mapped_column(BigInteger)
 
 
 class AuthorizationCode(Base):

@@ -20,6 +20,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from html import escape
 from urllib.parse import urlsplit
 
+from app.authserver.catalog import CATALOG
 from app.i18n import lookup
 
 __all__ = [
@@ -28,6 +29,7 @@ __all__ = [
     "LOGIN_ERRORS",
     "PAGE_CSP",
     "RESERVED_FIELDS",
+    "account_page",
     "consent_page",
     "error_page",
     "login_page",
@@ -49,120 +51,6 @@ RESERVED_FIELDS = frozenset({"csrf_token", "username", "password", "decision"})
 
 # The value of <html lang>: the strings below are Simplified Chinese and Brazilian Portuguese.
 _HTML_LANG = {"en": "en", "es": "es", "fr": "fr", "pt": "pt-BR", "zh": "zh-Hans"}
-
-# Placeholders: {client}, {host}, {account}. French puts a no-break space before "?" and ":".
-CATALOG: Mapping[str, Mapping[str, str]] = {
-    "en": {
-        "login.title": "Sign in",
-        "login.heading": "Sign in",
-        "login.intro": "{client} ({host}) wants to access your account. Sign in to continue.",
-        "login.username": "Username",
-        "login.password": "Password",
-        "login.submit": "Sign in",
-        "bad_credentials": "The username or password is incorrect.",
-        "csrf": "This form has expired. Please try again.",
-        "locked": "Too many sign-in attempts. Please wait a few minutes and try again.",
-        "consent.title": "Allow access?",
-        "consent.heading": "Allow access to your account?",
-        "consent.intro": "{client} ({host}) wants to access your account {account}.",
-        "consent.scopes": "It will be able to:",
-        "consent.no_scopes": "It only wants to know which account is yours (basic account identity).",
-        "consent.signed_in_as": "Signed in as {account}",
-        "consent.approve": "Allow",
-        "consent.deny": "Deny",
-        "error.title": "This sign-in request cannot continue",
-        "error.heading": "This sign-in request cannot continue",
-        "error.retry": "You can close this window and try again from the app.",
-    },
-    "es": {
-        "login.title": "Iniciar sesión",
-        "login.heading": "Iniciar sesión",
-        "login.intro": "{client} ({host}) quiere acceder a tu cuenta. Inicia sesión para continuar.",
-        "login.username": "Nombre de usuario",
-        "login.password": "Contraseña",
-        "login.submit": "Iniciar sesión",
-        "bad_credentials": "El nombre de usuario o la contraseña no son correctos.",
-        "csrf": "El formulario ha caducado. Vuelve a intentarlo.",
-        "locked": "Demasiados intentos de inicio de sesión. Espera unos minutos y vuelve a intentarlo.",
-        "consent.title": "¿Permitir el acceso?",
-        "consent.heading": "¿Permitir el acceso a tu cuenta?",
-        "consent.intro": "{client} ({host}) quiere acceder a tu cuenta {account}.",
-        "consent.scopes": "Podrá:",
-        "consent.no_scopes": "Solo quiere saber cuál es tu cuenta (identidad básica de la cuenta).",
-        "consent.signed_in_as": "Sesión iniciada como {account}",
-        "consent.approve": "Permitir",
-        "consent.deny": "Denegar",
-        "error.title": "No se puede continuar con esta solicitud de inicio de sesión",
-        "error.heading": "No se puede continuar con esta solicitud de inicio de sesión",
-        "error.retry": "Puedes cerrar esta ventana y volver a intentarlo desde la aplicación.",
-    },
-    "fr": {
-        "login.title": "Connexion",
-        "login.heading": "Connexion",
-        "login.intro": "{client} ({host}) souhaite accéder à votre compte. Connectez-vous pour continuer.",
-        "login.username": "Nom d’utilisateur",
-        "login.password": "Mot de passe",
-        "login.submit": "Se connecter",
-        "bad_credentials": "Nom d’utilisateur ou mot de passe incorrect.",
-        "csrf": "Le formulaire a expiré. Veuillez réessayer.",
-        "locked": "Trop de tentatives de connexion. Patientez quelques minutes, puis réessayez.",
-        "consent.title": "Autoriser l’accès\u00a0?",
-        "consent.heading": "Autoriser l’accès à votre compte\u00a0?",
-        "consent.intro": "{client} ({host}) souhaite accéder à votre compte {account}.",
-        "consent.scopes": "Cette application pourra\u00a0:",
-        "consent.no_scopes": "Elle souhaite uniquement savoir quel compte est le vôtre (identité de base du compte).",
-        "consent.signed_in_as": "Connecté en tant que {account}",
-        "consent.approve": "Autoriser",
-        "consent.deny": "Refuser",
-        "error.title": "Cette demande de connexion ne peut pas aboutir",
-        "error.heading": "Cette demande de connexion ne peut pas aboutir",
-        "error.retry": "Vous pouvez fermer cette fenêtre et réessayer depuis l’application.",
-    },
-    "pt": {
-        "login.title": "Entrar",
-        "login.heading": "Entrar",
-        "login.intro": "{client} ({host}) quer acessar sua conta. Entre para continuar.",
-        "login.username": "Nome de usuário",
-        "login.password": "Senha",
-        "login.submit": "Entrar",
-        "bad_credentials": "Nome de usuário ou senha incorretos.",
-        "csrf": "O formulário expirou. Tente novamente.",
-        "locked": "Muitas tentativas de login. Aguarde alguns minutos e tente novamente.",
-        "consent.title": "Permitir acesso?",
-        "consent.heading": "Permitir acesso à sua conta?",
-        "consent.intro": "{client} ({host}) quer acessar sua conta {account}.",
-        "consent.scopes": "O aplicativo poderá:",
-        "consent.no_scopes": "Ele só quer saber qual é a sua conta (identidade básica da conta).",
-        "consent.signed_in_as": "Conectado como {account}",
-        "consent.approve": "Permitir",
-        "consent.deny": "Negar",
-        "error.title": "Não é possível continuar esta solicitação de login",
-        "error.heading": "Não é possível continuar esta solicitação de login",
-        "error.retry": "Você pode fechar esta janela e tentar novamente pelo aplicativo.",
-    },
-    "zh": {
-        "login.title": "登录",
-        "login.heading": "登录",
-        "login.intro": "{client}（{host}）想要访问您的账户。请登录以继续。",
-        "login.username": "用户名",
-        "login.password": "密码",
-        "login.submit": "登录",
-        "bad_credentials": "用户名或密码不正确。",
-        "csrf": "表单已过期，请重试。",
-        "locked": "登录尝试次数过多，请等待几分钟后再试。",
-        "consent.title": "允许访问？",
-        "consent.heading": "允许访问您的账户？",
-        "consent.intro": "{client}（{host}）想要访问您的账户 {account}。",
-        "consent.scopes": "它将能够：",
-        "consent.no_scopes": "它只想知道哪个账户是您的（基本账户身份）。",
-        "consent.signed_in_as": "当前登录账户：{account}",
-        "consent.approve": "允许",
-        "consent.deny": "拒绝",
-        "error.title": "此登录请求无法继续",
-        "error.heading": "此登录请求无法继续",
-        "error.retry": "您可以关闭此窗口，然后在应用中重试。",
-    },
-}
 
 _CSS = """\
 :root{color-scheme:light dark;--bg:#f3f4f6;--card:#fff;--fg:#16181d;--muted:#4b5260;--border:#6b7280;\
@@ -197,6 +85,12 @@ padding:0 .25rem;border-radius:4px;overflow-wrap:anywhere}
 button{flex:1 1 8rem;min-height:2.75rem;padding:.5rem 1rem;font:inherit;font-weight:600;color:var(--fg);\
 background:transparent;border:2px solid var(--border);border-radius:8px;cursor:pointer}
 button.primary{color:var(--on-accent);background:var(--accent);border-color:var(--accent)}
+a.provider{display:flex;align-items:center;justify-content:center;min-height:2.75rem;margin:0 0 .75rem;\
+padding:.5rem 1rem;font-weight:600;color:var(--fg);text-decoration:none;border:2px solid var(--border);\
+border-radius:8px}
+.or{text-align:center;color:var(--muted);margin:1rem 0}
+.grant{border-top:1px solid var(--line);padding-top:1rem;margin-top:1rem}
+.grant h2{font-size:1.125rem;margin:0 0 .25rem}
 :focus-visible,input:focus{outline:3px solid var(--focus);outline-offset:2px}
 """
 
@@ -300,7 +194,7 @@ def _hidden_inputs(hidden: Mapping[str, str], csrf_token: str) -> str:
     return "".join(f'<input type="hidden" name="{_e(name)}" value="{_e(value)}">\n' for name, value in fields)
 
 
-def _client(client_name: str, client_host: str) -> dict[str, str]:
+def _client(client_name: str | None, client_host: str) -> dict[str, str]:
     # <bdi>: an untrusted name cannot reorder the sentence around it with bidi controls.
     return {"client": f"<strong><bdi>{_e(client_name)}</bdi></strong>", "host": f"<bdi>{_e(client_host)}</bdi>"}
 
@@ -308,22 +202,29 @@ def _client(client_name: str, client_host: str) -> dict[str, str]:
 def login_page(
     *,
     locale: str,
-    client_name: str,
+    client_name: str | None,
     client_host: str,
     action: str,
     hidden: Mapping[str, str],
     csrf_token: str,
     error: str | None = None,
     username: str = "",
+    providers: Sequence[tuple[str, str]] = (),
+    password: bool = True,
 ) -> str:
-    """The sign-in form. ``error`` is already localized (``text(locale, LOGIN_ERRORS[code])``)."""
+    """The sign-in page: a link per upstream provider (name, URL of its start) and the password form (unless
+    ``password`` is false). ``client_name`` None: the account page's sign-in. ``error`` is already localized."""
     locale = _normalize(locale)
     invalid = ' aria-invalid="true" aria-describedby="login-error"' if error else ""
     alert = f'<p id="login-error" class="error" role="alert">{_e(error)}</p>\n' if error else ""
-    body = (
-        f"<h1>{_e(text(locale, 'login.heading'))}</h1>\n"
-        f'<p class="muted">{_markup(locale, "login.intro", **_client(client_name, client_host))}</p>\n'
-        f"{alert}"
+    intro = (_markup(locale, "login.intro", **_client(client_name, client_host)) if client_name is not None
+             else _e(text(locale, "login.intro_account")))
+    # Links, not forms: a form's redirect to the provider would need its origin in form-action (see the module
+    # docstring); starting a sign-in is no more than opening /authorize is.
+    links = "".join(f'<a class="provider" href="{_e(url)}">{_e(text(locale, "login.continue_with", provider=name))}'
+                    "</a>\n" for name, url in providers)
+    separator = f'<p class="or">{_e(text(locale, "login.or"))}</p>\n' if links and password else ""
+    form = (
         f'<form method="post" action="{_e(action)}">\n'
         f"{_hidden_inputs(hidden, csrf_token)}"
         '<div class="field">\n'
@@ -339,7 +240,9 @@ def login_page(
         f'<button type="submit" class="primary">{_e(text(locale, "login.submit"))}</button>\n'
         "</div>\n"
         "</form>\n"
-    )
+    ) if password else ""
+    body = (f"<h1>{_e(text(locale, 'login.heading'))}</h1>\n"
+            f'<p class="muted">{intro}</p>\n{alert}{links}{separator}{form}')
     return _page(locale, text(locale, "login.title"), body)
 
 
@@ -396,3 +299,40 @@ def error_page(*, locale: str, message: str, message_lang: str | None = None) ->
         f'<p class="muted">{_e(text(locale, "error.retry"))}</p>\n'
     )
     return _page(locale, text(locale, "error.title"), body)
+
+
+def account_page(*, locale: str, account_name: str, grants: Sequence[Mapping[str, object]], csrf_token: str,
+                 notice: str | None = None) -> str:
+    """The connected apps: each grant (``id``, ``client``, ``host``, ``scopes`` as (name, description),
+    ``linked`` and ``last_used`` as dates or None) with its Disconnect button, and sign-out."""
+    locale = _normalize(locale)
+    account = f"<bdi>{_e(account_name)}</bdi>"
+    status = f'<p class="message" role="status">{_e(notice)}</p>\n' if notice else ""
+    items = []
+    for grant in grants:
+        scopes = grant["scopes"]
+        can = "".join(f'<li class="scope">{_e(description)} <small><code>{_e(name)}</code></small></li>\n'
+                      for name, description in scopes) if isinstance(scopes, list | tuple) else ""
+        used = (text(locale, "account.last_used", date=grant["last_used"]) if grant.get("last_used")
+                else text(locale, "account.never_used"))
+        linked = text(locale, "account.linked", date=grant["linked"])
+        items.append(
+            '<section class="grant">\n'
+            f'<h2><bdi>{_e(grant["client"])}</bdi></h2>\n'
+            f'<p class="muted"><bdi>{_e(grant["host"])}</bdi> · {_e(linked)} · {_e(used)}</p>\n'
+            + (f'<p>{_e(text(locale, "account.can"))}</p>\n<ul>\n{can}</ul>\n' if can else "")
+            + '<form method="post" action="/account/disconnect">\n'
+            f"{_hidden_inputs({'grant': str(grant['id'])}, csrf_token)}"
+            f'<div class="actions"><button type="submit">{_e(text(locale, "account.disconnect"))}</button></div>\n'
+            "</form>\n</section>\n")
+    listed = "".join(items) or f"<p>{_e(text(locale, 'account.none'))}</p>\n"
+    body = (
+        f"<h1>{_e(text(locale, 'account.heading'))}</h1>\n"
+        f'<p class="muted">{_markup(locale, "consent.signed_in_as", account=account)}</p>\n'
+        f"{status}{listed}"
+        '<form method="post" action="/account/sign-out">\n'
+        f"{_hidden_inputs({}, csrf_token)}"
+        f'<div class="actions"><button type="submit">{_e(text(locale, "account.sign_out"))}</button></div>\n'
+        "</form>\n"
+    )
+    return _page(locale, text(locale, "account.title"), body)

@@ -5,10 +5,13 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from sqlalchemy import and_, delete, or_
+from sqlalchemy import and_, delete, or_, update
 
 from app.authserver.models import Account, AuthorizationCode, ClientAssertion, OAuthGrant, RefreshToken
 from app.db.upsert import insert_if_absent
+
+# A grant's last use is kept to this resolution: at most one write per grant per period, never one per call.
+LAST_USED_RESOLUTION = 3600
 
 
 def replaced(expires_at: int) -> bool:
@@ -44,11 +47,23 @@ class GrantRepository:
             self.session.flush()
 
     def grant_active(self, grant_id: str, account_id: str) -> bool:
+        return self.grant_in_use(grant_id, account_id, int(time.time()))[0]
+
+    def grant_in_use(self, grant_id: str, account_id: str, now: int) -> tuple[bool, bool]:
+        """(the grant opens tools for the account, its last use is older than ``LAST_USED_RESOLUTION``)."""
         grant = self.grant(grant_id)
         if grant is None or grant.revoked_at is not None or grant.account_id != account_id:
-            return False
+            return False, False
         account = self.session.get(Account, account_id)
-        return account is not None and account.disabled_at is None
+        active = account is not None and account.disabled_at is None
+        return active, active and (grant.last_used_at is None or grant.last_used_at <= now - LAST_USED_RESOLUTION)
+
+    def mark_used(self, grant_id: str, now: int) -> None:
+        # The condition makes concurrent calls of one worker, or of every replica, write once per period.
+        self.session.execute(update(OAuthGrant).where(
+            OAuthGrant.id == grant_id, or_(OAuthGrant.last_used_at.is_(None),
+                                           OAuthGrant.last_used_at <= now - LAST_USED_RESOLUTION)
+        ).values(last_used_at=now))
 
     def first_use_of_jti(self, jti_hash: str, expires_at: int) -> bool:
         """Record the assertion id; False if it was already there (atomic on both databases)."""

@@ -23,6 +23,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 
 from app.authserver import pages
+from app.authserver.account import AccountPages
 from app.authserver.clients import (
     AUTH_METHODS,
     CimdResolver,
@@ -34,6 +35,7 @@ from app.authserver.clients import (
     registration_response,
     validate_metadata,
 )
+from app.authserver.federation import UpstreamSignIn
 from app.authserver.forms import (
     CORS,
     MAX_FORM_BYTES,
@@ -50,6 +52,7 @@ from app.authserver.forms import (
 from app.authserver.protocol import ASSERTION_ALGORITHMS, SECRET_AUTH, FormRequest, ServerConfig
 from app.authserver.server import OAuthServer
 from app.authserver.signin import SignInLimits, SignInPages
+from app.authserver.upstream import UpstreamProvider
 from app.db import Database, DatabaseNotMigrated, DatabaseUnavailable
 from app.limits import Check, Limits, OverLimit, Rate, address_key
 from app.observability.metrics import Metrics
@@ -71,11 +74,12 @@ class RegistrationLimits:
     total: Rate
 
 
-class AuthorizationServerRoutes(SignInPages):
+class AuthorizationServerRoutes(SignInPages, UpstreamSignIn, AccountPages):
     def __init__(self, *, config: ServerConfig, db: Database, cimd: CimdResolver, client_keys: ClientKeys,
                  signer: Signer, limits: Limits, sign_in: SignInLimits, registration: RegistrationLimits,
                  secure_cookies: bool, jwks: dict[str, Any], metrics: Metrics | None = None,
-                 registration_open: bool = True) -> None:
+                 registration_open: bool = True, upstream: dict[str, UpstreamProvider] | None = None,
+                 password_login: bool = True) -> None:
         self.config = config
         self.metrics = metrics
         self.db = db
@@ -89,6 +93,8 @@ class AuthorizationServerRoutes(SignInPages):
         self.secure_cookies = secure_cookies
         self.jwks = jwks
         self.registration_open = registration_open
+        self.upstream = upstream or {}
+        self.password_login = password_login
 
     def routes(self) -> list[BaseRoute]:
         return [
@@ -101,6 +107,8 @@ class AuthorizationServerRoutes(SignInPages):
             Route("/introspect", self.guarded(self.introspect), methods=["POST", "OPTIONS"]),
             *([Route("/register", self.guarded(self.register), methods=["POST", "OPTIONS"])]
               if self.registration_open else []),
+            *self.upstream_routes(),
+            *self.account_routes(),
         ]
 
     # --- documents -----------------------------------------------------------------------------------

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar
 
-from pydantic import Field, field_validator
-from pydantic_settings import NoDecode
+from pydantic import Field, field_validator, model_validator
+from pydantic_settings import BaseSettings, NoDecode, PydanticBaseSettingsSource
 
+from app.authserver.upstream_config import SECRET_VARIABLE, OidcProvider, parse_providers, with_secrets
 from app.limits.checks import parse_rate
 from app.settings import SettingsPart, comma_list
 
@@ -32,10 +33,60 @@ class AuthServerSettings(SettingsPart):
     limit_login_per_account: str = "10/10 minutes"
     limit_registrations_per_address: str = "60/hour"
     limit_registrations_total: str = "1000/hour"
+    # Upstream OpenID Connect providers the login page offers ("Continue with <name>"): a JSON list
+    # (app/authserver/upstream_config.py, docs/oauth.md). A secret may come from APP_OIDC_<ID>_CLIENT_SECRET.
+    oidc_providers: Annotated[tuple[OidcProvider, ...], NoDecode] = ()
+    # false: the login page has no password form (accounts sign in through the providers only).
+    password_login: bool = True
+    # APP_OIDC_<ID>_CLIENT_SECRET variables found (environment over .env), by the source below: not a setting.
+    oidc_client_secrets: dict[str, str] = Field(default_factory=dict, repr=False, exclude=True)
 
     renamed: ClassVar[dict[str, str]] = {
         "APP_OAUTH_REGISTRATIONS_PER_HOUR": "APP_LIMIT_REGISTRATIONS_PER_ADDRESS (a rate, e.g. 20/hour)"}
-    secrets: ClassVar[tuple[str, ...]] = ("oauth_signing_keys", "demo_password")
+    secrets: ClassVar[tuple[str, ...]] = ("oauth_signing_keys", "demo_password", "oidc_providers",
+                                          "oidc_client_secrets")
+
+    @classmethod
+    def settings_customise_sources(cls, settings_cls: type[BaseSettings], init_settings: PydanticBaseSettingsSource,
+                                   env_settings: PydanticBaseSettingsSource,
+                                   dotenv_settings: PydanticBaseSettingsSource,
+                                   file_secret_settings: PydanticBaseSettingsSource,
+                                   ) -> tuple[PydanticBaseSettingsSource, ...]:
+        return (init_settings, _ProviderSecrets(settings_cls, env_settings, dotenv_settings), env_settings,
+                dotenv_settings, file_secret_settings)
+
+    @field_validator("oidc_providers", mode="before")
+    @classmethod
+    def _providers(cls, value: object) -> object:
+        return parse_providers(value)
+
+    @model_validator(mode="after")
+    def _sign_in_possible(self) -> AuthServerSettings:
+        if not self.password_login and not self.oidc_providers:
+            raise ValueError("APP_PASSWORD_LOGIN=false needs APP_OIDC_PROVIDERS: nobody could sign in")
+        object.__setattr__(self, "oidc_providers", with_secrets(self.oidc_providers, self.oidc_client_secrets))
+        return self
+
+
+class _ProviderSecrets(PydanticBaseSettingsSource):
+    """The providers' secrets named apart (``APP_OIDC_<ID>_CLIENT_SECRET``, a name per provider, which no field
+    can declare), read from what the environment and ``.env`` sources loaded: the environment wins."""
+
+    def __init__(self, settings_cls: type[BaseSettings], env: PydanticBaseSettingsSource,
+                 dotenv: PydanticBaseSettingsSource) -> None:
+        super().__init__(settings_cls)
+        self.sources = (dotenv, env)
+
+    def get_field_value(self, field: object, field_name: str) -> tuple[object, str, bool]:
+        return None, field_name, False
+
+    def __call__(self) -> dict[str, object]:
+        found: dict[str, str] = {}
+        for source in self.sources:
+            for name, value in (getattr(source, "env_vars", None) or {}).items():
+                if SECRET_VARIABLE.fullmatch(name.upper()) and value:
+                    found[name.upper()] = value
+        return {"oidc_client_secrets": found}
 
     @field_validator("oauth_cimd_hosts", mode="before")
     @classmethod

@@ -53,6 +53,20 @@ UNAVAILABLE = "The sign-in service is unavailable; please retry shortly."
 
 
 @dataclass(frozen=True)
+class PasswordCheck:
+    """How a password sign-in went: ``account`` (id, display name) opened, else ``error`` (``locked``, with
+    ``retry_after``, or ``bad_credentials``), or ``response``, the request's own refusal; ``checked`` is what the
+    ``before`` step returned."""
+
+    account: tuple[str, str] | None = None
+    error: str | None = None
+    retry_after: int | None = None
+    response: Response | None = None
+    checked: Any = None
+    device: str | None = None
+
+
+@dataclass(frozen=True)
 class SignInLimits:
     """Password checks a sign-in may cost, reserved BEFORE the hash is computed and given back when it succeeds.
 
@@ -78,6 +92,8 @@ class SignInPages:
     sign_in: SignInLimits
     password_checks: anyio.CapacityLimiter
     secure_cookies: bool
+    password_login: bool
+    providers: Callable[[str], list[tuple[str, str]]]
     run: Callable[..., Awaitable[Any]]
     form_request: Callable[..., FormRequest]
     to_response: Callable[[tuple[int, Any, dict[str, str]]], Response]
@@ -180,7 +196,8 @@ class SignInPages:
         body = pages.login_page(
             locale=locale, client_name=client.display_name, client_host=client.display_host, action="/authorize",
             hidden={"oauth_request": urlencode(query)}, csrf_token=self.signer.csrf_token(cookie),
-            error=pages.text(locale, error) if error else None, username=username)
+            error=pages.text(locale, error) if error else None, username=username,
+            providers=self.providers(urlencode({"oauth_request": urlencode(query)})), password=self.password_login)
         return self.page(body, cookie, redirect_uri, status)
 
     def csrf_ok(self, request: Request, form: dict[str, str]) -> bool:
@@ -204,37 +221,33 @@ class SignInPages:
                 Check("signin.name", self.sign_in.per_name, f"{address}|{name}", "this address and account"),
                 Check("signin.account", self.sign_in.per_account, account, "this account")]
 
-    async def login(self, request: Request, form: dict[str, str]) -> Response:
-        query = parse_form(form.get("oauth_request", ""))
-        username = form.get("username", "")[:64]
-        if not self.csrf_ok(request, form):
-            self.count_sign_in("csrf_failed")
-            return await self.show_login(request, query, error="csrf", username=username, status=403)
+    async def check_password(self, request: Request, username: str, password: str,
+                             before: Callable[[], Awaitable[Any]] | None = None) -> PasswordCheck:
+        """The account ``username``/``password`` open, counted against the sign-in limits: checks reserved
+        BEFORE the hash is computed (N concurrent guesses cost at most the limit in hashes) and given back when
+        no password was judged or it matched. ``before`` runs inside the reservation (the request's own checks):
+        a Response from it ends the attempt."""
         login_name = normalise_username(username)
         device = self.device(request, login_name)
         try:
-            # Reserved before the hash, atomically: N concurrent guesses cost at most the limit in hashes.
             reservation = await self.limits.acquire(self.sign_in_checks(request, login_name, device), strict=True)
         except OverLimit as over:
             self.count_sign_in("locked")
-            locked = await self.show_login(request, query, error="locked", username=username, status=429)
-            locked.headers["retry-after"] = str(over.retry_after)
-            return locked
+            return PasswordCheck(error="locked", retry_after=over.retry_after)
         except LimitsUnavailable:
             self.count_sign_in("unavailable")
             raise
         try:
-            validated = await self.validate(request, query)
-            if isinstance(validated, Response):
+            checked = await before() if before is not None else None
+            if isinstance(checked, Response):
                 await reservation.release()  # no password was judged
                 self.count_sign_in("invalid_request")
-                return validated
-            client, scope, redirect_uri = validated
-            password = form.get("password", "")[:1024]
+                return PasswordCheck(response=checked)
             candidate = await self.db.read(lambda uow: _credentials(uow.repository(AccountRepository).by_username(
                 username)))
             # scrypt (32 MiB, tens of ms) outside the database session, a few at a time.
-            account = await anyio.to_thread.run_sync(_verified, candidate, password, limiter=self.password_checks)
+            account = await anyio.to_thread.run_sync(_verified, candidate, password[:1024],
+                                                     limiter=self.password_checks)
         except Exception:
             self.count_sign_in("error")
             await reservation.release()  # no password was judged
@@ -243,31 +256,59 @@ class SignInPages:
             await reservation.release()
             raise
         if account is None:
-            log.info("oauth.login_failed", client_id=client.client_id)  # the reservation stays: a failure counted
-            self.count_sign_in("bad_credentials")
-            return await self.show_login(request, query, error="bad_credentials", username=username, status=401)
+            self.count_sign_in("bad_credentials")  # the reservation stays: a failure counted
+            return PasswordCheck(error="bad_credentials", checked=checked)
         await reservation.release()  # only its own: a success never resets what others counted
         self.count_sign_in("success")
+        return PasswordCheck(account=account, checked=checked, device=device)
+
+    def device_cookie(self, response: Response, username: str, device: str | None) -> None:
+        value = self.signer.sign({"p": "device", "u": _fingerprint(normalise_username(username)),
+                                  "d": device or secrets.token_urlsafe(12), "exp": int(time.time()) + DEVICE_TTL})
+        response.set_cookie(DEVICE_COOKIE, value, max_age=DEVICE_TTL, path="/authorize", httponly=True,
+                            secure=self.secure_cookies, samesite="lax")
+
+    async def login(self, request: Request, form: dict[str, str]) -> Response:
+        query = parse_form(form.get("oauth_request", ""))
+        username = form.get("username", "")[:64]
+        if not self.password_login:
+            return self.error_page(request, "Password sign-in is turned off here: use a provider's button.", 403)
+        if not self.csrf_ok(request, form):
+            self.count_sign_in("csrf_failed")
+            return await self.show_login(request, query, error="csrf", username=username, status=403)
+        outcome = await self.check_password(request, username, form.get("password", ""),
+                                            before=lambda: self.validate(request, query))
+        if outcome.response is not None:
+            return outcome.response
+        if outcome.error == "locked":
+            locked = await self.show_login(request, query, error="locked", username=username, status=429)
+            locked.headers["retry-after"] = str(outcome.retry_after)
+            return locked
+        client, scope, redirect_uri = outcome.checked
+        if outcome.account is None:
+            log.info("oauth.login_failed", client_id=client.client_id)
+            return await self.show_login(request, query, error="bad_credentials", username=username, status=401)
+        cookie, _ = self.csrf(request)
+        response = self.consent_step(request, form.get("oauth_request", ""), query, validated=outcome.checked,
+                                     account=outcome.account, cookie=cookie)
+        self.device_cookie(response, username, outcome.device)
+        return response
+
+    def consent_step(self, request: Request, request_text: str, query: list[tuple[str, str]], *,
+                     validated: tuple[Client, str, str], account: tuple[str, str], cookie: str) -> Response:
+        """The consent page for a signed-in ``account`` (id, display name), however it signed in."""
+        client, scope, redirect_uri = validated
         account_id, account_name = account
         locale = self.locale(request, query)
-        request_text = form.get("oauth_request", "")
-        expires = int(time.time()) + TICKET_TTL
-        cookie, _ = self.csrf(request)
         # Purpose-bound, and bound to this request and this browser's CSRF cookie.
         ticket = self.signer.sign({"p": "consent", "a": account_id, "r": _fingerprint(request_text),
-                                   "c": _fingerprint(cookie), "exp": expires})
+                                   "c": _fingerprint(cookie), "exp": int(time.time()) + TICKET_TTL})
         scopes = [(name, s.describe(locale)) for name in scope.split() if (s := self.config.catalog.get(name))]
         body = pages.consent_page(
             locale=locale, client_name=client.display_name, client_host=client.display_host,
             account_name=account_name, scopes=scopes, action="/authorize/consent",
             hidden={"oauth_request": request_text, "login_ticket": ticket}, csrf_token=self.signer.csrf_token(cookie))
-        response = self.page(body, cookie, redirect_uri)
-        device_cookie = self.signer.sign({"p": "device", "u": _fingerprint(login_name),
-                                          "d": device or secrets.token_urlsafe(12),
-                                          "exp": int(time.time()) + DEVICE_TTL})
-        response.set_cookie(DEVICE_COOKIE, device_cookie, max_age=DEVICE_TTL, path="/authorize", httponly=True,
-                            secure=self.secure_cookies, samesite="lax")
-        return response
+        return self.page(body, cookie, redirect_uri)
 
     async def decide(self, request: Request, form: dict[str, str]) -> Response:
         request_text = form.get("oauth_request", "")
@@ -297,7 +338,8 @@ class SignInPages:
 
 
 def _credentials(account: Any) -> tuple[str, str, str, bool] | None:
-    if account is None:
+    # An account without a password (it signs in through its provider) is opened by none.
+    if account is None or account.password_hash is None:
         return None
     return account.id, account.display_name, account.password_hash, account.disabled_at is None
 

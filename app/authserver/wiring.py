@@ -7,6 +7,9 @@ imports ``app.authserver`` (a fork that brings its own IdP deletes the folder).
 
 from __future__ import annotations
 
+import time
+
+import structlog
 from mcp.server.auth.provider import TokenVerifier
 from starlette.routing import BaseRoute
 
@@ -21,7 +24,8 @@ from app.authserver.routes import AuthorizationServerRoutes, RegistrationLimits
 from app.authserver.settings import AuthServerSettings
 from app.authserver.signin import SignInLimits
 from app.authserver.tokens import BuiltinTokenVerifier
-from app.db import Database, UnitOfWork
+from app.authserver.upstream import UpstreamProvider
+from app.db import Database, DatabaseUnavailable, UnitOfWork
 from app.limits import Limits, parse_rate
 from app.net.guard import OutboundGuard
 from app.observability.metrics import Metrics
@@ -29,6 +33,7 @@ from app.secret import GENERATED, load_secret
 from app.settings import Settings
 
 MODELS = "app.authserver.models"
+log = structlog.get_logger(__name__)
 
 
 class BuiltinAuthorizationServer:
@@ -85,10 +90,20 @@ class BuiltinAuthorizationServer:
             registration=RegistrationLimits(per_address=parse_rate(own.limit_registrations_per_address),
                                             total=parse_rate(own.limit_registrations_total)),
             secure_cookies=settings.base_url.startswith("https://"), jwks=keys.public_jwks, metrics=metrics,
-            registration_open=own.oauth_dcr)
+            registration_open=own.oauth_dcr, password_login=own.password_login,
+            upstream={p.id: UpstreamProvider(p, guard, f"{settings.base_url}/login/{p.id}/callback")
+                      for p in own.oidc_providers})
 
         async def grant_active(grant_id: str, subject: str) -> bool:
-            return await db.read(lambda uow: uow.repository(GrantRepository).grant_active(grant_id, subject))
+            now = int(time.time())
+            active, stale = await db.read(lambda uow: uow.repository(GrantRepository).grant_in_use(
+                grant_id, subject, now))
+            if stale:  # the /account page's "last used", to the hour
+                try:
+                    await db.write(lambda uow: uow.repository(GrantRepository).mark_used(grant_id, now))
+                except DatabaseUnavailable:
+                    log.warning("oauth.last_used_not_recorded", grant=grant_id)  # the call itself goes on
+            return active
 
         verifier = BuiltinTokenVerifier(keys, issuer=settings.base_url, audience=resource, catalog=catalog,
                                         grant_active=grant_active)

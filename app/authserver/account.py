@@ -1,0 +1,190 @@
+"""``/account``: the signed-in person's connected apps (the grants of their account), each with Disconnect,
+and sign-out.
+
+Signing in here is the login page's (a provider's link, or the password form under the same limits); what it
+leaves is a signed session cookie scoped to ``/account`` for ``SESSION_TTL``, checked against the account on
+every request (a disabled account's session ends). Every form carries this page's own CSRF token.
+Disconnect revokes the grant: its access tokens are refused at once (the verifier reads the grant per call) and
+its refresh tokens with them.
+"""
+
+from __future__ import annotations
+
+import hmac
+import secrets
+import time
+from collections.abc import Awaitable, Callable
+from datetime import UTC, datetime
+from typing import Any
+from urllib.parse import urlsplit
+
+import structlog
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, RedirectResponse, Response
+from starlette.routing import BaseRoute, Route
+
+from app.authserver import pages
+from app.authserver.accounts import AccountRepository, SignedIn
+from app.authserver.clients import Client
+from app.authserver.forms import NO_STORE, Signer, parse_form, read_body
+from app.authserver.protocol import ServerConfig
+from app.db import Database
+
+log = structlog.get_logger(__name__)
+SESSION_COOKIE = "account_session"
+ACCOUNT_CSRF = "account_csrf"
+SESSION_TTL = 3600
+NOTICES = {"disconnected": "account.disconnected", "signed_out": "account.signed_out"}
+
+
+class AccountPages:
+    """The routes, for ``AuthorizationServerRoutes`` (which holds what they use)."""
+
+    config: ServerConfig
+    db: Database
+    signer: Signer
+    secure_cookies: bool
+    password_login: bool
+    locale: Callable[..., str]
+    error_page: Callable[..., Response]
+    browser_step: Callable[[Request, Callable[[], Awaitable[Response]]], Awaitable[Response]]
+    providers: Callable[[str], list[tuple[str, str]]]
+    check_password: Callable[..., Awaitable[Any]]
+    device_cookie: Callable[[Response, str, str | None], None]
+
+    def account_routes(self) -> list[BaseRoute]:
+        def page(handler: Callable[[Request], Awaitable[Response]]) -> Callable[[Request], Awaitable[Response]]:
+            async def endpoint(request: Request) -> Response:
+                return await self.browser_step(request, lambda: handler(request))
+            return endpoint
+
+        return [Route("/account", page(self.account), methods=["GET"]),
+                Route("/account/login", page(self.account_login), methods=["POST"]),
+                Route("/account/disconnect", page(self.disconnect), methods=["POST"]),
+                Route("/account/sign-out", page(self.sign_out), methods=["POST"])]
+
+    # --- cookies -----------------------------------------------------------------------------------
+    def account_csrf(self, request: Request) -> str:
+        cookie = request.cookies.get(ACCOUNT_CSRF)
+        return cookie if cookie and len(cookie) <= 100 else secrets.token_urlsafe(24)
+
+    def account_csrf_ok(self, request: Request, form: dict[str, str]) -> bool:
+        cookie = request.cookies.get(ACCOUNT_CSRF)
+        return bool(cookie) and len(cookie or "") <= 100 and hmac.compare_digest(
+            form.get("csrf_token", "").encode(), self.signer.csrf_token(cookie or "").encode())
+
+    def session_account(self, request: Request) -> str | None:
+        payload = self.signer.unsign(request.cookies.get(SESSION_COOKIE, "")[:1024])
+        if payload and payload.get("p") == "session" and isinstance(payload.get("a"), str):
+            return payload["a"]
+        return None
+
+    def html(self, body: str, csrf: str, status: int = 200) -> Response:
+        response = HTMLResponse(body, status_code=status, headers={
+            "content-security-policy": pages.PAGE_CSP, "x-frame-options": "DENY", "referrer-policy": "no-referrer",
+            **NO_STORE})
+        response.set_cookie(ACCOUNT_CSRF, csrf, max_age=SESSION_TTL, path="/account", httponly=True,
+                            secure=self.secure_cookies, samesite="lax")
+        return response
+
+    def start_session(self, request: Request, signed: SignedIn) -> Response:
+        response = RedirectResponse("/account", status_code=303, headers=NO_STORE)
+        value = self.signer.sign({"p": "session", "a": signed.account_id, "exp": int(time.time()) + SESSION_TTL})
+        response.set_cookie(SESSION_COOKIE, value, max_age=SESSION_TTL, path="/account", httponly=True,
+                            secure=self.secure_cookies, samesite="lax")
+        return response
+
+    def end_session(self, response: Response) -> Response:
+        response.delete_cookie(SESSION_COOKIE, path="/account", httponly=True, secure=self.secure_cookies,
+                               samesite="lax")
+        return response
+
+    # --- pages -------------------------------------------------------------------------------------
+    def login_form(self, request: Request, *, error: str | None = None, username: str = "", status: int = 200
+              ) -> Response:
+        locale = self.locale(request)
+        csrf = self.account_csrf(request)
+        notice = NOTICES.get(request.query_params.get("done", ""))
+        message = pages.text(locale, error) if error else pages.text(locale, notice) if notice else None
+        body = pages.login_page(locale=locale, client_name=None, client_host="", action="/account/login",
+                                hidden={}, csrf_token=self.signer.csrf_token(csrf), error=message,
+                                username=username, providers=self.providers("next=account"),
+                                password=self.password_login)
+        return self.html(body, csrf, status)
+
+    async def account(self, request: Request) -> Response:
+        account_id = self.session_account(request)
+        if account_id is None:
+            return self.login_form(request)
+        view = await self.db.read(lambda uow: _view(uow, account_id))
+        if view is None:  # gone, or disabled since: the session ends with it
+            return self.end_session(self.login_form(request, error="account.disabled", status=403))
+        name, grants = view
+        locale = self.locale(request)
+        rows = [{"id": grant_id, "client": client.display_name if client else urlsplit(client_id).hostname or
+                 client_id, "host": client.display_host if client else urlsplit(client_id).hostname or "",
+                 "scopes": [(s, entry.describe(locale)) for s in scope.split()
+                            if (entry := self.config.catalog.get(s))],
+                 "linked": _date(created), "last_used": _date(used) if used else None}
+                for grant_id, client_id, client, scope, created, used in grants]
+        csrf = self.account_csrf(request)
+        notice = NOTICES.get(request.query_params.get("done", ""))
+        body = pages.account_page(locale=locale, account_name=name, grants=rows,
+                                  csrf_token=self.signer.csrf_token(csrf),
+                                  notice=pages.text(locale, notice) if notice else None)
+        return self.html(body, csrf)
+
+    async def account_login(self, request: Request) -> Response:
+        form = dict(parse_form(await read_body(request)))
+        username = form.get("username", "")[:64]
+        if not self.password_login:
+            return self.error_page(request, "Password sign-in is turned off here: use a provider's button.", 403)
+        if not self.account_csrf_ok(request, form):
+            return self.login_form(request, error="csrf", username=username, status=403)
+        outcome = await self.check_password(request, username, form.get("password", ""))
+        if outcome.error == "locked":
+            locked = self.login_form(request, error="locked", username=username, status=429)
+            locked.headers["retry-after"] = str(outcome.retry_after)
+            return locked
+        if outcome.account is None:
+            return self.login_form(request, error="bad_credentials", username=username, status=401)
+        account_id, name = outcome.account
+        response = self.start_session(request, SignedIn(account_id, name, True))
+        self.device_cookie(response, username, outcome.device)
+        return response
+
+    async def disconnect(self, request: Request) -> Response:
+        form = dict(parse_form(await read_body(request)))
+        account_id = self.session_account(request)
+        if account_id is None:
+            return self.login_form(request, status=401)
+        if not self.account_csrf_ok(request, form):
+            return self.error_page(request, pages.text(self.locale(request), "csrf"), 403)
+        grant_id = form.get("grant", "")[:40]
+        ended = await self.db.write(lambda uow: uow.repository(AccountRepository).revoke_grant(
+            account_id, grant_id, int(time.time())))
+        if not ended:
+            return self.error_page(request, "That app is not connected to your account (any more).", 404)
+        log.info("oauth.grant_disconnected", subject=account_id, grant=grant_id)
+        return RedirectResponse("/account?done=disconnected", status_code=303, headers=NO_STORE)
+
+    async def sign_out(self, request: Request) -> Response:
+        form = dict(parse_form(await read_body(request)))
+        if not self.account_csrf_ok(request, form):
+            return self.error_page(request, pages.text(self.locale(request), "csrf"), 403)
+        return self.end_session(RedirectResponse("/account?done=signed_out", status_code=303, headers=NO_STORE))
+
+
+def _view(uow: Any, account_id: str) -> tuple[str, list[tuple[Any, ...]]] | None:
+    accounts = uow.repository(AccountRepository)
+    account = accounts.get(account_id)
+    if account is None or account.disabled_at is not None:
+        return None
+    grants = [(g.id, g.client_id, Client.from_row(c) if c is not None else None, g.scope, g.created_at,
+               g.last_used_at) for g, c in accounts.active_grants(account_id)]
+    return account.display_name, grants
+
+
+def _date(epoch: int) -> str:
+    # UTC, to the hour's minute: the last use is only kept to the hour anyway.
+    return datetime.fromtimestamp(epoch, UTC).strftime("%Y-%m-%d %H:%M UTC")

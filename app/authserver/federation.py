@@ -1,0 +1,155 @@
+"""Sign-in through an upstream OpenID Connect provider: ``GET /login/<id>`` sends the browser there,
+``GET /login/<id>/callback`` brings it back with a code; the account of (issuer, ``sub``) then goes on to our
+own consent page (an authorization request) or to ``/account``.
+
+What the round trip must come back with (``state``, ``nonce``, the PKCE verifier, the authorization request)
+travels in a signed cookie scoped to the callback's path, so any replica can finish what another started, and
+a callback in a browser that did not start the sign-in (login CSRF) finds no cookie to match.
+"""
+
+from __future__ import annotations
+
+import hmac
+import secrets
+import time
+from collections.abc import Awaitable, Callable
+
+import structlog
+from starlette.requests import Request
+from starlette.responses import RedirectResponse, Response
+from starlette.routing import BaseRoute, Route
+
+from app.authserver import pages
+from app.authserver.accounts import SignedIn, account_for_identity
+from app.authserver.clients import Client
+from app.authserver.forms import NO_STORE, Signer, no_nul, parse_form
+from app.authserver.upstream import Flow, NotAllowed, UpstreamError, UpstreamProvider
+from app.db import Database
+
+log = structlog.get_logger(__name__)
+FLOW_COOKIE = "oidc_flow"
+FLOW_TTL = 600
+# Browsers drop a cookie over 4 KB without a word: a longer authorization request is refused up front.
+MAX_COOKIE = 3800
+PURPOSES = ("authorize", "account")
+
+
+class UpstreamSignIn:
+    """The two routes, for ``AuthorizationServerRoutes`` (which holds what they use)."""
+
+    db: Database
+    signer: Signer
+    secure_cookies: bool
+    upstream: dict[str, UpstreamProvider]
+    count_sign_in: Callable[[str], None]
+    error_page: Callable[..., Response]
+    locale: Callable[..., str]
+    validate: Callable[[Request, list[tuple[str, str]]], Awaitable[Response | tuple[Client, str, str]]]
+    consent_step: Callable[..., Response]
+    start_session: Callable[[Request, SignedIn], Response]
+
+    def upstream_routes(self) -> list[BaseRoute]:
+        if not self.upstream:
+            return []
+        return [Route("/login/{provider}", self.upstream_start, methods=["GET"]),
+                Route("/login/{provider}/callback", self.upstream_callback, methods=["GET"])]
+
+    def providers(self, query: str) -> list[tuple[str, str]]:
+        """(name, start URL) of each provider, the start carrying ``query`` (the request to come back to)."""
+        return [(p.name, f"/login/{p.id}?{query}") for p in self.upstream.values()]
+
+    def upstream_failed(self, request: Request, provider: UpstreamProvider, key: str, status: int,
+                        message: str | None = None) -> Response:
+        locale = self.locale(request)
+        return self.error_page(request, message or pages.text(locale, key, provider=provider.name), status)
+
+    async def upstream_start(self, request: Request) -> Response:
+        provider = self.upstream.get(request.path_params["provider"])
+        if provider is None:
+            return self.error_page(request, "There is no such sign-in provider here.", 404)
+        query = dict(no_nul(list(request.query_params.multi_items())))
+        if "oauth_request" in query:
+            purpose, request_text = "authorize", query["oauth_request"]
+            validated = await self.validate(request, parse_form(request_text))
+            if isinstance(validated, Response):
+                return validated
+        elif query.get("next") == "account":
+            purpose, request_text = "account", ""
+        else:
+            return self.error_page(request, "Start signing in from the sign-in page.")
+        try:
+            found = await provider.discovery()
+        except UpstreamError as exc:
+            log.warning("oauth.upstream_unavailable", provider=provider.id, reason=str(exc))
+            return self.upstream_failed(request, provider, "upstream.unavailable", 503)
+        flow = Flow(state=secrets.token_urlsafe(24), nonce=secrets.token_urlsafe(24),
+                    verifier=secrets.token_urlsafe(48))
+        cookie = self.signer.sign({"p": "upstream", "i": provider.id, "s": flow.state, "n": flow.nonce,
+                                   "v": flow.verifier, "t": purpose, "r": request_text,
+                                   "exp": int(time.time()) + FLOW_TTL})
+        if len(cookie) > MAX_COOKIE:
+            return self.error_page(request, "This authorization request is too long to sign in with a provider.")
+        response = RedirectResponse(provider.authorization_url(found, flow), status_code=303,
+                                    headers={"referrer-policy": "no-referrer", **NO_STORE})
+        response.set_cookie(FLOW_COOKIE, cookie, max_age=FLOW_TTL, path=f"/login/{provider.id}/callback",
+                            httponly=True, secure=self.secure_cookies, samesite="lax")
+        return response
+
+    async def upstream_callback(self, request: Request) -> Response:
+        provider = self.upstream.get(request.path_params["provider"])
+        if provider is None:
+            return self.error_page(request, "There is no such sign-in provider here.", 404)
+        response = await self.finish(request, provider)
+        # Single use, whatever happened: a reload cannot replay the code or the flow.
+        response.delete_cookie(FLOW_COOKIE, path=f"/login/{provider.id}/callback", httponly=True,
+                               secure=self.secure_cookies, samesite="lax")
+        return response
+
+    async def finish(self, request: Request, provider: UpstreamProvider) -> Response:
+        params = dict(no_nul(list(request.query_params.multi_items())))
+        flow_data = self.signer.unsign(request.cookies.get(FLOW_COOKIE, "")[:4096])
+        state = params.get("state", "")
+        if (flow_data is None or flow_data.get("p") != "upstream" or flow_data.get("i") != provider.id
+                or flow_data.get("t") not in PURPOSES
+                or not hmac.compare_digest(state.encode(), str(flow_data.get("s", "")).encode())):
+            self.count_sign_in("upstream_failed")
+            return self.upstream_failed(request, provider, "upstream.expired", 400)
+        flow = Flow(state=flow_data["s"], nonce=flow_data["n"], verifier=flow_data["v"])
+        if "error" in params:  # the person cancelled, or the provider refused
+            log.info("oauth.upstream_refused", provider=provider.id, error=params["error"][:64])
+            self.count_sign_in("upstream_failed")
+            return self.upstream_failed(request, provider, "upstream.failed", 400)
+        try:
+            found = await provider.discovery()
+            # RFC 9207: a provider that names itself in the response must name itself (mix-up defence).
+            if "iss" in params and params["iss"] != found.issuer:
+                raise UpstreamError("the authorization response names another issuer")
+            if not params.get("code"):
+                raise UpstreamError("the authorization response has no code")
+            tokens = await provider.redeem(found, params["code"], flow)
+            identity = await provider.identity(found, tokens, flow)
+        except NotAllowed as exc:
+            log.info("oauth.upstream_not_admitted", provider=provider.id)
+            self.count_sign_in("upstream_refused")
+            return self.upstream_failed(request, provider, "", 403, message=str(exc))
+        except UpstreamError as exc:
+            log.warning("oauth.upstream_failed", provider=provider.id, reason=str(exc))
+            self.count_sign_in("upstream_failed")
+            return self.upstream_failed(request, provider, "upstream.failed", 502)
+        signed = await self.db.write(lambda uow: account_for_identity(uow, identity))
+        if not signed.enabled:
+            self.count_sign_in("upstream_refused")
+            return self.error_page(request, pages.text(self.locale(request), "account.disabled"), 403)
+        self.count_sign_in("upstream_success")
+        log.info("oauth.upstream_sign_in", provider=provider.id, subject=signed.account_id)
+        if flow_data["t"] == "account":
+            return self.start_session(request, signed)
+        request_text = str(flow_data.get("r", ""))
+        query = parse_form(request_text)
+        validated = await self.validate(request, query)  # the client may have changed meanwhile
+        if isinstance(validated, Response):
+            return validated
+        # The consent form posts to /authorize/consent, where this browser's CSRF cookie is sent: a fresh one.
+        return self.consent_step(request, request_text, query, validated=validated,
+                                 account=(signed.account_id, signed.display_name), cookie=secrets.token_urlsafe(24))
+

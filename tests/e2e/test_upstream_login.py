@@ -1,0 +1,234 @@
+"""Sign-in through an upstream OpenID provider, end to end: npm ``oidc-provider`` (a certified implementation)
+on loopback, the server configured by ``APP_OIDC_PROVIDERS`` as a deployment is, a ChatGPT-like client (CIMD +
+private_key_jwt, and DCR) linking through it, and the ``/account`` page that lists and disconnects links."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests.e2e.linking_steps import sql
+from tests.e2e.oauth_client import (
+    CHATGPT_REDIRECT,
+    ClientSite,
+    Pkce,
+    authorize_params,
+    call_tool,
+    code_grant,
+    only_form,
+    query_of,
+    token,
+    with_assertion,
+)
+from tests.e2e.openid_peer import openid_provider, through_provider
+from tests.e2e.server import LiveServer
+from tests.serving import serving
+
+pytestmark = [pytest.mark.demo("recipes"), pytest.mark.authserver, pytest.mark.any_database]
+SECRET = "corp-client-secret-0123456789"
+PEOPLE = {
+    "ann": {"email": "ann@corp.example", "email_verified": True, "name": "Ann Upstream"},
+    "ben": {"email": "ben@corp.example", "email_verified": True, "name": "Ben Upstream"},
+    "eve": {"email": "eve@elsewhere.example", "email_verified": True, "name": "Eve Outsider"},
+}
+
+
+@dataclass
+class Federated:
+    server: LiveServer
+    site: ClientSite
+    issuer: str
+
+    @property
+    def base_url(self) -> str:
+        return self.server.base_url
+
+    @property
+    def resource(self) -> str:
+        return self.server.mcp_url
+
+
+@pytest.fixture(scope="module")
+def federated(database_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Federated]:
+    site = ClientSite()
+    log = tmp_path_factory.mktemp("upstream") / "server.log"
+    server = LiveServer(database_url, log)
+    callbacks = {name: f"{server.base_url}/login/{name}/callback" for name in ("corp", "partners")}
+    clients = [{"client_id": "mcp-app", "client_secret": SECRET, "redirect_uris": [callbacks["corp"]]},
+               {"client_id": "mcp-partners", "redirect_uris": [callbacks["partners"]],
+                "token_endpoint_auth_method": "client_secret_post", "client_secret": SECRET + "-p"}]
+    with serving(lambda base: site.app()) as site_url, openid_provider(clients, PEOPLE) as issuer:
+        site.base_url = site_url
+        providers = [
+            # The secret of this one comes from its own variable, as a deployment keeps it.
+            {"id": "corp", "name": "Corp SSO", "issuer": issuer, "client_id": "mcp-app"},
+            {"id": "partners", "name": "Partners", "issuer": issuer, "client_id": "mcp-partners",
+             "client_secret": SECRET + "-p", "email_domains": ["corp.example"]},
+        ]
+        server.extra_env = {
+            "APP_VAR_DIR": str(log.parent / "var"),
+            "APP_OAUTH_CIMD_HOSTS": "127.0.0.1,localhost",
+            "APP_OUTBOUND_ALLOWLIST": f"{site_url.removeprefix('http://')},{issuer.removeprefix('http://')}",
+            "APP_OIDC_PROVIDERS": json.dumps(providers),
+            "APP_OIDC_CORP_CLIENT_SECRET": SECRET,
+            "APP_LIMIT_REGISTRATIONS_PER_ADDRESS": "1000/hour",
+        }
+        server.start()
+        try:
+            yield Federated(server, site, issuer)
+        finally:
+            server.stop()
+
+
+def _browser(base: str) -> httpx.Client:
+    return httpx.Client(base_url=base, follow_redirects=False, timeout=20, headers={"accept-language": "en"})
+
+
+def _links(html: str) -> dict[str, str]:
+    return {name: href.replace("&amp;", "&") for href, name in
+            re.findall(r'<a class="provider" href="([^"]+)">Continue with ([^<]+)</a>', html)}
+
+
+def _link(f: Federated, client_id: str, pkce: Pkce, person: str, provider: str = "Corp SSO") -> str:
+    """Authorize -> "Continue with <provider>" -> the provider's login -> our consent -> the client's redirect."""
+    http = _browser(f.base_url)
+    page = http.get("/authorize", params=authorize_params(client_id, pkce, f.resource, scope="recipes.write",
+                                                          state="st-up"))
+    assert page.status_code == 200, page.text
+    consent_page = through_provider(http, _links(page.text)[provider], person)
+    assert consent_page.status_code == 200, consent_page.text
+    assert str(consent_page.url).startswith(f"{f.base_url}/login/")
+    consent = only_form(consent_page.text)
+    done = http.post(consent["action"], data={**consent["fields"], "decision": "approve"})
+    assert done.status_code == 302, done.text
+    callback = query_of(done.headers["location"])
+    assert callback["state"] == "st-up" and callback["iss"] == f.base_url
+    return callback["code"]
+
+
+def _cimd_link(f: Federated, person: str) -> dict:
+    pkce = Pkce.new()
+    code = _link(f, f.site.client_id, pkce, person)
+    response = token(f.base_url, with_assertion(code_grant(code, pkce, f.resource),
+                                                f.site.assertion(f"{f.base_url}/token")))
+    assert response.status_code == 200, response.text
+    return response.json()
+
+
+def _dcr_link(f: Federated, person: str, provider: str = "Corp SSO") -> dict:
+    registered = httpx.post(f"{f.base_url}/register", json={
+        "client_name": "Another MCP client", "redirect_uris": [CHATGPT_REDIRECT], "token_endpoint_auth_method": "none",
+        "scope": "recipes.write"}, timeout=15).json()
+    pkce = Pkce.new()
+    code = _link(f, registered["client_id"], pkce, person, provider)
+    response = token(f.base_url, code_grant(code, pkce, f.resource, client_id=registered["client_id"]))
+    assert response.status_code == 200, response.text
+    return response.json()
+
+
+def _profile(f: Federated, access: str) -> dict:
+    body = call_tool(f.resource, "get_account_profile", token=access).json()["result"]
+    assert body["isError"] is False, body
+    return body["structuredContent"]
+
+
+def test_chatgpt_links_through_an_upstream_provider_and_the_account_follows_the_upstream_subject(
+        federated: Federated):
+    f = federated
+    first = _cimd_link(f, "ann")
+    ann = _profile(f, first["access_token"])
+    assert (ann["name"], ann["email"]) == ("Ann Upstream", "ann@corp.example")
+    rows = sql(f, "SELECT account_id, provider FROM account_identities WHERE issuer = :i AND subject = 'ann'",
+               i=f.issuer)
+    assert rows == [(ann["id"], "corp")]
+    # A second link by the same upstream person (another client, DCR) reaches the same account, made once.
+    second = _dcr_link(f, "ann")
+    assert _profile(f, second["access_token"])["id"] == ann["id"]
+    # The other provider entry names the same issuer: the same person is the same account there too.
+    third = _dcr_link(f, "ann", provider="Partners")
+    assert _profile(f, third["access_token"])["id"] == ann["id"]
+    assert sql(f, "SELECT count(*) FROM account_identities WHERE subject = 'ann'") == [(1,)]
+    # Another upstream person is another account.
+    ben = _profile(f, _cimd_link(f, "ben")["access_token"])
+    assert ben["id"] != ann["id"] and ben["email"] == "ben@corp.example"
+    # The account opens the tools the grant's scope allows.
+    saved = call_tool(f.resource, "save_recipe", {"title": "Upstream soup"}, token=first["access_token"]).json()
+    assert saved["result"]["isError"] is False, saved
+    # No password opens an account made upstream, and none is stored.
+    assert sql(f, "SELECT password_hash FROM accounts WHERE id = :a", a=ann["id"]) == [(None,)]
+
+
+def test_an_allow_list_of_email_domains_refuses_other_people_and_makes_no_account(federated: Federated):
+    f = federated
+    http = _browser(f.base_url)
+    page = http.get("/authorize", params=authorize_params(f.site.client_id, Pkce.new(), f.resource,
+                                                          scope="recipes.write"))
+    refused = through_provider(http, _links(page.text)["Partners"], "eve")
+    assert refused.status_code == 403 and "corp.example" in refused.text
+    assert sql(f, "SELECT count(*) FROM account_identities WHERE subject = 'eve'") == [(0,)]
+
+
+def test_a_callback_without_this_browsers_flow_is_refused(federated: Federated):
+    f = federated
+    victim, attacker = _browser(f.base_url), _browser(f.base_url)
+    page = attacker.get("/authorize", params=authorize_params(f.site.client_id, Pkce.new(), f.resource))
+    start = attacker.get(_links(page.text)["Corp SSO"])
+    assert start.status_code == 303
+    # The attacker's half-done sign-in, replayed in another browser (login CSRF): no flow cookie matches it.
+    location = start.headers["location"]
+    state = query_of(location)["state"]
+    forged = victim.get(f"/login/corp/callback?code=anything&state={state}")
+    assert forged.status_code == 400 and "expired" in forged.text
+    tampered = attacker.get(f"/login/corp/callback?code=anything&state={state}x")
+    assert tampered.status_code == 400
+
+
+def test_the_account_page_lists_a_link_and_disconnect_ends_it_at_once(federated: Federated):
+    f = federated
+    kept, ended = _cimd_link(f, "ben"), _dcr_link(f, "ben")
+    http = _browser(f.base_url)
+    login = http.get("/account")
+    assert login.status_code == 200 and "Continue with Corp SSO" in login.text
+    page = through_provider(http, _links(login.text)["Corp SSO"], "ben")
+    assert page.status_code == 200 and str(page.url) == f"{f.base_url}/account", page.text
+    assert "Ben Upstream" in page.text and "ChatGPT" in page.text and "Another MCP client" in page.text
+    # The calls above were the grants' first uses: recorded (to the hour), shown.
+    assert "Last used on" in page.text
+    [(grant_id,)] = sql(f, "SELECT g.id FROM oauth_grants g JOIN oauth_clients c ON c.client_id = g.client_id "
+                                  "WHERE c.client_name = 'Another MCP client' AND g.revoked_at IS NULL AND "
+                                  "g.account_id = :a", a=_profile(f, ended["access_token"])["id"])
+    forms = re.findall(r'<form method="post" action="/account/disconnect">(.*?)</form>', page.text, re.S)
+    fields = next(dict(re.findall(r'name="([^"]+)" value="([^"]*)"', form)) for form in forms if grant_id in form)
+    done = http.post("/account/disconnect", data=fields)
+    assert done.status_code == 303 and done.headers["location"] == "/account?done=disconnected"
+    assert call_tool(f.resource, "get_account_profile", token=ended["access_token"]).status_code == 401
+    assert _profile(f, kept["access_token"])["name"] == "Ben Upstream"  # the other link stays
+    after = http.get("/account?done=disconnected")
+    assert "Another MCP client" not in after.text and "The app was disconnected" in after.text
+    # Disconnect without this page's CSRF token: refused, nothing ended.
+    assert http.post("/account/disconnect", data={"grant": grant_id}).status_code == 403
+    # Sign out: the page asks to sign in again.
+    signed_out = http.post("/account/sign-out", data={"csrf_token": fields["csrf_token"]})
+    assert signed_out.status_code == 303
+    assert "Continue with Corp SSO" in http.get("/account").text
+
+
+def test_a_password_account_signs_in_to_the_account_page(federated: Federated, tmp_path: Path):
+    f = federated
+    http = _browser(f.base_url)
+    login = http.get("/account")
+    form = next(fm for fm in re.findall(r'<form method="post" action="/account/login">(.*?)</form>', login.text,
+                                        re.S))
+    fields = dict(re.findall(r'name="([^"]+)" value="([^"]*)"', form))
+    wrong = http.post("/account/login", data={**fields, "username": "alice", "password": "not-it-at-all"})
+    assert wrong.status_code == 401
+    done = http.post("/account/login", data={**fields, "username": "alice", "password": "demo-password"})
+    assert done.status_code == 303, done.text
+    page = http.get("/account")
+    assert page.status_code == 200 and "Alice Liddell" in page.text
