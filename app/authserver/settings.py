@@ -67,6 +67,18 @@ class AuthServerSettings(SettingsPart):
         object.__setattr__(self, "oidc_providers", with_secrets(self.oidc_providers, self.oidc_client_secrets))
         return self
 
+    @field_validator("oauth_cimd_hosts", mode="before")
+    @classmethod
+    def _split_csv(cls, value: object) -> object:
+        return comma_list(value)
+
+    @field_validator("limit_login_per_name", "limit_login_per_address", "limit_login_per_account",
+                     "limit_registrations_per_address", "limit_registrations_total")
+    @classmethod
+    def _rate(cls, value: str) -> str:
+        parse_rate(value)
+        return value
+
 
 class _ProviderSecrets(PydanticBaseSettingsSource):
     """The providers' secrets named apart (``APP_OIDC_<ID>_CLIENT_SECRET``, a name per provider, which no field
@@ -87,15 +99,3 @@ class _ProviderSecrets(PydanticBaseSettingsSource):
                 if SECRET_VARIABLE.fullmatch(name.upper()) and value:
                     found[name.upper()] = value
         return {"oidc_client_secrets": found}
-
-    @field_validator("oauth_cimd_hosts", mode="before")
-    @classmethod
-    def _split_csv(cls, value: object) -> object:
-        return comma_list(value)
-
-    @field_validator("limit_login_per_name", "limit_login_per_address", "limit_login_per_account",
-                     "limit_registrations_per_address", "limit_registrations_total")
-    @classmethod
-    def _rate(cls, value: str) -> str:
-        parse_rate(value)
-        return value

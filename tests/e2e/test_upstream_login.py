@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import json
 import re
+import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -54,10 +56,9 @@ class Federated:
         return self.server.mcp_url
 
 
-@pytest.fixture(scope="module")
-def federated(database_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Federated]:
+@contextmanager
+def _federation(database_url: str, log: Path, **env: str) -> Iterator[Federated]:
     site = ClientSite()
-    log = tmp_path_factory.mktemp("upstream") / "server.log"
     server = LiveServer(database_url, log)
     callbacks = {name: f"{server.base_url}/login/{name}/callback" for name in ("corp", "partners")}
     clients = [{"client_id": "mcp-app", "client_secret": SECRET, "redirect_uris": [callbacks["corp"]]},
@@ -78,12 +79,19 @@ def federated(database_url: str, tmp_path_factory: pytest.TempPathFactory) -> It
             "APP_OIDC_PROVIDERS": json.dumps(providers),
             "APP_OIDC_CORP_CLIENT_SECRET": SECRET,
             "APP_LIMIT_REGISTRATIONS_PER_ADDRESS": "1000/hour",
+            **env,
         }
         server.start()
         try:
             yield Federated(server, site, issuer)
         finally:
             server.stop()
+
+
+@pytest.fixture(scope="module")
+def federated(database_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Federated]:
+    with _federation(database_url, tmp_path_factory.mktemp("upstream") / "server.log") as federation:
+        yield federation
 
 
 def _browser(base: str) -> httpx.Client:
@@ -203,6 +211,15 @@ def test_the_account_page_lists_a_link_and_disconnect_ends_it_at_once(federated:
     [(grant_id,)] = sql(f, "SELECT g.id FROM oauth_grants g JOIN oauth_clients c ON c.client_id = g.client_id "
                                   "WHERE c.client_name = 'Another MCP client' AND g.revoked_at IS NULL AND "
                                   "g.account_id = :a", a=_profile(f, ended["access_token"])["id"])
+    # Kept to the hour: a call within the hour of the last record writes nothing; one after it, once.
+    half_an_hour_ago, over_an_hour_ago = int(time.time()) - 1800, int(time.time()) - 3700
+    sql(f, "UPDATE oauth_grants SET last_used_at = :t WHERE id = :g", t=half_an_hour_ago, g=grant_id)
+    _profile(f, ended["access_token"])
+    assert sql(f, "SELECT last_used_at FROM oauth_grants WHERE id = :g", g=grant_id) == [(half_an_hour_ago,)]
+    sql(f, "UPDATE oauth_grants SET last_used_at = :t WHERE id = :g", t=over_an_hour_ago, g=grant_id)
+    _profile(f, ended["access_token"])
+    [(recorded,)] = sql(f, "SELECT last_used_at FROM oauth_grants WHERE id = :g", g=grant_id)
+    assert recorded >= over_an_hour_ago + 3600
     forms = re.findall(r'<form method="post" action="/account/disconnect">(.*?)</form>', page.text, re.S)
     fields = next(dict(re.findall(r'name="([^"]+)" value="([^"]*)"', form)) for form in forms if grant_id in form)
     done = http.post("/account/disconnect", data=fields)
@@ -219,7 +236,7 @@ def test_the_account_page_lists_a_link_and_disconnect_ends_it_at_once(federated:
     assert "Continue with Corp SSO" in http.get("/account").text
 
 
-def test_a_password_account_signs_in_to_the_account_page(federated: Federated, tmp_path: Path):
+def test_a_password_account_signs_in_to_the_account_page(federated: Federated):
     f = federated
     http = _browser(f.base_url)
     login = http.get("/account")
@@ -232,3 +249,20 @@ def test_a_password_account_signs_in_to_the_account_page(federated: Federated, t
     assert done.status_code == 303, done.text
     page = http.get("/account")
     assert page.status_code == 200 and "Alice Liddell" in page.text
+
+
+def test_with_password_login_off_only_the_providers_sign_in(database_url: str, tmp_path: Path):
+    with _federation(database_url, tmp_path / "server.log", APP_PASSWORD_LOGIN="false") as f:
+        http = _browser(f.base_url)
+        page = http.get("/authorize", params=authorize_params(f.site.client_id, Pkce.new(), f.resource,
+                                                              scope="recipes.write"))
+        assert page.status_code == 200 and 'name="password"' not in page.text and "Continue with Corp SSO" in page.text
+        # A password posted anyway (the form of before, a script) opens nothing, even a right one.
+        refused = http.post("/authorize", data={"oauth_request": "x", "username": "alice",
+                                                "password": "demo-password"})
+        assert refused.status_code == 403 and "turned off" in refused.text
+        assert http.post("/account/login", data={"username": "alice", "password": "demo-password"}
+                         ).status_code == 403
+        assert 'name="password"' not in http.get("/account").text
+        tokens = _cimd_link(f, "ann")
+        assert _profile(f, tokens["access_token"])["email"] == "ann@corp.example"

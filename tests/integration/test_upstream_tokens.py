@@ -19,15 +19,20 @@ import anyio
 import pytest
 from joserfc import jwt
 from joserfc.jwk import OctKey, RSAKey
+from sqlalchemy import func, select
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from app.authserver.upstream import Flow, NotAllowed, UpstreamError, UpstreamProvider
+from app.authserver.accounts import AccountRepository, Directory, account_for_identity
+from app.authserver.models import Account
+from app.authserver.upstream import Flow, Identity, NotAllowed, UpstreamError, UpstreamProvider
 from app.authserver.upstream_config import parse_providers
 from app.net import OutboundGuard
 from tests.serving import serving
+
+pytestmark = pytest.mark.authserver
 
 SECRET = "the-client-secret-of-the-relying-party"
 FLOW = Flow(state="state-1", nonce="nonce-1", verifier="v" * 50)
@@ -202,3 +207,40 @@ def test_required_claims_admit_a_listed_tenant_or_group_only(liar):
     liar.claims = {"tid": "tenant-a"}  # no groups claim at all
     with pytest.raises(NotAllowed):
         _sign_in(rp)
+
+
+def _identity(issuer: str, subject: str, email: str | None, name: str | None = "Pat") -> Identity:
+    return Identity(provider="corp", issuer=issuer, subject=subject, name=name, email=email, email_verified=True)
+
+
+def test_an_account_is_found_by_issuer_and_subject_never_by_email(db):
+    ours = db.write_sync(lambda uow: account_for_identity(uow, _identity("https://a.example", "s-1", "p@x.example")))
+    # Another provider's person saying the same address is somebody else (an address can change hands).
+    theirs = db.write_sync(lambda uow: account_for_identity(uow, _identity("https://b.example", "s-1",
+                                                                           "p@x.example")))
+    assert theirs.account_id != ours.account_id
+    # The same person with a new address and name is the same account, its profile following the provider's.
+    again = db.write_sync(lambda uow: account_for_identity(uow, _identity("https://a.example", "s-1", "new@x.example",
+                                                                          "Pat New")))
+    assert again.account_id == ours.account_id
+    profile = db.read_sync(lambda uow: Directory().profile(uow, ours.account_id))
+    assert (profile.email, profile.display_name) == ("new@x.example", "Pat New")
+
+
+def test_a_first_sign_in_raced_by_another_makes_one_account(db, monkeypatch):
+    identity = _identity("https://race.example", "s-9", "r@x.example")
+    winner = db.write_sync(lambda uow: account_for_identity(uow, identity))
+    # The loser read "no such identity" before the winner committed: its insert finds the row, and its own
+    # account is taken back.
+    real = AccountRepository.identity
+    reads = []
+
+    def stale_first_read(self, issuer, subject):
+        reads.append(subject)
+        return None if len(reads) == 1 else real(self, issuer, subject)
+    monkeypatch.setattr(AccountRepository, "identity", stale_first_read)
+    loser = db.write_sync(lambda uow: account_for_identity(uow, identity))
+    assert loser.account_id == winner.account_id and len(reads) == 2
+    count = db.read_sync(lambda uow: uow.repository(AccountRepository).session.scalar(
+        select(func.count()).select_from(Account).where(Account.email == "r@x.example")))
+    assert count == 1

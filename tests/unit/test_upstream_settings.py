@@ -12,6 +12,8 @@ from app.authserver.settings import AuthServerSettings
 from app.authserver.upstream_config import DEFAULT_SCOPES, parse_providers
 from app.settings import SettingsError, load_part
 
+pytestmark = pytest.mark.authserver
+
 GOOD = {"id": "corp", "name": "Corp SSO", "issuer": "https://login.corp.example", "client_id": "abc"}
 
 
