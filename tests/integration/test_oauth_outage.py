@@ -4,6 +4,7 @@ answer everywhere, never a 500, and never a 401 that would make a client drop a 
 from __future__ import annotations
 
 import json
+import re
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -65,3 +66,21 @@ def test_a_well_signed_bearer_token_on_mcp_gets_503_not_401(outage: Outage):
         "authorization": f"Bearer {token}", "accept": "application/json, text/event-stream",
         "mcp-protocol-version": "2025-06-18"})
     assert response.status_code == 503 and response.json()["error"] == "temporarily_unavailable"
+
+
+def test_the_upstream_sign_in_and_the_account_page_say_the_service_is_unavailable(settings, tmp_path):
+    from app.authserver.settings import AuthServerSettings
+    from app.settings import load_part
+
+    own = load_part(AuthServerSettings, _env_file=None, oidc_providers=json.dumps([
+        {"id": "corp", "name": "Corp", "issuer": "https://login.corp.example", "client_id": "x"}]))
+    app = create_app(settings.model_copy(update={"var_dir": str(tmp_path)}),
+                     db=Database(UNREACHABLE, connect_timeout=1), parts=[own])
+    with TestClient(app, base_url=settings.base_url, raise_server_exceptions=False) as http:
+        start = http.get("/login/corp", params={"oauth_request": "response_type=code&client_id=dcr_x"})
+        assert start.status_code == 503 and "unavailable" in start.text and "<h1>" in start.text
+        page = http.get("/account")  # no session: the sign-in page, which needs no database
+        assert page.status_code == 200
+        csrf = re.search(r'name="csrf_token" value="([^"]+)"', page.text).group(1)
+        login = http.post("/account/login", data={"csrf_token": csrf, "username": "alice", "password": "x" * 8})
+        assert login.status_code == 503 and "unavailable" in login.text
