@@ -73,10 +73,12 @@ class AccountPages:
         return bool(cookie) and len(cookie or "") <= 100 and hmac.compare_digest(
             form.get("csrf_token", "").encode(), self.signer.csrf_token(cookie or "").encode())
 
-    def session_account(self, request: Request) -> str | None:
+    def session_cookie(self, request: Request) -> tuple[str, int] | None:
+        """(account id, session epoch) of a well-signed, unexpired session cookie; the account decides the rest."""
         payload = self.signer.unsign(request.cookies.get(SESSION_COOKIE, "")[:1024])
-        if payload and payload.get("p") == "session" and isinstance(payload.get("a"), str):
-            return payload["a"]
+        if (payload and payload.get("p") == "session" and isinstance(payload.get("a"), str)
+                and isinstance(payload.get("e"), int)):
+            return payload["a"], payload["e"]
         return None
 
     def html(self, body: str, csrf: str, status: int = 200) -> Response:
@@ -87,9 +89,11 @@ class AccountPages:
                             secure=self.secure_cookies, samesite="lax")
         return response
 
-    def start_session(self, request: Request, signed: SignedIn) -> Response:
+    async def start_session(self, request: Request, signed: SignedIn) -> Response:
+        epoch = await self.db.read(lambda uow: _epoch(uow, signed.account_id))
         response = RedirectResponse("/account", status_code=303, headers=NO_STORE)
-        value = self.signer.sign({"p": "session", "a": signed.account_id, "exp": int(time.time()) + SESSION_TTL})
+        value = self.signer.sign({"p": "session", "a": signed.account_id, "e": epoch,
+                                  "exp": int(time.time()) + SESSION_TTL})
         response.set_cookie(SESSION_COOKIE, value, max_age=SESSION_TTL, path="/account", httponly=True,
                             secure=self.secure_cookies, samesite="lax")
         return response
@@ -113,10 +117,12 @@ class AccountPages:
         return self.html(body, csrf, status)
 
     async def account(self, request: Request) -> Response:
-        account_id = self.session_account(request)
-        if account_id is None:
+        session = self.session_cookie(request)
+        if session is None:
             return self.login_form(request)
-        view = await self.db.read(lambda uow: _view(uow, account_id))
+        view = await self.db.read(lambda uow: _view(uow, *session))
+        if view == "ended":  # signed out (here or elsewhere) since
+            return self.end_session(self.login_form(request))
         if view is None:  # gone, or disabled since: the session ends with it
             return self.end_session(self.login_form(request, error="account.disabled", status=403))
         name, grants = view
@@ -149,20 +155,28 @@ class AccountPages:
         if outcome.account is None:
             return self.login_form(request, error="bad_credentials", username=username, status=401)
         account_id, name = outcome.account
-        response = self.start_session(request, SignedIn(account_id, name, True))
+        response = await self.start_session(request, SignedIn(account_id, name, True))
         self.device_cookie(response, username, outcome.device)
         return response
 
     async def disconnect(self, request: Request) -> Response:
         form = dict(parse_form(await read_body(request)))
-        account_id = self.session_account(request)
-        if account_id is None:
+        session = self.session_cookie(request)
+        if session is None:
             return self.login_form(request, status=401)
         if not self.account_csrf_ok(request, form):
             return self.error_page(request, pages.text(self.locale(request), "csrf"), 403)
+        account_id, epoch = session
         grant_id = form.get("grant", "")[:40]
-        ended = await self.db.write(lambda uow: uow.repository(AccountRepository).revoke_grant(
-            account_id, grant_id, int(time.time())))
+
+        def revoke(uow: Any) -> bool | None:
+            if _live(uow, account_id, epoch) is None:
+                return None
+            return uow.repository(AccountRepository).revoke_grant(account_id, grant_id, int(time.time()))
+
+        ended = await self.db.write(revoke)
+        if ended is None:
+            return self.end_session(self.login_form(request, status=401))
         if not ended:
             return self.error_page(request, "That app is not connected to your account (any more).", 404)
         log.info("oauth.grant_disconnected", subject=account_id, grant=grant_id)
@@ -172,14 +186,38 @@ class AccountPages:
         form = dict(parse_form(await read_body(request)))
         if not self.account_csrf_ok(request, form):
             return self.error_page(request, pages.text(self.locale(request), "csrf"), 403)
+        if (session := self.session_cookie(request)) is not None:
+            # Every session of the account ends, not only this browser's copy of the cookie.
+            await self.db.write(lambda uow: _end_sessions(uow, *session))
         return self.end_session(RedirectResponse("/account?done=signed_out", status_code=303, headers=NO_STORE))
 
 
-def _view(uow: Any, account_id: str) -> tuple[str, list[tuple[Any, ...]]] | None:
+def _epoch(uow: Any, account_id: str) -> int:
+    account = uow.repository(AccountRepository).get(account_id)
+    return account.session_epoch if account is not None else 0
+
+
+def _live(uow: Any, account_id: str, epoch: int) -> Any:
+    """The account of a session still in force: enabled, and not signed out since the session began."""
+    account = uow.repository(AccountRepository).get(account_id)
+    if account is None or account.disabled_at is not None or account.session_epoch != epoch:
+        return None
+    return account
+
+
+def _end_sessions(uow: Any, account_id: str, epoch: int) -> None:
+    account = _live(uow, account_id, epoch)
+    if account is not None:
+        account.session_epoch = epoch + 1
+
+
+def _view(uow: Any, account_id: str, epoch: int) -> tuple[str, list[tuple[Any, ...]]] | str | None:
     accounts = uow.repository(AccountRepository)
     account = accounts.get(account_id)
     if account is None or account.disabled_at is not None:
         return None
+    if account.session_epoch != epoch:
+        return "ended"
     grants = [(g.id, g.client_id, Client.from_row(c) if c is not None else None, g.scope, g.created_at,
                g.last_used_at) for g, c in accounts.active_grants(account_id)]
     return account.display_name, grants

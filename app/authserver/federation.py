@@ -46,7 +46,7 @@ class UpstreamSignIn:
     locale: Callable[..., str]
     validate: Callable[[Request, list[tuple[str, str]]], Awaitable[Response | tuple[Client, str, str]]]
     consent_step: Callable[..., Response]
-    start_session: Callable[[Request, SignedIn], Response]
+    start_session: Callable[[Request, SignedIn], Awaitable[Response]]
     browser_step: Callable[[Request, Callable[[], Awaitable[Response]]], Awaitable[Response]]
 
     def upstream_routes(self) -> list[BaseRoute]:
@@ -127,9 +127,9 @@ class UpstreamSignIn:
             return self.upstream_failed(request, provider, "upstream.failed", 400)
         try:
             found = await provider.discovery()
-            # RFC 9207: a provider that names itself in the response must name itself (mix-up defence).
-            if "iss" in params and params["iss"] != found.issuer:
-                raise UpstreamError("the authorization response names another issuer")
+            # RFC 9207 (mix-up defence): the response names this issuer, and must when the provider says it does.
+            if ("iss" in params or found.iss_parameter) and params.get("iss") != found.issuer:
+                raise UpstreamError("the authorization response names another issuer, or none")
             if not params.get("code"):
                 raise UpstreamError("the authorization response has no code")
             tokens = await provider.redeem(found, params["code"], flow)
@@ -142,6 +142,10 @@ class UpstreamSignIn:
             log.warning("oauth.upstream_failed", provider=provider.id, reason=str(exc))
             self.count_sign_in("upstream_failed")
             return self.upstream_failed(request, provider, "upstream.failed", 502)
+        except Exception:  # an answer of the provider's no check foresaw: its page, not a 500
+            log.exception("oauth.upstream_failed", provider=provider.id, reason="unexpected")
+            self.count_sign_in("upstream_failed")
+            return self.upstream_failed(request, provider, "upstream.failed", 502)
         signed = await self.db.write(lambda uow: account_for_identity(uow, identity))
         if not signed.enabled:
             self.count_sign_in("upstream_refused")
@@ -149,7 +153,7 @@ class UpstreamSignIn:
         self.count_sign_in("upstream_success")
         log.info("oauth.upstream_sign_in", provider=provider.id, subject=signed.account_id)
         if flow_data["t"] == "account":
-            return self.start_session(request, signed)
+            return await self.start_session(request, signed)
         request_text = str(flow_data.get("r", ""))
         query = parse_form(request_text)
         validated = await self.validate(request, query)  # the client may have changed meanwhile

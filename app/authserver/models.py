@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import JSON, BigInteger, Boolean, ForeignKey, String, Text
+from sqlalchemy import JSON, BigInteger, Boolean, ForeignKey, Integer, String, Text
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import Mapped, mapped_column
 
@@ -33,6 +33,9 @@ class Account(Base):
     is_demo: Mapped[bool] = mapped_column(Boolean, default=False)
     created_at: Mapped[int] = mapped_column(BigInteger)
     disabled_at: Mapped[int | None] = mapped_column(BigInteger)
+    # The /account sessions of this account: a session cookie names the epoch it began in; signing out moves it
+    # on, ending every session of the account (a copied cookie included).
+    session_epoch: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
 
 
 class OAuthClient(Base):

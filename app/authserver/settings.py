@@ -12,6 +12,8 @@ from app.authserver.upstream_config import SECRET_VARIABLE, OidcProvider, parse_
 from app.limits.checks import parse_rate
 from app.settings import SettingsPart, comma_list
 
+SECRETS_FOUND = "oidc client secrets found"
+
 
 class AuthServerSettings(SettingsPart):
     # The JWKS (JSON, private keys) that signs access tokens; the first key signs, all are published.
@@ -39,7 +41,10 @@ class AuthServerSettings(SettingsPart):
     # false: the login page has no password form (accounts sign in through the providers only).
     password_login: bool = True
     # APP_OIDC_<ID>_CLIENT_SECRET variables found (environment over .env), by the source below: not a setting.
-    oidc_client_secrets: dict[str, str] = Field(default_factory=dict, repr=False, exclude=True)
+    # The alias is a name no environment variable has: only the source below fills it (a dict field is otherwise
+    # merged from every source, APP_OIDC_CLIENT_SECRETS included).
+    oidc_client_secrets: dict[str, str] = Field(default_factory=dict, repr=False, exclude=True,
+                                                validation_alias=SECRETS_FOUND)
 
     renamed: ClassVar[dict[str, str]] = {
         "APP_OAUTH_REGISTRATIONS_PER_HOUR": "APP_LIMIT_REGISTRATIONS_PER_ADDRESS (a rate, e.g. 20/hour)"}
@@ -98,4 +103,4 @@ class _ProviderSecrets(PydanticBaseSettingsSource):
             for name, value in (getattr(source, "env_vars", None) or {}).items():
                 if SECRET_VARIABLE.fullmatch(name.upper()) and value:
                     found[name.upper()] = value
-        return {"oidc_client_secrets": found}
+        return {SECRETS_FOUND: found}

@@ -45,6 +45,7 @@ CSRF_COOKIE = "oauth_csrf"
 # account's wrong passwords, apart from everyone else's (see SignInLimits).
 DEVICE_COOKIE = "oauth_device"
 DEVICE_TTL = 30 * 24 * 3600
+DEVICE_PATHS = ("/authorize", "/account")
 TICKET_TTL = 600
 # Clients whose authorization errors go back to their redirect URI: a metadata document (its redirect URIs are
 # vouched for by the host of its client_id) or an operator's registration; never a DCR client.
@@ -265,8 +266,10 @@ class SignInPages:
     def device_cookie(self, response: Response, username: str, device: str | None) -> None:
         value = self.signer.sign({"p": "device", "u": _fingerprint(normalise_username(username)),
                                   "d": device or secrets.token_urlsafe(12), "exp": int(time.time()) + DEVICE_TTL})
-        response.set_cookie(DEVICE_COOKIE, value, max_age=DEVICE_TTL, path="/authorize", httponly=True,
-                            secure=self.secure_cookies, samesite="lax")
+        # Both sign-in forms (/authorize, /account/login) read it: one cookie per path, the same device.
+        for path in DEVICE_PATHS:
+            response.set_cookie(DEVICE_COOKIE, value, max_age=DEVICE_TTL, path=path, httponly=True,
+                                secure=self.secure_cookies, samesite="lax")
 
     async def login(self, request: Request, form: dict[str, str]) -> Response:
         query = parse_form(form.get("oauth_request", ""))

@@ -14,6 +14,8 @@ from __future__ import annotations
 import base64
 import json
 import time
+import unicodedata
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qsl, quote_plus
@@ -35,6 +37,8 @@ log = structlog.get_logger(__name__)
 SIGNING_ALGORITHMS = ("RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA")
 DISCOVERY_TTL = 3600
 KEYS_TTL = 3600
+FAILURE_TTL = 30
+STALE_TTL = 24 * 3600
 # An unknown kid refetches the JWKS (a rotation), at most this often.
 KEYS_REFETCH = 60
 LEEWAY = 60
@@ -59,6 +63,8 @@ class Discovered:
     userinfo_endpoint: str | None
     token_auth_methods: tuple[str, ...]
     algorithms: tuple[str, ...]
+    # RFC 9207: the provider names itself in every authorization response, so one without iss is refused.
+    iss_parameter: bool = False
 
 
 @dataclass(frozen=True)
@@ -87,7 +93,7 @@ def _json(fetched: Any, what: str) -> dict[str, Any]:
         raise UpstreamError(f"{what} answered HTTP {fetched.status}")
     try:
         document = json.loads(fetched.body)
-    except (ValueError, UnicodeError):
+    except (ValueError, UnicodeError, RecursionError):
         raise UpstreamError(f"{what} is not JSON") from None
     if not isinstance(document, dict):
         raise UpstreamError(f"{what} is not a JSON object")
@@ -100,6 +106,38 @@ def _https(url: object, issuer: str) -> bool:
                                                                       and url.startswith("http://")))
 
 
+class _Cached:
+    """One document of the provider's, fetched by one caller at a time (the others wait for that fetch rather than
+    repeating it), kept ``ttl``; a failure is remembered ``FAILURE_TTL`` (a provider that is down costs one
+    timeout, not one per person waiting), and a refresh that fails serves the last good copy up to ``STALE_TTL``."""
+
+    def __init__(self, ttl: float) -> None:
+        self.ttl = ttl
+        self.value: tuple[float, Any] | None = None
+        self.failed: tuple[float, UpstreamError] | None = None
+        self.lock = anyio.Lock()
+
+    async def get(self, fetch: Callable[[], Awaitable[Any]], *, force: bool = False) -> Any:
+        async with self.lock:
+            now = time.monotonic()
+            if self.value is not None and not force and now - self.value[0] < self.ttl:
+                return self.value[1]
+            if self.failed is not None and now - self.failed[0] < FAILURE_TTL:
+                if self.value is not None and now - self.value[0] < STALE_TTL:
+                    return self.value[1]
+                raise self.failed[1]
+            try:
+                value = await fetch()
+            except UpstreamError as exc:
+                self.failed = (time.monotonic(), exc)
+                if self.value is not None and now - self.value[0] < STALE_TTL:
+                    log.warning("oauth.upstream_stale", reason=str(exc))
+                    return self.value[1]
+                raise
+            self.value, self.failed = (time.monotonic(), value), None
+            return value
+
+
 class UpstreamProvider:
     """One configured provider, for one process: its discovery document and keys are cached."""
 
@@ -107,10 +145,9 @@ class UpstreamProvider:
         self.config = config
         self.guard = guard
         self.redirect_uri = redirect_uri
-        self._discovered: tuple[float, Discovered] | None = None
-        self._keys: tuple[float, KeySet] | None = None
+        self._discovered = _Cached(DISCOVERY_TTL)
+        self._keys = _Cached(KEYS_TTL)
         self._refetched_at = -float(KEYS_REFETCH)
-        self._lock = anyio.Lock()
 
     @property
     def id(self) -> str:
@@ -120,18 +157,18 @@ class UpstreamProvider:
     def name(self) -> str:
         return self.config.name
 
+    @property
+    def discovery_url(self) -> str:
+        return self.config.issuer.rstrip("/") + "/.well-known/openid-configuration"
+
     async def discovery(self) -> Discovered:
-        async with self._lock:
-            if self._discovered is not None and time.monotonic() - self._discovered[0] < DISCOVERY_TTL:
-                return self._discovered[1]
-            url = self.config.issuer.rstrip("/") + "/.well-known/openid-configuration"
+        async def fetch() -> Discovered:
             try:
-                document = _json(await self.guard.fetch(url, max_bytes=MAX_DOCUMENT), "the discovery document")
+                fetched = await self.guard.fetch(self.discovery_url, max_bytes=MAX_DOCUMENT)
             except OutboundRefused as exc:
                 raise UpstreamError(f"the discovery document could not be fetched: {exc}") from None
-            found = self._validated(document)
-            self._discovered = (time.monotonic(), found)
-            return found
+            return self._validated(_json(fetched, "the discovery document"))
+        return await self._discovered.get(fetch)
 
     def _validated(self, document: dict[str, Any]) -> Discovered:
         issuer = self.config.issuer
@@ -142,7 +179,8 @@ class UpstreamProvider:
             if not _https(document.get(key), issuer):
                 raise UpstreamError(f"the discovery document's {key} is missing or not https")
         userinfo = document.get("userinfo_endpoint")
-        methods = document.get("token_endpoint_auth_methods_supported") or ["client_secret_basic"]
+        methods = document.get("token_endpoint_auth_methods_supported")
+        methods = methods if isinstance(methods, list) and methods else ["client_secret_basic"]
         announced = document.get("id_token_signing_alg_values_supported") or ["RS256"]
         algorithms = tuple(a for a in SIGNING_ALGORITHMS if isinstance(announced, list) and a in announced)
         if not algorithms:
@@ -151,7 +189,8 @@ class UpstreamProvider:
         return Discovered(issuer=issuer, authorization_endpoint=document["authorization_endpoint"],
                           token_endpoint=document["token_endpoint"], jwks_uri=document["jwks_uri"],
                           userinfo_endpoint=userinfo if _https(userinfo, issuer) else None,
-                          token_auth_methods=tuple(m for m in methods if isinstance(m, str)), algorithms=algorithms)
+                          token_auth_methods=tuple(m for m in methods if isinstance(m, str)), algorithms=algorithms,
+                          iss_parameter=document.get("authorization_response_iss_parameter_supported") is True)
 
     def authorization_url(self, found: Discovered, flow: Flow) -> str:
         client = OAuth2Client(None, client_id=self.config.client_id, scope=" ".join(self.config.scopes),
@@ -161,23 +200,20 @@ class UpstreamProvider:
         return url
 
     async def keys(self, found: Discovered, *, refetch: bool = False) -> KeySet:
-        async with self._lock:
-            now = time.monotonic()
-            fresh = self._keys is not None and now - self._keys[0] < KEYS_TTL
-            # An unknown kid refetches (a rotation), but tokens naming made-up kids cost one fetch a minute.
-            if fresh and not (refetch and now - self._refetched_at >= KEYS_REFETCH):
-                return self._keys[1]  # type: ignore[index]
-            if refetch:
-                self._refetched_at = now
+        async def fetch() -> KeySet:
             try:
                 document = _json(await self.guard.fetch(found.jwks_uri, max_bytes=MAX_DOCUMENT), "the JWKS")
-                keys = KeySet.import_key_set(document)  # type: ignore[arg-type]
+                return KeySet.import_key_set(document)  # type: ignore[arg-type]
             except OutboundRefused as exc:
                 raise UpstreamError(f"the JWKS could not be fetched: {exc}") from None
-            except (JoseError, ValueError, TypeError, KeyError):
+            except (JoseError, ValueError, TypeError, KeyError, AttributeError):
                 raise UpstreamError("the JWKS holds no usable key") from None
-            self._keys = (now, keys)
-            return keys
+        # An unknown kid refetches (a rotation), but tokens naming made-up kids cost one fetch a minute.
+        now = time.monotonic()
+        force = refetch and now - self._refetched_at >= KEYS_REFETCH
+        if force:
+            self._refetched_at = now
+        return await self._keys.get(fetch, force=force)
 
     async def redeem(self, found: Discovered, code: str, flow: Flow) -> dict[str, Any]:
         """The token response for ``code`` (PKCE verifier, our redirect URI), the client authenticated as the
@@ -201,7 +237,7 @@ class UpstreamProvider:
         if answer.status != 200:
             try:
                 error = json.loads(answer.body).get("error")
-            except (ValueError, AttributeError, UnicodeError):
+            except (ValueError, AttributeError, UnicodeError, RecursionError):
                 error = None
             raise UpstreamError(f"the token endpoint refused the code (HTTP {answer.status}"
                                 f"{', ' + str(error)[:60] if isinstance(error, str) else ''})")
@@ -219,11 +255,12 @@ class UpstreamProvider:
                 raise UpstreamError("the UserInfo response is about another subject")
             claims = {**info, **claims}  # the signed claims win
         self.admit(claims)
-        email = claims.get("email") if isinstance(claims.get("email"), str) else None
-        name = next((claims[k] for k in ("name", "preferred_username", "given_name")
-                     if isinstance(claims.get(k), str) and claims[k].strip()), None)
-        return Identity(provider=self.id, issuer=found.issuer, subject=str(claims["sub"]),
-                        name=name.strip()[:120] if name else None, email=email[:254] if email else None,
+        # Text the person may have typed at the provider: control characters (NUL, which PostgreSQL refuses, bidi
+        # and line breaks) go; an address the provider itself marks unverified is not kept (nor shown as theirs).
+        email = _text(claims.get("email"), 254) if claims.get("email_verified") not in (False, "false") else None
+        name = next((text for k in ("name", "preferred_username", "given_name")
+                     if (text := _text(claims.get(k), 120))), None)
+        return Identity(provider=self.id, issuer=found.issuer, subject=claims["sub"], name=name, email=email,
                         email_verified=_verified(claims))
 
     async def verified_id_token(self, found: Discovered, id_token: str, nonce: str) -> dict[str, Any]:
@@ -244,8 +281,9 @@ class UpstreamProvider:
         audiences = claims["aud"] if isinstance(claims["aud"], list) else [claims["aud"]]
         if len(audiences) > 1 and claims.get("azp") != self.config.client_id:
             raise UpstreamError("the ID token has several audiences and another authorized party")
-        if not isinstance(claims["sub"], str) or not 0 < len(claims["sub"]) <= 255:
-            raise UpstreamError("the ID token's sub is not a string of 1 to 255 characters")
+        if (not isinstance(claims["sub"], str) or not 0 < len(claims["sub"]) <= 255
+                or any(unicodedata.category(c) == "Cc" for c in claims["sub"])):
+            raise UpstreamError("the ID token's sub is not a string of 1 to 255 printable characters")
         return claims
 
     async def userinfo(self, found: Discovered, access_token: str) -> dict[str, Any]:
@@ -271,6 +309,13 @@ class UpstreamProvider:
             values = value if isinstance(value, list) else [value]
             if not any(isinstance(v, str | int) and str(v) in allowed for v in values):
                 raise NotAllowed(f"Your {self.name} account is not among those this service admits.")
+
+
+def _text(value: object, limit: int) -> str | None:
+    if not isinstance(value, str):
+        return None
+    cleaned = "".join(c for c in value if unicodedata.category(c) not in ("Cc", "Cf")).strip()
+    return cleaned[:limit] or None
 
 
 def _verified(claims: dict[str, Any]) -> bool:

@@ -8,6 +8,7 @@ imports ``app.authserver`` (a fork that brings its own IdP deletes the folder).
 from __future__ import annotations
 
 import time
+from urllib.parse import urlsplit
 
 import structlog
 from mcp.server.auth.provider import TokenVerifier
@@ -30,7 +31,7 @@ from app.limits import Limits, parse_rate
 from app.net.guard import OutboundGuard
 from app.observability.metrics import Metrics
 from app.secret import GENERATED, load_secret
-from app.settings import Settings
+from app.settings import Settings, SettingsError
 
 MODELS = "app.authserver.models"
 log = structlog.get_logger(__name__)
@@ -71,6 +72,23 @@ class BuiltinAuthorizationServer:
         return (f"APP_ENV=production but demo accounts exist ({', '.join(demo)}): disable them with "
                 "`python -m app users disable NAME`, or set APP_ALLOW_DEMO_ACCOUNTS=true")
 
+    def upstream(self, guard: OutboundGuard) -> dict[str, UpstreamProvider]:
+        """The sign-in providers, each fetched through a guard that opens the port its issuer names (a provider
+        on 8443) and no other; one the guard would refuse anyway (a private address, http off loopback, not
+        allow-listed) refuses to start, in one line, rather than fail each sign-in."""
+        ports = {p for c in self.own.oidc_providers if (p := urlsplit(c.issuer).port) is not None}
+        if ports - set(self.settings.outbound_ports):
+            guard = OutboundGuard(allowlist=self.settings.outbound_allowlist,
+                                  ports=[*self.settings.outbound_ports, *sorted(ports)])
+        refused = [f"APP_OIDC_PROVIDERS: entry {c.id}: the outbound guard refuses its issuer ({why}); a private or "
+                   "plain-http provider must be listed in APP_OUTBOUND_ALLOWLIST"
+                   for c in self.own.oidc_providers
+                   if (why := guard.refusal(c.issuer.rstrip("/") + "/.well-known/openid-configuration"))]
+        if refused:
+            raise SettingsError(refused)
+        return {c.id: UpstreamProvider(c, guard, f"{self.settings.base_url}/login/{c.id}/callback")
+                for c in self.own.oidc_providers}
+
     def build(self, db: Database, catalog: ScopeCatalog, guard: OutboundGuard, limits: Limits,
               metrics: Metrics | None) -> tuple[TokenVerifier, list[BaseRoute]]:
         """The verifier of the tokens it issues, and its endpoints (metadata, JWKS, authorize, token, ...)."""
@@ -91,18 +109,24 @@ class BuiltinAuthorizationServer:
                                             total=parse_rate(own.limit_registrations_total)),
             secure_cookies=settings.base_url.startswith("https://"), jwks=keys.public_jwks, metrics=metrics,
             registration_open=own.oauth_dcr, password_login=own.password_login,
-            upstream={p.id: UpstreamProvider(p, guard, f"{settings.base_url}/login/{p.id}/callback")
-                      for p in own.oidc_providers})
+            upstream=self.upstream(guard))
+
+        # Grants whose use this process is recording now: the calls that read the row before that write commits
+        # (a burst at the hour) do not write too; once it has, the row itself says it is fresh.
+        writing: set[str] = set()
 
         async def grant_active(grant_id: str, subject: str) -> bool:
             now = int(time.time())
             active, stale = await db.read(lambda uow: uow.repository(GrantRepository).grant_in_use(
                 grant_id, subject, now))
-            if stale:  # the /account page's "last used", to the hour
+            if stale and grant_id not in writing:  # the /account page's "last used", to the hour
+                writing.add(grant_id)
                 try:
                     await db.write(lambda uow: uow.repository(GrantRepository).mark_used(grant_id, now))
                 except DatabaseUnavailable:
                     log.warning("oauth.last_used_not_recorded", grant=grant_id)  # the call itself goes on
+                finally:
+                    writing.discard(grant_id)
             return active
 
         verifier = BuiltinTokenVerifier(keys, issuer=settings.base_url, audience=resource, catalog=catalog,

@@ -32,6 +32,7 @@ def upgrade() -> None:
     # batch: SQLite cannot ALTER a column's nullability in place (the table is copied).
     with op.batch_alter_table("accounts") as batch:
         batch.alter_column("password_hash", existing_type=sa.String(255), nullable=True)
+        batch.add_column(sa.Column("session_epoch", sa.Integer(), nullable=False, server_default="0"))
     with op.batch_alter_table("oauth_grants") as batch:
         batch.add_column(sa.Column("last_used_at", sa.BigInteger(), nullable=True))
 
@@ -39,8 +40,16 @@ def upgrade() -> None:
 def downgrade() -> None:
     with op.batch_alter_table("oauth_grants") as batch:
         batch.drop_column("last_used_at")
-    # Accounts without a password cannot survive the older schema: they (and their grants, cascading) go.
+    # Accounts without a password cannot survive the older schema: they go, with what is theirs, children first
+    # (migrations run with SQLite's foreign keys off: nothing cascades by itself).
+    gone = "SELECT id FROM accounts WHERE password_hash IS NULL"
+    op.execute(f"DELETE FROM oauth_refresh_tokens WHERE grant_id IN (SELECT id FROM oauth_grants WHERE account_id "
+               f"IN ({gone}))")
+    op.execute(f"DELETE FROM oauth_authorization_codes WHERE account_id IN ({gone})")
+    op.execute(f"DELETE FROM oauth_grants WHERE account_id IN ({gone})")
+    op.execute(f"DELETE FROM account_identities WHERE account_id IN ({gone})")
     op.execute("DELETE FROM accounts WHERE password_hash IS NULL")
     with op.batch_alter_table("accounts") as batch:
+        batch.drop_column("session_epoch")
         batch.alter_column("password_hash", existing_type=sa.String(255), nullable=False)
     op.drop_table("account_identities")

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+from joserfc import jws
 
 from tests.e2e.linking_steps import sql
 from tests.e2e.oauth_client import (
@@ -140,6 +141,10 @@ def _dcr_link(f: Federated, person: str, provider: str = "Corp SSO") -> dict:
     return response.json()
 
 
+def _grant_of(access: str) -> str:
+    return json.loads(jws.extract_compact(access.encode()).payload)["grant"]
+
+
 def _profile(f: Federated, access: str) -> dict:
     body = call_tool(f.resource, "get_account_profile", token=access).json()["result"]
     assert body["isError"] is False, body
@@ -195,22 +200,38 @@ def test_a_callback_without_this_browsers_flow_is_refused(federated: Federated):
     assert forged.status_code == 400 and "expired" in forged.text
     tampered = attacker.get(f"/login/corp/callback?code=anything&state={state}x")
     assert tampered.status_code == 400
+    # The flow belongs to its provider's callback: another provider's callback with its state finds no flow.
+    attacker.get(_links(page.text)["Corp SSO"])
+    assert attacker.get(f"/login/partners/callback?code=anything&state={state}").status_code == 400
+
+
+def test_a_callback_reloaded_after_it_finished_is_refused(federated: Federated):
+    f = federated
+    http = _browser(f.base_url)
+    page = http.get("/authorize", params=authorize_params(f.site.client_id, Pkce.new(), f.resource,
+                                                          scope="recipes.write"))
+    consent_page = through_provider(http, _links(page.text)["Corp SSO"], "ann")
+    assert consent_page.status_code == 200
+    reloaded = http.get(str(consent_page.url))  # the flow was single use: its cookie is gone
+    assert reloaded.status_code == 400 and "expired" in reloaded.text
 
 
 def test_the_account_page_lists_a_link_and_disconnect_ends_it_at_once(federated: Federated):
     f = federated
     kept, ended = _cimd_link(f, "ben"), _dcr_link(f, "ben")
+    _profile(f, kept["access_token"])  # its first use
     http = _browser(f.base_url)
     login = http.get("/account")
     assert login.status_code == 200 and "Continue with Corp SSO" in login.text
     page = through_provider(http, _links(login.text)["Corp SSO"], "ben")
     assert page.status_code == 200 and str(page.url) == f"{f.base_url}/account", page.text
     assert "Ben Upstream" in page.text and "ChatGPT" in page.text and "Another MCP client" in page.text
-    # The calls above were the grants' first uses: recorded (to the hour), shown.
-    assert "Last used on" in page.text
-    [(grant_id,)] = sql(f, "SELECT g.id FROM oauth_grants g JOIN oauth_clients c ON c.client_id = g.client_id "
-                                  "WHERE c.client_name = 'Another MCP client' AND g.revoked_at IS NULL AND "
-                                  "g.account_id = :a", a=_profile(f, ended["access_token"])["id"])
+    # The call above was the kept grant's first use: recorded (to the hour), shown; the other one's not yet.
+    sections = re.findall(r'<section class="grant">(.*?)</section>', page.text, re.S)
+    assert [("Last used on" in x, "Not used yet" in x) for x in sections if "Another MCP client" in x] == [
+        (False, True)]
+    assert any("Last used on" in x for x in sections if "ChatGPT" in x)
+    grant_id = _grant_of(ended["access_token"])
     # Kept to the hour: a call within the hour of the last record writes nothing; one after it, once.
     half_an_hour_ago, over_an_hour_ago = int(time.time()) - 1800, int(time.time()) - 3700
     sql(f, "UPDATE oauth_grants SET last_used_at = :t WHERE id = :g", t=half_an_hour_ago, g=grant_id)
@@ -228,12 +249,19 @@ def test_the_account_page_lists_a_link_and_disconnect_ends_it_at_once(federated:
     assert _profile(f, kept["access_token"])["name"] == "Ben Upstream"  # the other link stays
     after = http.get("/account?done=disconnected")
     assert "Another MCP client" not in after.text and "The app was disconnected" in after.text
-    # Disconnect without this page's CSRF token: refused, nothing ended.
-    assert http.post("/account/disconnect", data={"grant": grant_id}).status_code == 403
-    # Sign out: the page asks to sign in again.
+    # Disconnect without this page's CSRF token (a forged form of another site's): refused, nothing ended.
+    kept_grant = _grant_of(kept["access_token"])
+    assert http.post("/account/disconnect", data={"grant": kept_grant}).status_code == 403
+    assert _profile(f, kept["access_token"])["name"] == "Ben Upstream"
+    # Sign out ends the session itself: a copy of the cookie taken before opens nothing after.
+    copied = http.cookies.get("account_session")
     signed_out = http.post("/account/sign-out", data={"csrf_token": fields["csrf_token"]})
     assert signed_out.status_code == 303
     assert "Continue with Corp SSO" in http.get("/account").text
+    replayed = _browser(f.base_url)
+    replayed.cookies.set("account_session", copied, domain="127.0.0.1", path="/account")
+    again = replayed.get("/account")
+    assert again.status_code == 200 and "Continue with Corp SSO" in again.text and "Ben Upstream" not in again.text
 
 
 def test_a_password_account_signs_in_to_the_account_page(federated: Federated):
@@ -261,8 +289,9 @@ def test_with_password_login_off_only_the_providers_sign_in(database_url: str, t
         refused = http.post("/authorize", data={"oauth_request": "x", "username": "alice",
                                                 "password": "demo-password"})
         assert refused.status_code == 403 and "turned off" in refused.text
-        assert http.post("/account/login", data={"username": "alice", "password": "demo-password"}
-                         ).status_code == 403
-        assert 'name="password"' not in http.get("/account").text
+        assert "<form" not in http.get("/account").text  # no password form, so no CSRF token to send either
+        off = http.post("/account/login", data={"username": "alice", "password": "demo-password"})
+        # Refused as turned off (not as a form without its token, which says the form expired).
+        assert off.status_code == 403 and "turned off" in off.text and "expired" not in off.text
         tokens = _cimd_link(f, "ann")
         assert _profile(f, tokens["access_token"])["email"] == "ann@corp.example"

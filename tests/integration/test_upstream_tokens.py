@@ -12,7 +12,7 @@ import base64
 import json
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import anyio
@@ -24,12 +24,16 @@ from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
+from starlette.testclient import TestClient
 
 from app.authserver.accounts import AccountRepository, Directory, account_for_identity
 from app.authserver.models import Account
-from app.authserver.upstream import Flow, Identity, NotAllowed, UpstreamError, UpstreamProvider
+from app.authserver.settings import AuthServerSettings
+from app.authserver.upstream import DISCOVERY_TTL, Flow, Identity, NotAllowed, UpstreamError, UpstreamProvider
 from app.authserver.upstream_config import parse_providers
+from app.main import create_app
 from app.net import OutboundGuard
+from app.settings import SettingsError, load_part
 from tests.serving import serving
 
 pytestmark = pytest.mark.authserver
@@ -244,3 +248,74 @@ def test_a_first_sign_in_raced_by_another_makes_one_account(db, monkeypatch):
     count = db.read_sync(lambda uow: uow.repository(AccountRepository).session.scalar(
         select(func.count()).select_from(Account).where(Account.email == "r@x.example")))
     assert count == 1
+
+
+def test_an_address_the_provider_marks_unverified_is_not_kept_and_control_characters_are_dropped(liar):
+    liar.userinfo = {"email_verified": False, "name": "Pat\x00 \u202eNew\n"}
+    identity = _sign_in(_relying_party(liar))
+    assert identity.email is None and identity.name == "Pat New"
+
+
+def test_a_subject_with_a_control_character_is_refused(liar):
+    liar.claims = {"sub": "person\x00-1"}
+    with pytest.raises(UpstreamError, match="printable"):
+        _sign_in(_relying_party(liar))
+
+
+def test_a_provider_that_is_down_costs_one_fetch_then_its_failure_is_remembered(liar):
+    rp = _relying_party(liar)
+    rp.config = replace(rp.config, issuer="http://127.0.0.1:1")  # port 1 refuses at once
+    rp.guard = OutboundGuard(allowlist=["127.0.0.1:1"])
+    fetches = []
+    real = rp.guard.fetch
+
+    async def counted(url, **kw):
+        fetches.append(url)
+        return await real(url, **kw)
+    rp.guard.fetch = counted  # type: ignore[method-assign]
+
+    async def five():
+        for _ in range(5):
+            with pytest.raises(UpstreamError, match="could not be fetched"):
+                await rp.discovery()
+    anyio.run(five)
+    assert len(fetches) == 1
+
+
+def test_a_refresh_that_fails_serves_the_last_good_discovery_document(liar):
+    rp = _relying_party(liar)
+    first = anyio.run(rp.discovery)
+    rp._discovered.value = (rp._discovered.value[0] - DISCOVERY_TTL - 1, first)  # expired, but good
+    liar.discovery_issuer = "https://someone-else.example"  # the refresh is refused
+    assert anyio.run(rp.discovery) == first
+
+
+def _served(settings, tmp_path, liar_url: str, **entry: object) -> TestClient:
+    own = load_part(AuthServerSettings, _env_file=None, oidc_providers=json.dumps([
+        {"id": "corp", "name": "Corp", "issuer": liar_url, "client_id": "rp", "client_secret": SECRET, **entry}]))
+    settings = settings.model_copy(update={"var_dir": str(tmp_path), "outbound_allowlist": [
+        liar_url.removeprefix("http://")]})
+    return TestClient(create_app(settings, parts=[own]), base_url=settings.base_url, follow_redirects=False)
+
+
+def test_a_provider_that_cannot_be_reached_is_a_page_saying_so(settings, tmp_path, liar):
+    liar.discovery_issuer = "https://someone-else.example"
+    with _served(settings, tmp_path, liar.base_url) as http:
+        page = http.get("/login/corp", params={"next": "account"})
+    assert page.status_code == 503 and "Signing in with Corp is unavailable" in page.text
+
+
+def test_a_provider_the_guard_would_refuse_is_refused_at_start_in_one_line(settings, tmp_path):
+    own = load_part(AuthServerSettings, _env_file=None, oidc_providers=json.dumps([
+        {"id": "corp", "name": "Corp", "issuer": "https://10.0.0.5", "client_id": "rp"}]))
+    with pytest.raises(SettingsError) as refused:
+        create_app(settings.model_copy(update={"var_dir": str(tmp_path)}), parts=[own])
+    [line] = refused.value.lines
+    assert line.startswith("APP_OIDC_PROVIDERS: entry corp: the outbound guard refuses its issuer") and \
+        "APP_OUTBOUND_ALLOWLIST" in line
+
+
+def test_a_provider_on_its_own_port_is_fetched_from_that_port(settings, tmp_path):
+    own = load_part(AuthServerSettings, _env_file=None, oidc_providers=json.dumps([
+        {"id": "corp", "name": "Corp", "issuer": "https://login.corp.example:8443", "client_id": "rp"}]))
+    create_app(settings.model_copy(update={"var_dir": str(tmp_path)}), parts=[own])  # no refusal

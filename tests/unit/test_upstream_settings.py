@@ -110,3 +110,13 @@ def test_the_account_page_lists_grants_with_a_disconnect_form_each_and_escapes_c
     assert disconnect and 'name="grant" value="g1"' in disconnect.group(1) and 'name="csrf_token" value="tok"' \
         in disconnect.group(1)
     assert 'action="/account/sign-out"' in html
+
+
+def test_a_secret_variable_in_the_env_file_is_read_and_no_other_variable_sets_secrets(monkeypatch, tmp_path):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / ".env").write_text("APP_OIDC_CORP_CLIENT_SECRET=from-the-file\n")
+    monkeypatch.setenv("APP_OIDC_PROVIDERS", json.dumps([GOOD, {**GOOD, "id": "other", "name": "Other"}]))
+    # A dict setting would be merged from every source: this name must not reach the secrets.
+    monkeypatch.setenv("APP_OIDC_CLIENT_SECRETS", json.dumps({"APP_OIDC_OTHER_CLIENT_SECRET": "injected"}))
+    corp, other = load_part(AuthServerSettings).oidc_providers
+    assert (corp.client_secret, other.client_secret) == ("from-the-file", None)
