@@ -96,6 +96,10 @@ class AccountPages:
                                   "exp": int(time.time()) + SESSION_TTL})
         response.set_cookie(SESSION_COOKIE, value, max_age=SESSION_TTL, path="/account", httponly=True,
                             secure=self.secure_cookies, samesite="lax")
+        # A fresh CSRF cookie with the session: a value planted before the sign-in (cookie injection from a
+        # sibling host) does not carry over into it.
+        response.set_cookie(ACCOUNT_CSRF, secrets.token_urlsafe(24), max_age=SESSION_TTL, path="/account",
+                            httponly=True, secure=self.secure_cookies, samesite="lax")
         return response
 
     def end_session(self, response: Response) -> Response:

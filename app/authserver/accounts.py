@@ -112,6 +112,7 @@ def set_disabled(uow: UnitOfWork, username: str, disabled: bool) -> Account:
     # before (whoever held them when it was disabled must link again). On enable too: an account disabled by an
     # older version kept its grants.
     uow.repository(AccountRepository).revoke_grants(account.id, now)
+    account.session_epoch = (account.session_epoch or 0) + 1  # its /account sessions end too, for good
     return account
 
 

@@ -257,7 +257,8 @@ class UpstreamProvider:
         self.admit(claims)
         # Text the person may have typed at the provider: control characters (NUL, which PostgreSQL refuses, bidi
         # and line breaks) go; an address the provider itself marks unverified is not kept (nor shown as theirs).
-        email = _text(claims.get("email"), 254) if claims.get("email_verified") not in (False, "false") else None
+        email = _text(claims.get("email"), 254, cut=False) if claims.get("email_verified") not in (False, "false") \
+            else None
         name = next((text for k in ("name", "preferred_username", "given_name")
                      if (text := _text(claims.get(k), 120))), None)
         return Identity(provider=self.id, issuer=found.issuer, subject=claims["sub"], name=name, email=email,
@@ -279,10 +280,11 @@ class UpstreamProvider:
         except (JoseError, ValueError, TypeError, KeyError) as exc:
             raise UpstreamError(f"the ID token was refused: {type(exc).__name__}: {str(exc)[:160]}") from None
         audiences = claims["aud"] if isinstance(claims["aud"], list) else [claims["aud"]]
-        if len(audiences) > 1 and claims.get("azp") != self.config.client_id:
-            raise UpstreamError("the ID token has several audiences and another authorized party")
+        # OpenID Connect Core §3.1.3.7: azp, when present (and it must be with several audiences), is us.
+        if (len(audiences) > 1 or "azp" in claims) and claims.get("azp") != self.config.client_id:
+            raise UpstreamError("the ID token was issued to another authorized party (azp)")
         if (not isinstance(claims["sub"], str) or not 0 < len(claims["sub"]) <= 255
-                or any(unicodedata.category(c) == "Cc" for c in claims["sub"])):
+                or any(unicodedata.category(c) in _UNPRINTABLE for c in claims["sub"])):
             raise UpstreamError("the ID token's sub is not a string of 1 to 255 printable characters")
         return claims
 
@@ -311,10 +313,17 @@ class UpstreamProvider:
                 raise NotAllowed(f"Your {self.name} account is not among those this service admits.")
 
 
-def _text(value: object, limit: int) -> str | None:
+_UNPRINTABLE = ("Cc", "Cf", "Cs")  # controls (NUL included), format (bidi overrides), lone surrogates
+
+
+def _text(value: object, limit: int, *, cut: bool = True) -> str | None:
+    """A claim as text to keep: unprintable characters dropped; longer than ``limit``, cut (a name) or dropped
+    (an address: cut, it could name a domain nobody verified)."""
     if not isinstance(value, str):
         return None
-    cleaned = "".join(c for c in value if unicodedata.category(c) not in ("Cc", "Cf")).strip()
+    cleaned = "".join(c for c in value if unicodedata.category(c) not in _UNPRINTABLE).strip()
+    if len(cleaned) > limit and not cut:
+        return None
     return cleaned[:limit] or None
 
 

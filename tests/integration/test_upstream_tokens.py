@@ -17,7 +17,7 @@ from typing import Any
 
 import anyio
 import pytest
-from joserfc import jwt
+from joserfc import jws
 from joserfc.jwk import OctKey, RSAKey
 from sqlalchemy import func, select
 from starlette.applications import Starlette
@@ -42,6 +42,11 @@ SECRET = "the-client-secret-of-the-relying-party"
 FLOW = Flow(state="state-1", nonce="nonce-1", verifier="v" * 50)
 
 
+def _json(document: dict[str, Any]) -> Response:
+    # ASCII escapes, as many providers send: a lone surrogate then arrives as \ud800, which JSON allows.
+    return Response(json.dumps(document), media_type="application/json")
+
+
 @dataclass
 class LyingProvider:
     base_url: str = ""
@@ -64,7 +69,8 @@ class LyingProvider:
         if header["alg"] == "none":
             encode = lambda part: base64.urlsafe_b64encode(json.dumps(part).encode()).decode().rstrip("=")  # noqa: E731
             return f"{encode(header)}.{encode(claims)}."
-        return jwt.encode(header, claims, self.signer or self.key)
+        # The payload as JSON with ASCII escapes (what jwt.encode cannot write for a lone surrogate).
+        return jws.serialize_compact(header, json.dumps(claims).encode(), self.signer or self.key)
 
     def app(self) -> Starlette:
         async def discovery(_: Request) -> Response:
@@ -82,13 +88,12 @@ class LyingProvider:
         async def token(request: Request) -> Response:
             self.token_requests.append({"form": dict(await request.form()),
                                         "authorization": request.headers.get("authorization")})
-            return JSONResponse({"access_token": "upstream-access", "token_type": "Bearer",
-                                 "id_token": self.id_token()})
+            return _json({"access_token": "upstream-access", "token_type": "Bearer", "id_token": self.id_token()})
 
         async def userinfo(request: Request) -> Response:
             assert request.headers["authorization"] == "Bearer upstream-access"
-            return JSONResponse({"sub": "person-1", "email": "p@corp.example", "email_verified": True,
-                                 "name": "Pat", **self.userinfo})
+            return _json({"sub": "person-1", "email": "p@corp.example", "email_verified": True, "name": "Pat",
+                          **self.userinfo})
 
         return Starlette(routes=[Route("/.well-known/openid-configuration", discovery), Route("/jwks", jwks),
                                  Route("/token", token, methods=["POST"]), Route("/userinfo", userinfo)])
@@ -137,8 +142,10 @@ def test_an_honest_answer_is_the_identity_and_the_code_is_redeemed_with_pkce_and
     ({"iat": None}, {}),
     ({"sub": None}, {}),
     ({}, {"alg": "none"}),
+    ({"azp": "another-client"}, {}),
+    ({"sub": "person\ud800"}, {}),
 ], ids=["audience", "audiences-without-azp", "issuer", "nonce", "no-nonce", "expired", "no-iat", "no-sub",
-        "alg-none"])
+        "alg-none", "azp-of-another-client", "surrogate-in-sub"])
 def test_an_id_token_that_is_not_for_this_flow_is_refused(liar, claims, header):
     liar.claims, liar.header = claims, header
     with pytest.raises(UpstreamError, match="ID token"):
@@ -251,9 +258,12 @@ def test_a_first_sign_in_raced_by_another_makes_one_account(db, monkeypatch):
 
 
 def test_an_address_the_provider_marks_unverified_is_not_kept_and_control_characters_are_dropped(liar):
-    liar.userinfo = {"email_verified": False, "name": "Pat\x00 \u202eNew\n"}
+    liar.userinfo = {"email_verified": False, "name": "Pat\x00 \u202eNew\ud800\n"}
     identity = _sign_in(_relying_party(liar))
     assert identity.email is None and identity.name == "Pat New"
+    # An address too long to keep whole is not kept cut: its cut could name a domain nobody verified.
+    liar.userinfo = {"email": "a" * 241 + "@corp.example.evil.test"}
+    assert _sign_in(_relying_party(liar)).email is None
 
 
 def test_a_subject_with_a_control_character_is_refused(liar):
