@@ -47,17 +47,13 @@ class AccountPages:
     password_login: bool
     locale: Callable[..., str]
     error_page: Callable[..., Response]
-    browser_step: Callable[[Request, Callable[[], Awaitable[Response]]], Awaitable[Response]]
+    as_page: Callable[[Callable[[Request], Awaitable[Response]]], Callable[[Request], Awaitable[Response]]]
     providers: Callable[[str], list[tuple[str, str]]]
     check_password: Callable[..., Awaitable[Any]]
     device_cookie: Callable[[Response, str, str | None], None]
 
     def account_routes(self) -> list[BaseRoute]:
-        def page(handler: Callable[[Request], Awaitable[Response]]) -> Callable[[Request], Awaitable[Response]]:
-            async def endpoint(request: Request) -> Response:
-                return await self.browser_step(request, lambda: handler(request))
-            return endpoint
-
+        page = self.as_page
         return [Route("/account", page(self.account), methods=["GET"]),
                 Route("/account/login", page(self.account_login), methods=["POST"]),
                 Route("/account/disconnect", page(self.disconnect), methods=["POST"]),

@@ -47,18 +47,13 @@ class UpstreamSignIn:
     validate: Callable[[Request, list[tuple[str, str]]], Awaitable[Response | tuple[Client, str, str]]]
     consent_step: Callable[..., Response]
     start_session: Callable[[Request, SignedIn], Awaitable[Response]]
-    browser_step: Callable[[Request, Callable[[], Awaitable[Response]]], Awaitable[Response]]
+    as_page: Callable[[Callable[[Request], Awaitable[Response]]], Callable[[Request], Awaitable[Response]]]
 
     def upstream_routes(self) -> list[BaseRoute]:
         if not self.upstream:
             return []
-        def page(handler: Callable[[Request], Awaitable[Response]]) -> Callable[[Request], Awaitable[Response]]:
-            async def endpoint(request: Request) -> Response:  # an outage is a page, like the login's
-                return await self.browser_step(request, lambda: handler(request))
-            return endpoint
-
-        return [Route("/login/{provider}", page(self.upstream_start), methods=["GET"]),
-                Route("/login/{provider}/callback", page(self.upstream_callback), methods=["GET"])]
+        return [Route("/login/{provider}", self.as_page(self.upstream_start), methods=["GET"]),
+                Route("/login/{provider}/callback", self.as_page(self.upstream_callback), methods=["GET"])]
 
     def providers(self, query: str) -> list[tuple[str, str]]:
         """(name, start URL) of each provider, the start carrying ``query`` (the request to come back to)."""

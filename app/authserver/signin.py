@@ -114,6 +114,12 @@ class SignInPages:
                      ) -> Response:
         return await step(request, dict(parse_form(await read_body(request))))
 
+    def as_page(self, handler: Callable[[Request], Awaitable[Response]]) -> Callable[[Request], Awaitable[Response]]:
+        """A browser route whose failures (an outage, a malformed request) are pages, as /authorize's are."""
+        async def endpoint(request: Request) -> Response:
+            return await self.browser_step(request, lambda: handler(request))
+        return endpoint
+
     async def browser_step(self, request: Request, step: Callable[[], Awaitable[Response]]) -> Response:
         """The pages' failures as pages (the JSON endpoints have ``guarded``)."""
         try:

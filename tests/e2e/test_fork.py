@@ -55,8 +55,8 @@ FILE_TOOLS = ("analyze_file", "compare_files", "list_files", "delete_file")
 ZOO_TOOLS = ("get_zoo_animal_details", "get_zoo_animals", "like_zoo_animal")
 DEMO_TABLES = {"zoo": {"zoo_animals"}, "search": {"search_documents"}, "files": {"files"},
                "recipes": {"saved_recipes"}, "cafes": {"cafe_cities", "cafe_city_aliases", "cafe_city_names", "cafes"}}
-AUTHSERVER_TABLES = {"accounts", "account_identities", "oauth_clients", "oauth_grants", "oauth_authorization_codes", "oauth_refresh_tokens",
-                     "oauth_client_assertions"}
+AUTHSERVER_TABLES = {"accounts", "account_identities", "oauth_clients", "oauth_grants", "oauth_authorization_codes",
+                     "oauth_refresh_tokens", "oauth_client_assertions"}
 # End-to-end modules that build a venv of their own (a fork inside the fork) stay out of the fork's run.
 OWN_VENV = ("tests/e2e/test_fork.py", "tests/e2e/test_startup_refusal.py", "tests/e2e/test_wheel.py")
 # And the ones a demo's deletion cannot reach: each starts processes of its own (workers, replicas, a collector)

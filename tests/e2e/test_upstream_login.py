@@ -16,6 +16,7 @@ import httpx
 import pytest
 from joserfc import jws
 
+from tests.e2e.conftest import Linking
 from tests.e2e.linking_steps import sql
 from tests.e2e.oauth_client import (
     CHATGPT_REDIRECT,
@@ -43,18 +44,10 @@ PEOPLE = {
 
 
 @dataclass
-class Federated:
-    server: LiveServer
-    site: ClientSite
-    issuer: str
+class Federated(Linking):
+    """The linking server of tests/e2e/conftest.py, with its upstream provider's issuer."""
 
-    @property
-    def base_url(self) -> str:
-        return self.server.base_url
-
-    @property
-    def resource(self) -> str:
-        return self.server.mcp_url
+    issuer: str = ""
 
 
 @contextmanager
@@ -84,7 +77,7 @@ def _federation(database_url: str, log: Path, **env: str) -> Iterator[Federated]
         }
         server.start()
         try:
-            yield Federated(server, site, issuer)
+            yield Federated(server, site, log.parent / "var", issuer)
         finally:
             server.stop()
 
