@@ -115,25 +115,3 @@ def test_replicas_migrating_at_once_on_postgres_do_not_collide(fresh_database):
     assert [p.returncode for p in procs] == [0, 0, 0], outputs
     assert _versions(fresh_database) == sorted(head_revisions())
 
-
-@pytest.mark.authserver
-def test_downgrading_below_upstream_identities_removes_password_less_accounts_with_what_is_theirs(fresh_database):
-    upgrade(fresh_database)
-    engine = create_engine(fresh_database)
-    with engine.begin() as conn:
-        for account, password in (("acct_up", None), ("acct_pw", "scrypt$x")):
-            conn.execute(text("INSERT INTO accounts (id, username, display_name, password_hash, is_demo, created_at) "
-                              "VALUES (:a, :a, :a, :p, false, 1)"), {"a": account, "p": password})
-            conn.execute(text("INSERT INTO oauth_grants (id, client_id, account_id, scope, resource, created_at) "
-                              "VALUES (:g, 'c', :a, '', 'r', 1)"), {"g": f"g_{account}", "a": account})
-            conn.execute(text("INSERT INTO oauth_refresh_tokens (token_hash, grant_id, expires_at, created_at) "
-                              "VALUES (:t, :g, 9, 1)"), {"t": f"t_{account}", "g": f"g_{account}"})
-        conn.execute(text("INSERT INTO account_identities (issuer, subject, account_id, provider, created_at, "
-                          "last_sign_in_at) VALUES ('https://idp', 's', 'acct_up', 'corp', 1, 1)"))
-    downgrade(fresh_database, "0009_files")
-    with engine.connect() as conn:
-        left = [tuple(conn.execute(text(f"SELECT {column} FROM {table} ORDER BY 1")).scalars()) for table, column in (
-            ("accounts", "id"), ("oauth_grants", "id"), ("oauth_refresh_tokens", "token_hash"))]
-    engine.dispose()
-    assert left == [("acct_pw",), ("g_acct_pw",), ("t_acct_pw",)]
-    upgrade(fresh_database)

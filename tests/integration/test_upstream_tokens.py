@@ -3,7 +3,8 @@
 The honest path runs against a certified provider in tests/e2e/test_upstream_login.py; the lies a certified
 provider never tells (a wrong audience, a replayed nonce, ``alg: none``, a MAC keyed with the client secret,
 another issuer in discovery, a UserInfo answer about someone else) are told here by a provider this test
-serves on loopback and controls, reached through the real outbound guard.
+serves on loopback and controls, reached through the real outbound guard. Then the accounts those identities reach, and the migration that
+made room for them.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ import anyio
 import pytest
 from joserfc import jws
 from joserfc.jwk import OctKey, RSAKey
-from sqlalchemy import func, select
+from sqlalchemy import create_engine, func, select, text
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
@@ -31,6 +32,7 @@ from app.authserver.models import Account
 from app.authserver.settings import AuthServerSettings
 from app.authserver.upstream import DISCOVERY_TTL, Flow, Identity, NotAllowed, UpstreamError, UpstreamProvider
 from app.authserver.upstream_config import parse_providers
+from app.db.migrate import downgrade, upgrade
 from app.main import create_app
 from app.net import OutboundGuard
 from app.settings import SettingsError, load_part
@@ -329,3 +331,25 @@ def test_a_provider_on_its_own_port_is_fetched_from_that_port(settings, tmp_path
     own = load_part(AuthServerSettings, _env_file=None, oidc_providers=json.dumps([
         {"id": "corp", "name": "Corp", "issuer": "https://login.corp.example:8443", "client_id": "rp"}]))
     create_app(settings.model_copy(update={"var_dir": str(tmp_path)}), parts=[own])  # no refusal
+
+
+def test_downgrading_below_upstream_identities_removes_password_less_accounts_with_what_is_theirs(fresh_database):
+    upgrade(fresh_database)
+    engine = create_engine(fresh_database)
+    with engine.begin() as conn:
+        for account, password in (("acct_up", None), ("acct_pw", "scrypt$x")):
+            conn.execute(text("INSERT INTO accounts (id, username, display_name, password_hash, is_demo, created_at) "
+                              "VALUES (:a, :a, :a, :p, false, 1)"), {"a": account, "p": password})
+            conn.execute(text("INSERT INTO oauth_grants (id, client_id, account_id, scope, resource, created_at) "
+                              "VALUES (:g, 'c', :a, '', 'r', 1)"), {"g": f"g_{account}", "a": account})
+            conn.execute(text("INSERT INTO oauth_refresh_tokens (token_hash, grant_id, expires_at, created_at) "
+                              "VALUES (:t, :g, 9, 1)"), {"t": f"t_{account}", "g": f"g_{account}"})
+        conn.execute(text("INSERT INTO account_identities (issuer, subject, account_id, provider, created_at, "
+                          "last_sign_in_at) VALUES ('https://idp', 's', 'acct_up', 'corp', 1, 1)"))
+    downgrade(fresh_database, "0009_files")
+    with engine.connect() as conn:
+        left = [tuple(conn.execute(text(f"SELECT {column} FROM {table} ORDER BY 1")).scalars()) for table, column in (
+            ("accounts", "id"), ("oauth_grants", "id"), ("oauth_refresh_tokens", "token_hash"))]
+    engine.dispose()
+    assert left == [("acct_pw",), ("g_acct_pw",), ("t_acct_pw",)]
+    upgrade(fresh_database)
