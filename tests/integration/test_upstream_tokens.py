@@ -3,8 +3,8 @@
 The honest path runs against a certified provider in tests/e2e/test_upstream_login.py; the lies a certified
 provider never tells (a wrong audience, a replayed nonce, ``alg: none``, a MAC keyed with the client secret,
 another issuer in discovery, a UserInfo answer about someone else) are told here by a provider this test
-serves on loopback and controls, reached through the real outbound guard. Then the accounts those identities reach, and the migration that
-made room for them.
+serves on loopback and controls, reached through the real outbound guard. Then the accounts those identities
+reach, and the migration that made room for them.
 """
 
 from __future__ import annotations
