@@ -29,6 +29,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 from starlette.types import ASGIApp
 
+from app.auth.challenge import ChallengeGate
 from app.auth.resource_server import bearer_auth, protected_resource_routes
 from app.auth.scopes import ScopeCatalog
 from app.auth.tokens import ExternalTokenVerifier, RemoteJwks
@@ -241,8 +242,12 @@ def build_mcp(settings: Settings, registry: ToolRegistry, features: Sequence[Fea
     )
     transport: ASGIApp = mcp.session_manager.handle_request
     lane = SingleExchangeLane(mcp.session_manager, transport) if settings.mcp_fast_lane else None
-    # The token is optional on /mcp: each tool enforces its own schemes (app.mcp.registry).
-    endpoint = bearer_auth(lane or transport, token_verifier, resource=settings.mcp_url,
+    # The token is optional on /mcp: each tool enforces its own schemes (app.mcp.registry); a client that is not
+    # ChatGPT is told at HTTP level (app.auth.challenge), before either protocol path.
+    gated = ChallengeGate(lane or transport, refused=registry.refused_scopes,
+                          resource_metadata_url=settings.resource_metadata_url, mode=settings.auth_challenge,
+                          max_body_bytes=settings.max_body_bytes)
+    endpoint = bearer_auth(gated, token_verifier, resource=settings.mcp_url,
                            resource_metadata_url=settings.resource_metadata_url)
     return McpEndpoint(mcp, lane, endpoint)
 

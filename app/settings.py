@@ -25,11 +25,12 @@ LOG_FORMATS = ("json", "console")
 ENVIRONMENTS = ("development", "production")
 SUPPORTED_DATABASES = "use sqlite:///path/to/app.db or postgresql+psycopg://user:password@host:5432/name"
 AUTH_MODES = ("builtin", "external")
+AUTH_CHALLENGES = ("auto", "meta", "http")
 STORAGE_BACKENDS = ("local", "s3")
 S3_ENCRYPTIONS = ("none", "AES256", "aws:kms")
 # Settings that take one of a few values, accepted in any case.
 CHOICES = {"log_level": LOG_LEVELS, "log_format": LOG_FORMATS, "env": ENVIRONMENTS, "auth_mode": AUTH_MODES,
-           "storage_backend": STORAGE_BACKENDS, "s3_sse": S3_ENCRYPTIONS}
+           "storage_backend": STORAGE_BACKENDS, "s3_sse": S3_ENCRYPTIONS, "auth_challenge": AUTH_CHALLENGES}
 ENV_PREFIX = "APP_"
 
 
@@ -97,6 +98,11 @@ class Settings(BaseSettings):
     # builtin: the authorization server of app/authserver (its settings: app.authserver.settings);
     # external: an IdP of your own, below.
     auth_mode: str = "builtin"
+    # How a tools/call the caller may not use is answered (app/auth/challenge.py): auto (ChatGPT, by its
+    # openai/* request _meta, gets the isError result with _meta["mcp/www_authenticate"]; any other client
+    # HTTP 401/403, as the MCP authorization spec says), meta (the result for everyone) or http (the HTTP
+    # answer for everyone).
+    auth_challenge: str = "auto"
     # external: the IdP whose tokens /mcp accepts.
     oauth_issuer: str | None = None
     oauth_jwks_url: str | None = None

@@ -225,9 +225,10 @@ def _client(url: str, token: str | None = None) -> Client:
                   mode="legacy")
 
 
-async def call(d: Deployed, tool: str, args: dict, token: str | None = None) -> CallToolResult:
+async def call(d: Deployed, tool: str, args: dict, token: str | None = None, meta: dict | None = None
+               ) -> CallToolResult:
     async with _client(d.mcp_url, token) as client:
-        return await client.call_tool(tool, args)
+        return await client.call_tool(tool, args, meta=meta)
 
 
 def file_arg(url: str, *, file_id: str | None = None, name: str | None = None, mime: str | None = None) -> dict:

@@ -64,13 +64,17 @@ def unmet_scopes(security: Sequence[Scheme], token: AccessToken | None) -> tuple
     return wanted or ()
 
 
-def challenge(resource_metadata_url: str, scopes: Sequence[str], description: str,
-              error: str = "insufficient_scope") -> str:
-    """An RFC 6750 / RFC 7235 Bearer challenge (``WWW-Authenticate`` value)."""
+def challenge(resource_metadata_url: str, scopes: Sequence[str], description: str | None,
+              error: str | None = "insufficient_scope") -> str:
+    """An RFC 6750 / RFC 7235 Bearer challenge (``WWW-Authenticate`` value); ``error`` None: none, as for a
+    request that sent no token (RFC 6750 §3.1)."""
     params = [f'resource_metadata="{_ascii(resource_metadata_url)}"']
     if scopes:
         params.append(f'scope="{" ".join(scopes)}"')  # validated scope tokens (validate())
-    params += [f'error="{error}"', f'error_description="{_ascii(description)}"']
+    if error is not None:
+        params.append(f'error="{error}"')
+        if description:
+            params.append(f'error_description="{_ascii(description)}"')
     return "Bearer " + ", ".join(params)
 
 

@@ -87,9 +87,12 @@ class Client(ClientMixin):
         return self.redirect_uris[0] if len(self.redirect_uris) == 1 else None
 
     def get_allowed_scope(self, scope: str | None) -> str:
-        # Unknown scopes were dropped earlier (server); here a client registered with a narrower scope keeps to it.
+        # Unknown scopes were dropped earlier (server). An operator's client keeps to the scope it was registered
+        # with; one that registered itself (DCR) or publishes its document (CIMD) may ask for any scope the server
+        # has, the person deciding on the consent page: the SDK's client registers with the scope of the first
+        # challenge it meets (SEP-835), and must still be able to step up when a tool needs more.
         requested = (scope or "").split()
-        if self.scope is None:
+        if self.scope is None or self.kind != "static":
             return " ".join(requested)
         allowed = set(self.scope.split())
         return " ".join(s for s in requested if s in allowed)

@@ -24,6 +24,7 @@ import anyio.to_thread
 import structlog
 from mcp.server.apps import Apps, Visibility
 from mcp.server.auth.middleware.auth_context import get_access_token
+from mcp.server.auth.provider import AccessToken
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.resources import TextResource
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
@@ -161,6 +162,15 @@ class ToolRegistry:
     @property
     def tool_names(self) -> list[str]:
         return list(self._tools)
+
+    def refused_scopes(self, name: object, token: AccessToken | None) -> tuple[str, tuple[str, ...]] | None:
+        """(title, scopes to ask for) when tool ``name`` would refuse ``token`` (None: anonymous); None when it
+        admits it or there is no such tool. The same check the tool's own wrapper makes, before the call."""
+        spec = self._tools.get(name) if isinstance(name, str) else None
+        if spec is None:
+            return None
+        unmet = schemes.unmet_scopes(spec.meta["securitySchemes"], token)
+        return None if unmet is None else (spec.kwargs["title"], unmet)
 
     def budgets(self) -> dict[str, DeclaredBudget]:
         """Each tool's declared per-caller budget (``app.mcp.budgets``), by tool."""

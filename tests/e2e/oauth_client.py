@@ -157,12 +157,14 @@ def with_assertion(data: dict[str, str], assertion: str) -> dict[str, str]:
     return {**data, "client_assertion_type": ASSERTION_TYPE, "client_assertion": assertion}
 
 
-def call_tool(mcp_url: str, name: str, arguments: dict[str, Any] | None = None, token: str | None = None
-              ) -> httpx.Response:
+def call_tool(mcp_url: str, name: str, arguments: dict[str, Any] | None = None, token: str | None = None,
+              meta: dict[str, Any] | None = None) -> httpx.Response:
+    """A tools/call; ``meta`` is its request _meta (``tests.challenges.CHATGPT_META``: as ChatGPT sends it)."""
     headers = {"accept": "application/json, text/event-stream", "mcp-protocol-version": "2025-06-18"}
     if token:
         headers["authorization"] = f"Bearer {token}"
-    body = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": name, "arguments": arguments or {}}}
+    params: dict[str, Any] = {"name": name, "arguments": arguments or {}, **({"_meta": meta} if meta else {})}
+    body = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params}
     return httpx.post(mcp_url, json=body, headers=headers, timeout=15)
 
 

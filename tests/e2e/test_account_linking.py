@@ -13,6 +13,7 @@ import pytest
 from joserfc import jws
 from prometheus_client.parser import text_string_to_metric_families
 
+from tests.challenges import CHATGPT_META, assert_http_challenge, plain_call
 from tests.e2e import linking_steps as steps
 from tests.e2e.conftest import Linking
 from tests.e2e.oauth_client import (
@@ -56,8 +57,13 @@ def _link_with_cimd(linking: Linking, username: str = "alice", scope: str = "ope
 def test_chatgpt_links_an_account_through_its_client_metadata_document(linking: Linking):
     base = linking.base_url
     # 1. Discovery, as ChatGPT does it: the challenge names the PRM, the PRM names the issuer.
-    anonymous = call_tool(linking.resource, "list_saved_recipes")
+    anonymous = call_tool(linking.resource, "list_saved_recipes", meta=CHATGPT_META)
     challenge = _structured(anonymous)["_meta"]["mcp/www_authenticate"][0]
+    # The same call from a client that is not ChatGPT: the challenge as an HTTP 401, naming the same PRM.
+    plain = plain_call(linking.resource, "list_saved_recipes")
+    assert_http_challenge(plain, base, "recipes.read", signed_in=False)
+    assert plain.headers["www-authenticate"].split('resource_metadata="')[1].split('"')[0] == \
+        challenge.split('resource_metadata="')[1].split('"')[0]
     prm_url = challenge.split('resource_metadata="')[1].split('"')[0]
     assert prm_url == f"{base}/.well-known/oauth-protected-resource/mcp"
     for url in (prm_url, f"{base}/.well-known/oauth-protected-resource"):
@@ -130,8 +136,11 @@ def test_a_client_registered_dynamically_links_an_account(linking: Linking):
     listed = _structured(call_tool(linking.resource, "list_saved_recipes", token=tokens["access_token"]))
     assert listed["isError"] is False
     # recipes.read does not allow writing: the challenge asks for recipes.write
-    refused = _structured(call_tool(linking.resource, "save_recipe", {"title": "Soup"}, token=tokens["access_token"]))
+    refused = _structured(call_tool(linking.resource, "save_recipe", {"title": "Soup"}, token=tokens["access_token"],
+                                    meta=CHATGPT_META))
     assert refused["isError"] is True and 'scope="recipes.write"' in refused["_meta"]["mcp/www_authenticate"][0]
+    assert_http_challenge(plain_call(linking.resource, "save_recipe", {"title": "Soup"}, token=tokens["access_token"]),
+                          base, "recipes.write", signed_in=True)
     refreshed = token(base, {"grant_type": "refresh_token", "refresh_token": tokens["refresh_token"],
                              "client_id": client["client_id"]})
     assert refreshed.status_code == 200, refreshed.text

@@ -36,6 +36,8 @@ from tests.serving import serving
 
 pytestmark = pytest.mark.anyio
 MODES = ["legacy", "auto"]
+# What ChatGPT's requests carry (it starts linking from the tool result; other clients from HTTP 401/403).
+CHATGPT_META = {"openai/locale": "en-US"}
 VAULT_SCOPES = ("vault.read", "vault.list")
 NOTES_SCOPE = "notes.read"
 
@@ -118,9 +120,9 @@ async def test_anonymous_callers_list_tools_and_use_noauth_tools(server: str, mo
 
 
 @pytest.mark.parametrize("mode", MODES)
-async def test_an_anonymous_call_to_an_oauth_tool_gets_a_linking_challenge(server: str, mode: str):
+async def test_chatgpts_anonymous_call_to_an_oauth_tool_gets_a_linking_challenge_in_the_result(server: str, mode: str):
     async with _client(server, mode) as client:
-        result = await client.call_tool("read_vault", {})
+        result = await client.call_tool("read_vault", {}, meta=CHATGPT_META)
     assert result.is_error is True and result.structured_content is None
     assert "sign in" in result.content[0].text
     assert _challenge(result) == {
@@ -131,16 +133,39 @@ async def test_an_anonymous_call_to_an_oauth_tool_gets_a_linking_challenge(serve
     }
 
 
+@pytest.mark.parametrize("version", ["2025-06-18", "2026-07-28"])
+def test_another_clients_anonymous_call_to_an_oauth_tool_gets_http_401_without_an_error_code(server: str,
+                                                                                           version: str):
+    response = _post(server, None, version)
+    assert response.status_code == 401
+    # RFC 6750 §3.1: a request that sent no token is told where to get one, not given an error code.
+    assert response.headers["www-authenticate"] == (
+        f'Bearer resource_metadata="{server.removesuffix("/mcp")}/.well-known/oauth-protected-resource/mcp", '
+        'scope="vault.read vault.list"')
+
+
 @pytest.mark.parametrize("mode", MODES)
-async def test_a_token_missing_one_scope_gets_a_challenge_for_every_scope_the_tool_needs(server: str, mode: str):
+async def test_chatgpts_token_missing_one_scope_gets_a_challenge_for_every_scope_the_tool_needs(server: str,
+                                                                                             mode: str):
     async with _client(server, mode, "partial") as client:
-        result = await client.call_tool("read_vault", {})
+        result = await client.call_tool("read_vault", {}, meta=CHATGPT_META)
     assert result.is_error is True and result.structured_content is None
     challenge = _challenge(result)
     assert challenge["scope"] == "vault.read vault.list"
     assert challenge["error"] == "insufficient_scope"
     assert challenge["error_description"] == "Read the vault needs more access to the linked account " \
                                              "(vault.read vault.list)."
+
+
+@pytest.mark.parametrize("version", ["2025-06-18", "2026-07-28"])
+def test_another_clients_token_missing_a_scope_gets_http_403_insufficient_scope(server: str, version: str):
+    response = _post(server, "partial", version)
+    assert response.status_code == 403
+    params = dict(re.findall(r'(\w+)="((?:[^"\\]|\\.)*)"', response.headers["www-authenticate"]))
+    assert params == {
+        "resource_metadata": server.removesuffix("/mcp") + "/.well-known/oauth-protected-resource/mcp",
+        "scope": "vault.read vault.list", "error": "insufficient_scope",
+        "error_description": "Read the vault needs more access to the linked account (vault.read vault.list)."}
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -152,9 +177,9 @@ async def test_a_token_with_every_scope_runs_the_tool_as_its_subject(server: str
     assert "mcp/www_authenticate" not in (result.meta or {})
 
 
-def _post(url: str, token: str, version: str) -> httpx.Response:
+def _post(url: str, token: str | None, version: str) -> httpx.Response:
     headers = {"content-type": "application/json", "accept": "application/json, text/event-stream",
-               "authorization": f"Bearer {token}", "mcp-protocol-version": version}
+               "mcp-protocol-version": version, **({"authorization": f"Bearer {token}"} if token else {})}
     params: dict = {"name": "read_vault", "arguments": {}}
     if version == "2026-07-28":
         headers |= {"mcp-method": "tools/call", "mcp-name": "read_vault"}

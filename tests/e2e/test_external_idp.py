@@ -26,6 +26,7 @@ from starlette.routing import Route
 from app.auth.tokens import RemoteJwks
 from app.main import create_app
 from app.settings import load_settings
+from tests.challenges import CHATGPT_META, assert_http_challenge, plain_call
 from tests.e2e.oauth_client import call_tool
 from tests.e2e.server import LiveServer
 from tests.serving import serving
@@ -177,13 +178,16 @@ def test_a_token_the_idp_did_not_issue_for_this_server_gets_401_invalid_token(se
 
 
 def test_an_anonymous_call_to_an_oauth_tool_gets_a_challenge_naming_the_servers_metadata(server: LiveServer):
-    result = _result(call_tool(server.mcp_url, "list_saved_recipes"))
+    result = _result(call_tool(server.mcp_url, "list_saved_recipes", meta=CHATGPT_META))
     assert result["isError"] is True and "structuredContent" not in result
     [value] = result["_meta"]["mcp/www_authenticate"]
     challenge = _challenge_params(value)
     assert challenge["resource_metadata"] == f"{server.base_url}/.well-known/oauth-protected-resource/mcp"
     assert challenge["scope"] == "recipes.read"
     assert challenge["error"] == "insufficient_scope"
+    # Another client is sent, at HTTP level, to the same metadata (which names the IdP).
+    assert_http_challenge(plain_call(server.mcp_url, "list_saved_recipes"), server.base_url, "recipes.read",
+                          signed_in=False)
 
 
 @pytest.fixture

@@ -108,9 +108,12 @@ CASES: list[tuple[str, str | None, dict[str, str], object]] = [
     ("cafe", "2025-06-18", {}, _call("recommend_cafe", {"city": "Paris"})),
     ("search", "2025-06-18", {}, _call("search", {"q": "json dumps"})),
     ("search signed in", "2025-06-18", {"authorization": "Bearer alice"}, _call("search", {"q": "json dumps"})),
-    ("recipes anonymous: a linking challenge", "2025-06-18", {}, _call("list_saved_recipes", {})),
+    ("recipes anonymous, ChatGPT: a linking challenge", "2025-06-18", {},
+     _call("list_saved_recipes", {}, _meta=CHATGPT_META)),
+    ("recipes anonymous, another client: HTTP 401", "2025-06-18", {}, _call("list_saved_recipes", {})),
     ("recipes signed in", "2025-06-18", {"authorization": "Bearer alice"}, _call("list_saved_recipes", {})),
-    ("profile anonymous", "2025-06-18", {}, _call("get_account_profile", {})),
+    ("profile anonymous, ChatGPT", "2025-06-18", {}, _call("get_account_profile", {}, _meta=CHATGPT_META)),
+    ("profile anonymous, another client: HTTP 401", "2025-06-18", {}, _call("get_account_profile", {})),
     # The test-only probe's tools: what these cases ask is there in any fork, whatever demos it kept.
     ("probe", "2025-06-18", {}, _call("probe_echo", {"text": "bonjour"})),
     ("probe with ChatGPT's _meta", "2025-06-18", {}, _call("probe_card", {}, _meta=CHATGPT_META)),
@@ -160,6 +163,8 @@ NOT_SERVED_BY_THE_LANE = {
     "empty body", "wrong jsonrpc version", "null id", "params not an object", "unknown version header",
     "accepts only SSE", "an HTML body", "content type in capitals", "a JSON-like content type",
     "JSON Lines content type", "a foreign Origin", "a bad token", "a body over the limit",
+    # The HTTP challenge is answered before either path (app/auth/challenge.py).
+    "recipes anonymous, another client: HTTP 401", "profile anonymous, another client: HTTP 401",
 }
 
 

@@ -1,7 +1,9 @@
 """Linking as other clients do it, and what a linked account can reach.
 
-- the mcp SDK's own ``OAuthClientProvider`` (discovery, DCR, PKCE, RFC 9207 check, refresh);
-- every oauth tool refuses an anonymous call with the linking challenge; every noauth tool
+- the mcp SDK's own ``OAuthClientProvider``, from nothing but the 401 of a protected tool (discovery, DCR, PKCE,
+  RFC 9207 check, refresh), and its step-up through a 403 ``insufficient_scope``;
+- every oauth tool refuses an anonymous call with the linking challenge (HTTP 401 for a client that is not
+  ChatGPT, the isError result for ChatGPT); every noauth tool
   answers anonymously (read from tools/list, so a new tool is covered without editing this);
 - alice and bob linked at the same time never see each other's data.
 """
@@ -19,6 +21,7 @@ from mcp.client.auth import AuthorizationCodeResult, OAuthClientProvider, TokenS
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.auth import OAuthClientInformationFull, OAuthClientMetadata, OAuthToken
 
+from tests.challenges import CHATGPT_META, assert_http_challenge, plain_call
 from tests.demos import DEMOS
 from tests.e2e.conftest import Linking
 from tests.e2e.oauth_client import (
@@ -60,31 +63,34 @@ class MemoryStorage(TokenStorage):
         self.client = client_info
 
 
-@pytest.mark.anyio
-async def test_the_mcp_sdk_oauth_client_links_an_account_and_calls_a_protected_tool(linking: Linking):
-    locations: list[str] = []
-
+def _sdk_provider(linking: Linking, storage: MemoryStorage, scope: str, username: str,
+                  locations: list[str]) -> OAuthClientProvider:
     async def redirect_handler(authorization_url: str) -> None:
         # The user's browser: the login and consent pages, then the redirect back to the client.
         params = query_of(authorization_url)
         assert authorization_url.startswith(f"{linking.base_url}/authorize?")
-        location = await anyio.to_thread.run_sync(Browser(linking.base_url).sign_in, params, "bob", PASSWORD)
+        location = await anyio.to_thread.run_sync(Browser(linking.base_url).sign_in, params, username, PASSWORD)
         locations.append(location)
 
     async def callback_handler() -> AuthorizationCodeResult:
         callback = query_of(locations[-1])
         return AuthorizationCodeResult(code=callback["code"], state=callback.get("state"), iss=callback.get("iss"))
 
-    # A stale token makes the server answer 401 invalid_token: that is what starts the SDK's flow
-    # (anonymous calls are allowed here, so it would otherwise never be asked to sign in).
-    storage = MemoryStorage(OAuthToken(access_token="stale", token_type="Bearer"))
-    provider = OAuthClientProvider(
+    return OAuthClientProvider(
         server_url=linking.resource,
         client_metadata=OAuthClientMetadata(redirect_uris=[CHATGPT_REDIRECT], client_name="mcp SDK client",
                                             grant_types=["authorization_code", "refresh_token"],
-                                            token_endpoint_auth_method="none", scope="recipes.write"),
+                                            token_endpoint_auth_method="none", scope=scope),
         storage=storage, redirect_handler=redirect_handler, callback_handler=callback_handler)
-    http = httpx2.AsyncClient(auth=provider, timeout=30)
+
+
+@pytest.mark.anyio
+async def test_the_mcp_sdk_oauth_client_links_from_the_401_of_a_protected_tool(linking: Linking):
+    # No token prepared: the 401 of the first protected call is what starts the SDK's flow (discovery from its
+    # resource_metadata, DCR, PKCE, resource).
+    locations: list[str] = []
+    storage = MemoryStorage()
+    http = httpx2.AsyncClient(auth=_sdk_provider(linking, storage, "recipes.write", "bob", locations), timeout=30)
     async with Client(streamable_http_client(linking.resource, http_client=http), mode="legacy") as client:
         saved = await client.call_tool("save_recipe", {"title": "Pão de queijo"})
         listed = await client.call_tool("list_saved_recipes", {})
@@ -94,6 +100,21 @@ async def test_the_mcp_sdk_oauth_client_links_an_account_and_calls_a_protected_t
     assert "Pão de queijo" in [r["title"] for r in listed.structured_content["recipes"]]
     assert profile.structured_content["nickname"] == "bob"
     assert storage.tokens is not None and storage.tokens.refresh_token
+
+
+@pytest.mark.anyio
+async def test_the_mcp_sdk_oauth_client_steps_up_through_the_403_of_a_tool_needing_more(linking: Linking):
+    # The SDK asks for what the challenge names (SEP-835), and registers with it: recipes.read first.
+    locations: list[str] = []
+    storage = MemoryStorage()
+    http = httpx2.AsyncClient(auth=_sdk_provider(linking, storage, "recipes.read", "alice", locations), timeout=30)
+    async with Client(streamable_http_client(linking.resource, http_client=http), mode="legacy") as client:
+        listed = await client.call_tool("list_saved_recipes", {})
+        first = storage.tokens.scope.split() if storage.tokens and storage.tokens.scope else []
+        saved = await client.call_tool("save_recipe", {"title": "Step-up stew"})  # 403 insufficient_scope first
+    assert listed.is_error is not True and saved.is_error is not True, saved
+    assert len(locations) == 2 and first == ["recipes.read"]
+    assert "recipes.write" in storage.tokens.scope.split()
 
 
 def test_every_oauth_tool_challenges_an_anonymous_caller_and_every_noauth_tool_answers(linking: Linking):
@@ -106,13 +127,18 @@ def test_every_oauth_tool_challenges_an_anonymous_caller_and_every_noauth_tool_a
                                                "get_account_profile"}
     assert {t["name"] for t in anonymous_ok} >= {"search", "get_zoo_animals", "recommend_cafe", "analyze_file"}
     for tool in oauth_only:
-        result = call_tool(linking.resource, tool["name"], ARGUMENTS.get(tool["name"], {})).json()["result"]
+        wanted = tool["_meta"]["securitySchemes"][0]["scopes"]
+        # Another client: HTTP 401, the same metadata and scope.
+        assert_http_challenge(plain_call(linking.resource, tool["name"], ARGUMENTS.get(tool["name"], {})),
+                              linking.base_url, " ".join(wanted), signed_in=False)
+        # ChatGPT: the isError result with the challenge in its _meta.
+        result = call_tool(linking.resource, tool["name"], ARGUMENTS.get(tool["name"], {}),
+                           meta=CHATGPT_META).json()["result"]
         assert result["isError"] is True, tool["name"]
         (challenge,) = result["_meta"]["mcp/www_authenticate"]
         params = dict(re.findall(r'(\w+)="([^"]*)"', challenge))
         assert params["resource_metadata"] == f"{linking.base_url}/.well-known/oauth-protected-resource/mcp"
         assert params["error"] == "insufficient_scope" and params["error_description"], tool["name"]
-        wanted = tool["_meta"]["securitySchemes"][0]["scopes"]
         assert params.get("scope", "").split() == wanted, tool["name"]
         assert "structuredContent" not in result  # never a placeholder answer
     # The files the file tools analyse anonymously: the client document the test's "chatgpt.com" serves.

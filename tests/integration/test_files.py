@@ -22,6 +22,7 @@ from app.features.files.usecases import ORPHAN_GRACE, FileUseCases
 from app.net.guard import OutboundGuard
 from app.settings import load_part
 from tests import filesamples as samples
+from tests.challenges import CHATGPT_META, assert_http_challenge, plain_call
 from tests.filehost import (
     ALICE,
     CAP,
@@ -139,10 +140,15 @@ def test_the_same_content_twice_is_one_library_entry(deployed: Deployed, file_se
 
 
 def test_the_library_needs_its_scopes(deployed: Deployed, file_server: FileServer):
-    anonymous = anyio.run(call, deployed, "list_files", {})
+    # ChatGPT is told in the result; another client at HTTP level.
+    anonymous = anyio.run(call, deployed, "list_files", {}, None, CHATGPT_META)
     assert anonymous.is_error is True and "mcp/www_authenticate" in (anonymous.meta or {})
-    reader_delete = anyio.run(call, deployed, "delete_file", {"file_id": "file_x"}, "reader")
+    reader_delete = anyio.run(call, deployed, "delete_file", {"file_id": "file_x"}, "reader", CHATGPT_META)
     assert reader_delete.is_error is True and "files.write" in reader_delete.meta["mcp/www_authenticate"][0]
+    base = deployed.mcp_url.removesuffix("/mcp")
+    assert_http_challenge(plain_call(deployed.mcp_url, "list_files"), base, "files.read", signed_in=False)
+    assert_http_challenge(plain_call(deployed.mcp_url, "delete_file", {"file_id": "file_x"}, token="reader"), base,
+                          "files.write", signed_in=True)
     # Without files.write an upload is analysed but kept anonymously, never in the reader's library.
     out = ok(anyio.run(call, deployed, "analyze_file", {"file": file_arg(file_server.offer(b"hello there\n"))},
                        "reader"))

@@ -73,12 +73,16 @@ def test_a_tool_call_is_one_correlated_event_and_the_access_log_keeps_to_http(se
     assert CITY not in raw and str(LATITUDE) not in raw and "userLocation" not in raw and TOKEN not in raw
 
 
-def test_a_refused_call_is_logged_as_auth_required(settings, json_log):
+@pytest.mark.parametrize(("meta", "status", "answered"), [({"openai/locale": "en-US"}, 200, None),
+                                                          (None, 401, "http")], ids=["chatgpt", "another-client"])
+def test_a_refused_call_is_logged_as_auth_required_however_it_is_answered(settings, json_log, meta, status,
+                                                                           answered):
+    params = {"name": "locked", "arguments": {}, **({"_meta": meta} if meta else {})}
     with TestClient(create_app(settings, features=[LOCKED]), base_url=settings.base_url) as client:
-        client.post("/mcp", json={"jsonrpc": "2.0", "id": 1, "method": "tools/call",
-                                  "params": {"name": "locked", "arguments": {}}},
-                    headers={"accept": "application/json, text/event-stream", "mcp-protocol-version": "2025-06-18",
-                             "x-request-id": "req-locked"})
+        response = client.post("/mcp", json={"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params},
+                               headers={"accept": "application/json, text/event-stream",
+                                        "mcp-protocol-version": "2025-06-18", "x-request-id": "req-locked"})
+    assert response.status_code == status
     calls = [e for e in json_log() if e.get("request_id") == "req-locked" and e["event"] == "mcp.tool_call"]
-    assert [(e["tool"], e["outcome"]) for e in calls] == [("locked", "auth_required")]
+    assert [(e["tool"], e["outcome"], e.get("answered")) for e in calls] == [("locked", "auth_required", answered)]
     assert "subject" not in calls[0]

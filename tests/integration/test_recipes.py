@@ -22,6 +22,7 @@ from app.features.recipes import service as recipes
 from app.features.recipes.repository import SavedRecipeRepository
 from app.main import create_app
 from app.settings import load_settings
+from tests.challenges import CHATGPT_META, assert_http_challenge, plain_call
 from tests.fakes import StaticTokenVerifier
 from tests.serving import serving
 
@@ -202,17 +203,21 @@ async def test_the_tools_act_on_the_tokens_account_and_enforce_their_scopes(reci
     assert deleted.structured_content == {"deleted": False, "recipe_id": recipe["id"]}  # alice's stays
 
     async with _client(recipes_server, mode, "reader") as client:
-        refused = await client.call_tool("save_recipe", {"title": "Not allowed"})
+        refused = await client.call_tool("save_recipe", {"title": "Not allowed"}, meta=CHATGPT_META)
         readable = await client.call_tool("list_saved_recipes", {})
     challenge = _challenge(refused)
     assert (challenge["scope"], challenge["error"]) == ("recipes.write", "insufficient_scope")
     assert readable.is_error is not True and readable.structured_content == {"recipes": []}
+    base = recipes_server.removesuffix("/mcp")
+    assert_http_challenge(plain_call(recipes_server, "save_recipe", {"title": "Not allowed"}, token="reader"), base,
+                          "recipes.write", signed_in=True)
 
     async with _client(recipes_server, mode) as client:
-        anonymous = await client.call_tool("list_saved_recipes", {})
+        anonymous = await client.call_tool("list_saved_recipes", {}, meta=CHATGPT_META)
     challenge = _challenge(anonymous)
     assert challenge["scope"] == "recipes.read"
     assert challenge["error_description"] == "Sign in to use List saved recipes."
+    assert_http_challenge(plain_call(recipes_server, "list_saved_recipes"), base, "recipes.read", signed_in=False)
 
     async with _client(recipes_server, mode, "alice") as client:
         removed = await client.call_tool("delete_saved_recipe", {"recipe_id": recipe["id"]})

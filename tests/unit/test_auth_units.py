@@ -4,6 +4,7 @@ headers, signed browser values, passwords, clients, and signing keys. No network
 from __future__ import annotations
 
 import base64
+import dataclasses
 import email.utils
 import json
 import os
@@ -367,6 +368,15 @@ def make_client(secret: str | None = None, redirect_uris: list[str] | None = Non
     return Client(client_id="dcr_x", kind="dcr", client_name=None, redirect_uris=redirect_uris or [CALLBACK],
                   grant_types=["authorization_code", "refresh_token"], token_endpoint_auth_method="none",
                   scope=None, jwks_uri=None, jwks=None, client_secret_hash=digest(secret) if secret else None)
+
+
+@pytest.mark.parametrize(("kind", "allowed"), [("static", "recipes.read"), ("dcr", "recipes.read recipes.write"),
+                                               ("cimd", "recipes.read recipes.write")])
+def test_only_an_operators_client_keeps_to_its_registered_scope(kind, allowed):
+    # A self-registered client (the SDK's registers with its first challenge's scope) may step up; the person
+    # decides on the consent page. An operator's registration is the operator's decision.
+    client = dataclasses.replace(make_client(), kind=kind, scope="recipes.read")
+    assert client.get_allowed_scope("recipes.read recipes.write") == allowed
 
 
 def test_redirect_uri_must_match_a_registered_one_exactly():

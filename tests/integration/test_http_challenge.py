@@ -1,0 +1,139 @@
+"""A tools/call the caller may not use, answered as each client understands (app/auth/challenge.py):
+ChatGPT (its openai/* request _meta) gets the isError result with _meta["mcp/www_authenticate"]; any other
+client HTTP 401 without a token (no error code, RFC 6750 §3.1) and 403 insufficient_scope with one; both
+protocol paths (the 2025 lane, the SDK's transport, sessionless 2026-07-28); APP_AUTH_CHALLENGE forces either."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import httpx
+import pytest
+from mcp.server.auth.provider import AccessToken
+
+from app.auth.schemes import NOAUTH, oauth2
+from app.auth.scopes import Scope
+from app.feature import Feature
+from app.main import create_app
+from app.settings import load_settings
+from tests.fakes import StaticTokenVerifier
+from tests.serving import serving
+
+MODERN_META = {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+               "io.modelcontextprotocol/clientInfo": {"name": "t", "version": "1"},
+               "io.modelcontextprotocol/clientCapabilities": {}}
+PATHS = [(True, "2025-06-18"), (False, "2025-06-18"), (True, "2026-07-28")]
+CHATGPT = {"openai/widgetSessionId": "ws-1", "openai/locale": "en-US"}
+
+
+def _tools(registry, deps) -> None:
+    @registry.tool(name="gate_open", title="Open", description="anyone", read_only=True, destructive=False,
+                   open_world=False, security=[NOAUTH])
+    async def gate_open() -> str:
+        return "open"
+
+    @registry.tool(name="gate_notes", title="Notes", description="needs gate.read", read_only=True,
+                   destructive=False, open_world=False, security=[oauth2("gate.read")])
+    async def gate_notes() -> str:
+        return "notes"
+
+    @registry.tool(name="gate_write", title="Write", description="needs gate.write", read_only=False,
+                   destructive=False, open_world=False, security=[oauth2("gate.write")])
+    async def gate_write() -> str:
+        return "written"
+
+
+GATE = Feature(name="gate", tools=_tools, scopes=[Scope("gate.read", {"en": "read"}),
+                                                  Scope("gate.write", {"en": "write"})])
+
+
+def _server(database_url: str, lane: bool, mode: str | None, **more: Any):
+    def build(base_url: str):
+        verifier = StaticTokenVerifier({"reader": AccessToken(token="reader", client_id="c", scopes=["gate.read"],
+                                                              subject="acct-r", resource=f"{base_url}/mcp")})
+        extra = {"auth_challenge": mode} if mode else {}
+        settings = load_settings(database_url=database_url, base_url=base_url, log_format="json",
+                                 mcp_fast_lane=lane, _env_file=None, **extra, **more)
+        return create_app(settings, token_verifier=verifier, features=[GATE])
+    return serving(build)
+
+
+def _call(base: str, version: str, name: str, *, token: str | None = None, meta: dict | None = None
+          ) -> httpx.Response:
+    headers = {"accept": "application/json, text/event-stream", "mcp-protocol-version": version}
+    params: dict[str, Any] = {"name": name, "arguments": {}}
+    merged = dict(meta or {})
+    if version == "2026-07-28":
+        headers |= {"mcp-method": "tools/call", "mcp-name": name}
+        merged |= MODERN_META
+    if merged:
+        params["_meta"] = merged
+    if token:
+        headers["authorization"] = f"Bearer {token}"
+    return httpx.post(f"{base}/mcp", headers=headers, timeout=30,
+                      json={"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params})
+
+
+@pytest.fixture(params=PATHS, ids=[f"{v}{'' if lane else ', lane off'}" for lane, v in PATHS])
+def auto(request: pytest.FixtureRequest, database_url: str):
+    lane, version = request.param
+    with _server(database_url, lane, "auto") as base:
+        yield base, version
+
+
+def test_a_plain_client_without_a_token_gets_401_with_the_metadata_and_scope_and_no_error_code(auto):
+    base, version = auto
+    response = _call(base, version, "gate_notes")
+    assert response.status_code == 401
+    assert response.headers["www-authenticate"] == (
+        f'Bearer resource_metadata="{base}/.well-known/oauth-protected-resource/mcp", scope="gate.read"')
+
+
+def test_a_plain_client_whose_token_lacks_the_scope_gets_403_insufficient_scope(auto):
+    base, version = auto
+    response = _call(base, version, "gate_write", token="reader")
+    assert response.status_code == 403
+    challenge = response.headers["www-authenticate"]
+    assert challenge.startswith(f'Bearer resource_metadata="{base}/.well-known/oauth-protected-resource/mcp", '
+                                'scope="gate.write", error="insufficient_scope"')
+
+
+def test_chatgpt_gets_the_tool_result_with_its_meta_challenge(auto):
+    base, version = auto
+    response = _call(base, version, "gate_notes", meta=CHATGPT)
+    assert response.status_code == 200
+    result = response.json()["result"]
+    assert result["isError"] is True
+    assert 'scope="gate.read"' in result["_meta"]["mcp/www_authenticate"][0]
+
+
+def test_calls_the_caller_may_make_are_answered_as_before(auto):
+    base, version = auto
+    assert _call(base, version, "gate_open").json()["result"]["content"][0]["text"] == "open"
+    assert _call(base, version, "gate_notes", token="reader").json()["result"]["content"][0]["text"] == "notes"
+    # An unknown tool is the SDK's to answer (a JSON-RPC error or an isError result), never a challenge.
+    assert _call(base, version, "gate_nope").status_code == 200
+
+
+@pytest.mark.parametrize(("mode", "meta", "status"), [("meta", None, 200), ("http", CHATGPT, 401)],
+                         ids=["meta-for-a-plain-client", "http-for-chatgpt"])
+def test_the_setting_forces_one_answer_for_every_request(database_url, mode, meta, status):
+    with _server(database_url, True, mode) as base:
+        response = _call(base, "2025-06-18", "gate_notes", meta=meta)
+    assert response.status_code == status
+    if status == 200:
+        assert response.json()["result"]["isError"] is True
+
+
+@pytest.mark.parametrize("chunked", [False, True], ids=["declared", "chunked"])
+def test_a_body_past_the_limit_is_left_to_the_transport(database_url, chunked):
+    # A refused call the gate would answer 401, but too large to read: the transport's 413, as for any body.
+    body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                       "params": {"name": "gate_notes", "arguments": {"pad": "a" * 100_000}}}).encode()
+    content = iter([body[:50_000], body[50_000:]]) if chunked else body
+    with _server(database_url, True, "http", max_body_bytes=64 * 1024) as base:
+        response = httpx.post(f"{base}/mcp", content=content, timeout=30, headers={
+            "content-type": "application/json", "accept": "application/json, text/event-stream",
+            "mcp-protocol-version": "2025-06-18"})
+    assert response.status_code == 413
