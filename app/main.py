@@ -244,10 +244,17 @@ def build_mcp(settings: Settings, registry: ToolRegistry, features: Sequence[Fea
     lane = SingleExchangeLane(mcp.session_manager, transport) if settings.mcp_fast_lane else None
     # The token is optional on /mcp: each tool enforces its own schemes (app.mcp.registry); a client that is not
     # ChatGPT is told at HTTP level (app.auth.challenge), before either protocol path.
-    gated = ChallengeGate(lane or transport, refused=registry.refused_scopes,
-                          resource_metadata_url=settings.resource_metadata_url, mode=settings.auth_challenge,
-                          max_body_bytes=settings.max_body_bytes)
-    endpoint = bearer_auth(gated, token_verifier, resource=settings.mcp_url,
+    inner: ASGIApp = lane or transport
+    if settings.auth_challenge != "meta":
+        def observe(tool: str, seconds: float) -> None:  # counted as the SDK path counts a refused call
+            if metrics is not None:
+                metrics.mcp_operation("tools/call", tool, "tool_error", seconds)
+
+        inner = ChallengeGate(inner, refused=registry.refused_scopes,
+                              resource_metadata_url=settings.resource_metadata_url, mode=settings.auth_challenge,
+                              max_body_bytes=settings.max_body_bytes, security=mcp.session_manager.security_settings,
+                              observe=observe)
+    endpoint = bearer_auth(inner, token_verifier, resource=settings.mcp_url,
                            resource_metadata_url=settings.resource_metadata_url)
     return McpEndpoint(mcp, lane, endpoint)
 

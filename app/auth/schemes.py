@@ -64,6 +64,13 @@ def unmet_scopes(security: Sequence[Scheme], token: AccessToken | None) -> tuple
     return wanted or ()
 
 
+def refusal_description(title: str, scopes: Sequence[str], *, signed_in: bool) -> str:
+    """What a refused call's challenge says (error_description), in the result and at HTTP level alike."""
+    if signed_in:
+        return f"{title} needs more access to the linked account ({' '.join(scopes)})."
+    return f"Sign in to use {title}."
+
+
 def challenge(resource_metadata_url: str, scopes: Sequence[str], description: str | None,
               error: str | None = "insufficient_scope") -> str:
     """An RFC 6750 / RFC 7235 Bearer challenge (``WWW-Authenticate`` value); ``error`` None: none, as for a

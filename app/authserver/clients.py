@@ -92,7 +92,7 @@ class Client(ClientMixin):
         # has, the person deciding on the consent page: the SDK's client registers with the scope of the first
         # challenge it meets (SEP-835), and must still be able to step up when a tool needs more.
         requested = (scope or "").split()
-        if self.scope is None or self.kind != "static":
+        if self.scope is None or self.kind in ("dcr", "cimd"):
             return " ".join(requested)
         allowed = set(self.scope.split())
         return " ".join(s for s in requested if s in allowed)

@@ -13,7 +13,9 @@ serialisation run exactly as before; only the plumbing between them is skipped.
 Everything else goes to the SDK transport untouched, body replayed: notifications,
 responses, batches, anything that does not parse or validate, a 2026-07-28 (or unknown)
 version header, a client that does not accept JSON, a request the transport security
-settings refuse. So every error answer on /mcp is still the SDK's own.
+settings refuse. So every error answer on /mcp is still the SDK's own, but one: a well-formed tools/call the
+caller may not use, from a client that is not ChatGPT, is answered HTTP 401/403 before it gets here
+(``app.auth.challenge``), after the same transport checks.
 
 Two differences from the transport, both deliberate:
 - a handler exception that is neither an ``MCPError`` nor a validation error is

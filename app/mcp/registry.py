@@ -225,12 +225,11 @@ class ToolRegistry:
 def refusal(title: str, scopes: Sequence[str], resource_metadata_url: str, *, signed_in: bool) -> CallToolResult:
     """The result of a call the tool's schemes do not admit: text for the model, a challenge for ChatGPT."""
     wanted = " ".join(scopes)
+    description = schemes.refusal_description(title, scopes, signed_in=signed_in)
     if signed_in:
-        description = f"{title} needs more access to the linked account ({wanted})."
         text = (f"{title} needs permission the linked account has not granted ({wanted}). "
                 "Ask the user to reconnect the app and approve it.")
     else:
-        description = f"Sign in to use {title}."
         text = f"{title} needs the user's account: ask the user to connect (sign in to) this app, then try again."
     challenge = schemes.challenge(resource_metadata_url, scopes, description)
     return CallToolResult(content=[TextContent(type="text", text=text)], is_error=True,

@@ -112,7 +112,9 @@ async def test_the_mcp_sdk_oauth_client_steps_up_through_the_403_of_a_tool_needi
         listed = await client.call_tool("list_saved_recipes", {})
         first = storage.tokens.scope.split() if storage.tokens and storage.tokens.scope else []
         saved = await client.call_tool("save_recipe", {"title": "Step-up stew"})  # 403 insufficient_scope first
+        again = await client.call_tool("list_saved_recipes", {})  # what was granted first is still granted
     assert listed.is_error is not True and saved.is_error is not True, saved
+    assert "Step-up stew" in [r["title"] for r in again.structured_content["recipes"]]
     assert len(locations) == 2 and first == ["recipes.read"]
     assert "recipes.write" in storage.tokens.scope.split()
 

@@ -137,3 +137,75 @@ def test_a_body_past_the_limit_is_left_to_the_transport(database_url, chunked):
             "content-type": "application/json", "accept": "application/json, text/event-stream",
             "mcp-protocol-version": "2025-06-18"})
     assert response.status_code == 413
+
+
+def _raw(base: str, body: object, **headers: str) -> httpx.Response:
+    return httpx.post(f"{base}/mcp", content=json.dumps(body).encode(), timeout=30, headers={
+        "content-type": "application/json", "accept": "application/json, text/event-stream",
+        "mcp-protocol-version": "2025-06-18", **headers})
+
+
+REFUSED = {"name": "gate_notes", "arguments": {}}
+
+
+@pytest.mark.parametrize(("body", "headers", "status"), [
+    ({"jsonrpc": "2.0", "method": "tools/call", "params": REFUSED}, {}, 202),  # a notification: nothing runs
+    # The SDK takes a null or boolean id for a notification too.
+    ({"jsonrpc": "2.0", "id": None, "method": "tools/call", "params": REFUSED}, {}, 202),
+    ({"jsonrpc": "2.0", "id": True, "method": "tools/call", "params": REFUSED}, {}, 202),
+    ({"jsonrpc": "1.0", "id": 1, "method": "tools/call", "params": REFUSED}, {}, 400),
+    ({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": REFUSED}, {"origin": "https://evil.example"}, 403),
+    ({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": REFUSED}, {"accept": "text/event-stream"}, 406),
+    ({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {**REFUSED, "_meta": MODERN_META}},
+     {"mcp-protocol-version": "2026-07-28", "mcp-method": "tools/call", "mcp-name": "gate_open"}, 400),
+], ids=["notification", "null-id", "bool-id", "jsonrpc-1.0", "foreign-origin", "no-json-accept",
+        "2026-name-mismatch"])
+def test_a_request_the_sdk_would_not_run_gets_the_sdks_answer_not_a_challenge(database_url, body, headers, status):
+    with _server(database_url, True, "http") as base:
+        response = _raw(base, body, **headers)
+    assert response.status_code == status, response.text
+    assert "www-authenticate" not in response.headers
+
+
+def test_a_chunked_body_under_the_limit_is_read_whole_and_answered(database_url):
+    body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": REFUSED}).encode()
+    headers = {"content-type": "application/json", "accept": "application/json, text/event-stream",
+               "mcp-protocol-version": "2025-06-18"}
+    open_call = json.dumps({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                            "params": {"name": "gate_open", "arguments": {}}}).encode()
+    with _server(database_url, True, "auto") as base:
+        refused = httpx.post(f"{base}/mcp", content=iter([body[:10], body[10:]]), headers=headers, timeout=30)
+        served = httpx.post(f"{base}/mcp", content=iter([open_call[:7], open_call[7:]]), headers=headers, timeout=30)
+    assert refused.status_code == 401
+    assert served.json()["result"]["content"][0]["text"] == "open"
+
+
+def test_older_chatgpt_clients_meta_is_recognised_too(auto):
+    base, version = auto
+    response = _call(base, version, "gate_notes", meta={"webplus/i18n": "en-US"})
+    assert response.status_code == 200 and response.json()["result"]["isError"] is True
+
+
+@pytest.mark.parametrize(("lane", "version"), [(True, "2025-06-18"), (False, "2025-06-18"), (True, "2026-07-28")])
+def test_http_mode_answers_chatgpts_under_scoped_call_with_403_too(database_url, lane, version):
+    with _server(database_url, lane, "http") as base:
+        response = _call(base, version, "gate_write", token="reader", meta=CHATGPT)
+    assert response.status_code == 403 and 'error="insufficient_scope"' in response.headers["www-authenticate"]
+
+
+def test_a_refusal_answered_here_is_logged_and_counted_as_the_sdk_path_would(database_url, json_log):
+    with _server(database_url, True, "auto") as base:
+        response = httpx.post(f"{base}/mcp", timeout=30, headers={
+            "accept": "application/json, text/event-stream", "mcp-protocol-version": "2025-06-18",
+            "authorization": "Bearer reader", "x-request-id": "req-gate"},
+            json={"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "gate_write", "arguments": {}}})
+        scraped = httpx.get(f"{base}/metrics", timeout=10).text
+    assert response.status_code == 403
+    [line] = [e for e in json_log() if e.get("request_id") == "req-gate" and e["event"] == "mcp.tool_call"]
+    assert (line["tool"], line["outcome"], line["answered"], line["status"], line["client_id"], line["subject"],
+            line["rpc_method"], line["protocol_version"]) == (
+        "gate_write", "auth_required", "http", 403, "c", "acct-r", "tools/call", "2025-06-18")
+    counted = [line for line in scraped.splitlines() if line.startswith("mcp_server_operation_duration_seconds_count{")
+               and 'gen_ai_tool_name="gate_write"' in line and 'error_type="tool_error"' in line
+               and 'mcp_method_name="tools/call"' in line]
+    assert [line.rsplit(" ", 1)[1] for line in counted] == ["1.0"], scraped
