@@ -5,7 +5,9 @@ protocol paths (the 2025 lane, the SDK's transport, sessionless 2026-07-28); APP
 
 from __future__ import annotations
 
+import contextlib
 import json
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import httpx
@@ -19,6 +21,9 @@ from app.main import create_app
 from app.settings import load_settings
 from tests.fakes import StaticTokenVerifier
 from tests.serving import serving
+
+# Nothing here depends on the database: SQLite only.
+pytestmark = pytest.mark.any_database
 
 MODERN_META = {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
                "io.modelcontextprotocol/clientInfo": {"name": "t", "version": "1"},
@@ -75,11 +80,23 @@ def _call(base: str, version: str, name: str, *, token: str | None = None, meta:
                       json={"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params})
 
 
+@pytest.fixture(scope="module")
+def servers(database_url: str) -> Iterator[Callable[..., str]]:
+    """A server per (lane, mode, settings), started once for the module when first asked for."""
+    started: dict[tuple, str] = {}
+    with contextlib.ExitStack() as stack:
+        def get(lane: bool, mode: str | None, **more: Any) -> str:
+            key = (lane, mode, *sorted(more.items()))
+            if key not in started:
+                started[key] = stack.enter_context(_server(database_url, lane, mode, **more))
+            return started[key]
+        yield get
+
+
 @pytest.fixture(params=PATHS, ids=[f"{v}{'' if lane else ', lane off'}" for lane, v in PATHS])
-def auto(request: pytest.FixtureRequest, database_url: str):
+def auto(request: pytest.FixtureRequest, servers):
     lane, version = request.param
-    with _server(database_url, lane, "auto") as base:
-        yield base, version
+    return servers(lane, "auto"), version
 
 
 def test_a_plain_client_without_a_token_gets_401_with_the_metadata_and_scope_and_no_error_code(auto):
@@ -118,24 +135,24 @@ def test_calls_the_caller_may_make_are_answered_as_before(auto):
 
 @pytest.mark.parametrize(("mode", "meta", "status"), [("meta", None, 200), ("http", CHATGPT, 401)],
                          ids=["meta-for-a-plain-client", "http-for-chatgpt"])
-def test_the_setting_forces_one_answer_for_every_request(database_url, mode, meta, status):
-    with _server(database_url, True, mode) as base:
-        response = _call(base, "2025-06-18", "gate_notes", meta=meta)
+def test_the_setting_forces_one_answer_for_every_request(servers, mode, meta, status):
+    base = servers(True, mode)
+    response = _call(base, "2025-06-18", "gate_notes", meta=meta)
     assert response.status_code == status
     if status == 200:
         assert response.json()["result"]["isError"] is True
 
 
 @pytest.mark.parametrize("chunked", [False, True], ids=["declared", "chunked"])
-def test_a_body_past_the_limit_is_left_to_the_transport(database_url, chunked):
+def test_a_body_past_the_limit_is_left_to_the_transport(servers, chunked):
     # A refused call the gate would answer 401, but too large to read: the transport's 413, as for any body.
     body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
                        "params": {"name": "gate_notes", "arguments": {"pad": "a" * 100_000}}}).encode()
     content = iter([body[:50_000], body[50_000:]]) if chunked else body
-    with _server(database_url, True, "http", max_body_bytes=64 * 1024) as base:
-        response = httpx.post(f"{base}/mcp", content=content, timeout=30, headers={
-            "content-type": "application/json", "accept": "application/json, text/event-stream",
-            "mcp-protocol-version": "2025-06-18"})
+    base = servers(True, "http", max_body_bytes=64 * 1024)
+    response = httpx.post(f"{base}/mcp", content=content, timeout=30, headers={
+        "content-type": "application/json", "accept": "application/json, text/event-stream",
+        "mcp-protocol-version": "2025-06-18"})
     assert response.status_code == 413
 
 
@@ -160,22 +177,22 @@ REFUSED = {"name": "gate_notes", "arguments": {}}
      {"mcp-protocol-version": "2026-07-28", "mcp-method": "tools/call", "mcp-name": "gate_open"}, 400),
 ], ids=["notification", "null-id", "bool-id", "jsonrpc-1.0", "foreign-origin", "no-json-accept",
         "2026-name-mismatch"])
-def test_a_request_the_sdk_would_not_run_gets_the_sdks_answer_not_a_challenge(database_url, body, headers, status):
-    with _server(database_url, True, "http") as base:
-        response = _raw(base, body, **headers)
+def test_a_request_the_sdk_would_not_run_gets_the_sdks_answer_not_a_challenge(servers, body, headers, status):
+    base = servers(True, "http")
+    response = _raw(base, body, **headers)
     assert response.status_code == status, response.text
     assert "www-authenticate" not in response.headers
 
 
-def test_a_chunked_body_under_the_limit_is_read_whole_and_answered(database_url):
+def test_a_chunked_body_under_the_limit_is_read_whole_and_answered(servers):
     body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": REFUSED}).encode()
     headers = {"content-type": "application/json", "accept": "application/json, text/event-stream",
                "mcp-protocol-version": "2025-06-18"}
     open_call = json.dumps({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
                             "params": {"name": "gate_open", "arguments": {}}}).encode()
-    with _server(database_url, True, "auto") as base:
-        refused = httpx.post(f"{base}/mcp", content=iter([body[:10], body[10:]]), headers=headers, timeout=30)
-        served = httpx.post(f"{base}/mcp", content=iter([open_call[:7], open_call[7:]]), headers=headers, timeout=30)
+    base = servers(True, "auto")
+    refused = httpx.post(f"{base}/mcp", content=iter([body[:10], body[10:]]), headers=headers, timeout=30)
+    served = httpx.post(f"{base}/mcp", content=iter([open_call[:7], open_call[7:]]), headers=headers, timeout=30)
     assert refused.status_code == 401
     assert served.json()["result"]["content"][0]["text"] == "open"
 
@@ -187,25 +204,30 @@ def test_older_chatgpt_clients_meta_is_recognised_too(auto):
 
 
 @pytest.mark.parametrize(("lane", "version"), [(True, "2025-06-18"), (False, "2025-06-18"), (True, "2026-07-28")])
-def test_http_mode_answers_chatgpts_under_scoped_call_with_403_too(database_url, lane, version):
-    with _server(database_url, lane, "http") as base:
-        response = _call(base, version, "gate_write", token="reader", meta=CHATGPT)
+def test_http_mode_answers_chatgpts_under_scoped_call_with_403_too(servers, lane, version):
+    base = servers(lane, "http")
+    response = _call(base, version, "gate_write", token="reader", meta=CHATGPT)
     assert response.status_code == 403 and 'error="insufficient_scope"' in response.headers["www-authenticate"]
 
 
-def test_a_refusal_answered_here_is_logged_and_counted_as_the_sdk_path_would(database_url, json_log):
-    with _server(database_url, True, "auto") as base:
-        response = httpx.post(f"{base}/mcp", timeout=30, headers={
-            "accept": "application/json, text/event-stream", "mcp-protocol-version": "2025-06-18",
-            "authorization": "Bearer reader", "x-request-id": "req-gate"},
-            json={"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "gate_write", "arguments": {}}})
-        scraped = httpx.get(f"{base}/metrics", timeout=10).text
+def _refusals_counted(base: str) -> float:
+    scraped = httpx.get(f"{base}/metrics", timeout=10).text
+    counted = [line for line in scraped.splitlines() if line.startswith("mcp_server_operation_duration_seconds_count{")
+               and 'gen_ai_tool_name="gate_write"' in line and 'error_type="tool_error"' in line
+               and 'mcp_method_name="tools/call"' in line]
+    return sum(float(line.rsplit(" ", 1)[1]) for line in counted)
+
+
+def test_a_refusal_answered_here_is_logged_and_counted_as_the_sdk_path_would(servers, json_log):
+    base = servers(True, "auto")
+    before = _refusals_counted(base)
+    response = httpx.post(f"{base}/mcp", timeout=30, headers={
+        "accept": "application/json, text/event-stream", "mcp-protocol-version": "2025-06-18",
+        "authorization": "Bearer reader", "x-request-id": "req-gate"},
+        json={"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "gate_write", "arguments": {}}})
     assert response.status_code == 403
     [line] = [e for e in json_log() if e.get("request_id") == "req-gate" and e["event"] == "mcp.tool_call"]
     assert (line["tool"], line["outcome"], line["answered"], line["status"], line["client_id"], line["subject"],
             line["rpc_method"], line["protocol_version"]) == (
         "gate_write", "auth_required", "http", 403, "c", "acct-r", "tools/call", "2025-06-18")
-    counted = [line for line in scraped.splitlines() if line.startswith("mcp_server_operation_duration_seconds_count{")
-               and 'gen_ai_tool_name="gate_write"' in line and 'error_type="tool_error"' in line
-               and 'mcp_method_name="tools/call"' in line]
-    assert [line.rsplit(" ", 1)[1] for line in counted] == ["1.0"], scraped
+    assert _refusals_counted(base) == before + 1

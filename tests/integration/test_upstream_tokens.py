@@ -3,8 +3,7 @@
 The honest path runs against a certified provider in tests/e2e/test_upstream_login.py; the lies a certified
 provider never tells (a wrong audience, a replayed nonce, ``alg: none``, a MAC keyed with the client secret,
 another issuer in discovery, a UserInfo answer about someone else) are told here by a provider this test
-serves on loopback and controls, reached through the real outbound guard. Then the accounts those identities
-reach, and the migration that made room for them.
+serves on loopback and controls, reached through the real outbound guard.
 """
 
 from __future__ import annotations
@@ -20,25 +19,22 @@ import anyio
 import pytest
 from joserfc import jws
 from joserfc.jwk import OctKey, RSAKey
-from sqlalchemy import create_engine, func, select, text
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 from starlette.testclient import TestClient
 
-from app.authserver.accounts import AccountRepository, Directory, account_for_identity
-from app.authserver.models import Account
 from app.authserver.settings import AuthServerSettings
-from app.authserver.upstream import DISCOVERY_TTL, Flow, Identity, NotAllowed, UpstreamError, UpstreamProvider
+from app.authserver.upstream import DISCOVERY_TTL, Flow, NotAllowed, UpstreamError, UpstreamProvider
 from app.authserver.upstream_config import parse_providers
-from app.db.migrate import downgrade, upgrade
 from app.main import create_app
 from app.net import OutboundGuard
 from app.settings import SettingsError, load_part
 from tests.serving import serving
 
-pytestmark = pytest.mark.authserver
+# The provider is what is under test, not the database: SQLite only (the accounts it makes: test_upstream_accounts).
+pytestmark = [pytest.mark.authserver, pytest.mark.any_database]
 
 SECRET = "the-client-secret-of-the-relying-party"
 FLOW = Flow(state="state-1", nonce="nonce-1", verifier="v" * 50)
@@ -222,43 +218,6 @@ def test_required_claims_admit_a_listed_tenant_or_group_only(liar):
         _sign_in(rp)
 
 
-def _identity(issuer: str, subject: str, email: str | None, name: str | None = "Pat") -> Identity:
-    return Identity(provider="corp", issuer=issuer, subject=subject, name=name, email=email, email_verified=True)
-
-
-def test_an_account_is_found_by_issuer_and_subject_never_by_email(db):
-    ours = db.write_sync(lambda uow: account_for_identity(uow, _identity("https://a.example", "s-1", "p@x.example")))
-    # Another provider's person saying the same address is somebody else (an address can change hands).
-    theirs = db.write_sync(lambda uow: account_for_identity(uow, _identity("https://b.example", "s-1",
-                                                                           "p@x.example")))
-    assert theirs.account_id != ours.account_id
-    # The same person with a new address and name is the same account, its profile following the provider's.
-    again = db.write_sync(lambda uow: account_for_identity(uow, _identity("https://a.example", "s-1", "new@x.example",
-                                                                          "Pat New")))
-    assert again.account_id == ours.account_id
-    profile = db.read_sync(lambda uow: Directory().profile(uow, ours.account_id))
-    assert (profile.email, profile.display_name) == ("new@x.example", "Pat New")
-
-
-def test_a_first_sign_in_raced_by_another_makes_one_account(db, monkeypatch):
-    identity = _identity("https://race.example", "s-9", "r@x.example")
-    winner = db.write_sync(lambda uow: account_for_identity(uow, identity))
-    # The loser read "no such identity" before the winner committed: its insert finds the row, and its own
-    # account is taken back.
-    real = AccountRepository.identity
-    reads = []
-
-    def stale_first_read(self, issuer, subject):
-        reads.append(subject)
-        return None if len(reads) == 1 else real(self, issuer, subject)
-    monkeypatch.setattr(AccountRepository, "identity", stale_first_read)
-    loser = db.write_sync(lambda uow: account_for_identity(uow, identity))
-    assert loser.account_id == winner.account_id and len(reads) == 2
-    count = db.read_sync(lambda uow: uow.repository(AccountRepository).session.scalar(
-        select(func.count()).select_from(Account).where(Account.email == "r@x.example")))
-    assert count == 1
-
-
 def test_an_address_the_provider_marks_unverified_is_not_kept_and_control_characters_are_dropped(liar):
     liar.userinfo = {"email_verified": False, "name": "Pat\x00 \u202eNew\ud800\n"}
     identity = _sign_in(_relying_party(liar))
@@ -332,24 +291,3 @@ def test_a_provider_on_its_own_port_is_fetched_from_that_port(settings, tmp_path
         {"id": "corp", "name": "Corp", "issuer": "https://login.corp.example:8443", "client_id": "rp"}]))
     create_app(settings.model_copy(update={"var_dir": str(tmp_path)}), parts=[own])  # no refusal
 
-
-def test_downgrading_below_upstream_identities_removes_password_less_accounts_with_what_is_theirs(fresh_database):
-    upgrade(fresh_database)
-    engine = create_engine(fresh_database)
-    with engine.begin() as conn:
-        for account, password in (("acct_up", None), ("acct_pw", "scrypt$x")):
-            conn.execute(text("INSERT INTO accounts (id, username, display_name, password_hash, is_demo, created_at) "
-                              "VALUES (:a, :a, :a, :p, false, 1)"), {"a": account, "p": password})
-            conn.execute(text("INSERT INTO oauth_grants (id, client_id, account_id, scope, resource, created_at) "
-                              "VALUES (:g, 'c', :a, '', 'r', 1)"), {"g": f"g_{account}", "a": account})
-            conn.execute(text("INSERT INTO oauth_refresh_tokens (token_hash, grant_id, expires_at, created_at) "
-                              "VALUES (:t, :g, 9, 1)"), {"t": f"t_{account}", "g": f"g_{account}"})
-        conn.execute(text("INSERT INTO account_identities (issuer, subject, account_id, provider, created_at, "
-                          "last_sign_in_at) VALUES ('https://idp', 's', 'acct_up', 'corp', 1, 1)"))
-    downgrade(fresh_database, "0009_files")
-    with engine.connect() as conn:
-        left = [tuple(conn.execute(text(f"SELECT {column} FROM {table} ORDER BY 1")).scalars()) for table, column in (
-            ("accounts", "id"), ("oauth_grants", "id"), ("oauth_refresh_tokens", "token_hash"))]
-    engine.dispose()
-    assert left == [("acct_pw",), ("g_acct_pw",), ("t_acct_pw",)]
-    upgrade(fresh_database)
