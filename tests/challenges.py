@@ -16,13 +16,17 @@ MODERN_META = {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
 
 
 def plain_call(mcp_url: str, name: str, arguments: dict[str, Any] | None = None, *, token: str | None = None,
-               version: str = "2025-06-18") -> httpx.Response:
-    """A tools/call as a client that is not ChatGPT sends it (no openai/* _meta), over HTTP."""
+               version: str = "2025-06-18", meta: dict[str, Any] | None = None) -> httpx.Response:
+    """A tools/call over HTTP, as a client that is not ChatGPT sends it unless ``meta`` says otherwise
+    (``CHATGPT_META``); on 2026-07-28 with the headers and _meta that protocol requires."""
     headers = {"accept": "application/json, text/event-stream", "mcp-protocol-version": version}
     params: dict[str, Any] = {"name": name, "arguments": arguments or {}}
+    merged = dict(meta or {})
     if version == "2026-07-28":
         headers |= {"mcp-method": "tools/call", "mcp-name": name}
-        params["_meta"] = dict(MODERN_META)
+        merged |= MODERN_META
+    if merged:
+        params["_meta"] = merged
     if token:
         headers["authorization"] = f"Bearer {token}"
     return httpx.post(mcp_url, json={"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params},

@@ -19,15 +19,13 @@ from app.auth.scopes import Scope
 from app.feature import Feature
 from app.main import create_app
 from app.settings import load_settings
+from tests.challenges import MODERN_META, plain_call
 from tests.fakes import StaticTokenVerifier
 from tests.serving import serving
 
 # Nothing here depends on the database: SQLite only.
 pytestmark = pytest.mark.any_database
 
-MODERN_META = {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
-               "io.modelcontextprotocol/clientInfo": {"name": "t", "version": "1"},
-               "io.modelcontextprotocol/clientCapabilities": {}}
 PATHS = [(True, "2025-06-18"), (False, "2025-06-18"), (True, "2026-07-28")]
 CHATGPT = {"openai/widgetSessionId": "ws-1", "openai/locale": "en-US"}
 
@@ -66,18 +64,7 @@ def _server(database_url: str, lane: bool, mode: str | None, **more: Any):
 
 def _call(base: str, version: str, name: str, *, token: str | None = None, meta: dict | None = None
           ) -> httpx.Response:
-    headers = {"accept": "application/json, text/event-stream", "mcp-protocol-version": version}
-    params: dict[str, Any] = {"name": name, "arguments": {}}
-    merged = dict(meta or {})
-    if version == "2026-07-28":
-        headers |= {"mcp-method": "tools/call", "mcp-name": name}
-        merged |= MODERN_META
-    if merged:
-        params["_meta"] = merged
-    if token:
-        headers["authorization"] = f"Bearer {token}"
-    return httpx.post(f"{base}/mcp", headers=headers, timeout=30,
-                      json={"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params})
+    return plain_call(f"{base}/mcp", name, token=token, version=version, meta=meta)
 
 
 @pytest.fixture(scope="module")
