@@ -257,7 +257,7 @@ def _part_command(handler: Any) -> Any:
 
         db = open_database(settings)
         try:
-            return int(handler(args, db, lambda: scope_catalog(discover_features())))
+            return int(handler(args, settings, db, lambda: scope_catalog(discover_features())))
         finally:
             db.dispose()
 

@@ -22,6 +22,7 @@ from pydantic_settings import BaseSettings
 from starlette.routing import BaseRoute
 
 from app.auth.scopes import Scope
+from app.broadcast import Broadcast
 from app.db import Database, UnitOfWork
 from app.limits import Limits
 from app.mcp.registry import ToolRegistry
@@ -77,6 +78,8 @@ class Deps:
     # Every fetch of a URL a caller gave goes through the guard; every byte at rest through storage.
     guard: OutboundGuard
     storage: Storage
+    # Messages to the caches of every worker and replica (through Redis when APP_REDIS_URL is set).
+    broadcast: Broadcast = field(default_factory=Broadcast)
     # Offered by a feature (search) when present; None when no feature indexes documents.
     documents: PrivateDocuments | None = None
     # Offered by the built-in authorization server when it is installed and APP_AUTH_MODE=builtin.

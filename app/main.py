@@ -33,6 +33,7 @@ from app.auth.challenge import ChallengeGate
 from app.auth.resource_server import bearer_auth, protected_resource_routes
 from app.auth.scopes import ScopeCatalog
 from app.auth.tokens import ExternalTokenVerifier, RemoteJwks
+from app.broadcast import open_broadcast
 from app.db import Database
 from app.feature import Deps, Feature, LocalAccounts
 from app.http.devhost import DevFiles, devhost_routes
@@ -129,7 +130,8 @@ def build_deps(settings: Settings, db: Database, features: Sequence[Feature], *,
     return Deps(settings=settings, db=db, limits=limits or open_limits(settings),
                 guard=guard or OutboundGuard(allowlist=settings.outbound_allowlist, ports=settings.outbound_ports),
                 storage=storage or open_storage(settings), documents=documents_of(features), accounts=accounts,
-                parts=feature_parts(features, parts))
+                parts=feature_parts(features, parts),
+                broadcast=open_broadcast(settings.redis_url, settings.redis_prefix))
 
 
 async def run_command(settings: Settings, feature_name: str, command: str) -> str:
@@ -173,7 +175,7 @@ def build_auth(settings: Settings, deps: Deps, catalog: ScopeCatalog, server: Au
                                          issuer=settings.issuer, audience=settings.token_audience,
                                          resource=settings.mcp_url, catalog=catalog)
         return token_verifier or verifier, routes
-    verifier, server_routes = server.build(deps.db, catalog, deps.guard, deps.limits, metrics)
+    verifier, server_routes = server.build(deps.db, catalog, deps.guard, deps.limits, metrics, deps.broadcast)
     return token_verifier or verifier, routes + server_routes
 
 
@@ -265,7 +267,8 @@ def lifespan_of(deps: Deps, mcp: McpEndpoint, tracing: Tracing | None
     async def lifespan(_: Starlette) -> AsyncIterator[None]:
         try:
             await deps.limits.start()
-            async with mcp.server.session_manager.run(), (mcp.lane.run() if mcp.lane else contextlib.nullcontext()):
+            async with (deps.broadcast.running(), mcp.server.session_manager.run(),
+                        mcp.lane.run() if mcp.lane else contextlib.nullcontext()):
                 freeze_startup_objects()
                 yield
         finally:

@@ -20,6 +20,7 @@ from pydantic_settings import BaseSettings
 from starlette.routing import BaseRoute
 
 from app.auth.scopes import ScopeCatalog
+from app.broadcast import Broadcast
 from app.db import Database, DatabaseNotMigrated, UnitOfWork
 from app.db.errors import NOT_MIGRATED_MESSAGE
 from app.db.locks import SEED_LOCK, advisory_lock
@@ -162,7 +163,7 @@ class AuthorizationServer(Protocol):
     def demo_accounts_refusal(self, db: Database) -> str | None: ...
 
     def build(self, db: Database, catalog: ScopeCatalog, guard: OutboundGuard, limits: Limits,
-              metrics: Metrics | None) -> tuple[TokenVerifier, list[BaseRoute]]: ...
+              metrics: Metrics | None, broadcast: Broadcast) -> tuple[TokenVerifier, list[BaseRoute]]: ...
 
 
 def production_refusals(settings: Settings, server: AuthorizationServer | None = None) -> list[str]:

@@ -13,7 +13,8 @@ prints the share of samples per area and the hottest self-time functions.
 
 Needs ``wrk`` (Debian package) and ``py-spy`` (PyPI); neither is a dependency of the project.
 
-Usage: ``python bench/profile.py [--tool get_zoo_animals] [--seconds 10] [--concurrency 16]
+Usage: ``python bench/profile.py [--case zoo|zoo-bearer|recipes|...] [--paths legacy,modern]
+[--seconds 10] [--concurrency 16]
 [--database-url URL] [--keep DIR]`` (a temporary SQLite database by default).
 """
 
@@ -30,7 +31,7 @@ import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench import PATHS, PY, ROOT, TOOLS, Server, build_request, call_once  # noqa: E402
+from bench import CASES, PATHS, PY, ROOT, Server, build_request, call_once  # noqa: E402
 
 # (area, substring of "function (file:line)"): a frame takes the first area it matches, so specific
 # areas come before the generic ones they run inside.
@@ -101,18 +102,20 @@ def summarise(collapsed: Path, top: int = 12) -> dict:
     }
 
 
-def wrk_script(tmp: Path, tool: str, path: str) -> Path:
-    headers, body = build_request(tool, path)
+def wrk_script(tmp: Path, case: str, path: str, token: str | None) -> Path:
+    headers, body = build_request(case, path, token)
     lines = ['wrk.method = "POST"', f"wrk.body = {json.dumps(body.decode())}"]
     lines += [f"wrk.headers[{json.dumps(k)}] = {json.dumps(v)}" for k, v in headers.items()]
-    script = tmp / f"{tool}-{path}.lua"
+    script = tmp / f"{case}-{path}.lua"
     script.write_text("\n".join(lines) + "\n")
     return script
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--tool", default="get_zoo_animals", choices=sorted(TOOLS))
+    parser.add_argument("--case", default="zoo", choices=sorted(CASES),
+                        help="the call: bench/bench.py's cells (zoo-bearer and recipes carry alice's token)")
+    parser.add_argument("--paths", default=",".join(PATHS), help="comma-separated, of " + ", ".join(PATHS))
     parser.add_argument("--seconds", type=int, default=10)
     parser.add_argument("--concurrency", type=int, default=16)
     parser.add_argument("--rate", type=int, default=250, help="py-spy samples per second")
@@ -137,10 +140,11 @@ def main() -> int:
         app = Server("app", [PY, "-m", "app", "serve", "--workers", "1"], env, tmp / "app.log", "/readyz")
         app.start()
         try:
-            for path in PATHS:
-                call_once(app.url, args.tool, path)  # answers correctly before it is timed
-                script = wrk_script(tmp, args.tool, path)
-                collapsed = (args.keep or tmp) / f"{args.tool}-{path}.collapsed.txt"
+            for path in args.paths.split(","):
+                token = app.token(args.case)
+                call_once(app.url, args.case, path, token)  # answers correctly before it is timed
+                script = wrk_script(tmp, args.case, path, token)
+                collapsed = (args.keep or tmp) / f"{args.case}-{path}.collapsed.txt"
                 collapsed.parent.mkdir(parents=True, exist_ok=True)
                 spy = subprocess.Popen([pyspy, "record", "--pid", str(app.proc.pid), "--rate", str(args.rate),
                                         "--duration", str(args.seconds), "--format", "raw", "--nonblocking",
@@ -153,7 +157,7 @@ def main() -> int:
                 rps = next((ln.split()[1] for ln in wrk.stdout.splitlines() if ln.startswith("Requests/sec")), "?")
                 p99 = next((ln.split()[1] for ln in wrk.stdout.splitlines() if ln.strip().startswith("99%")), "?")
                 summary = summarise(collapsed)
-                print(f"\n== {args.tool} on the {path} path: {rps} req/s, p99 {p99} (wrk c={args.concurrency}, "
+                print(f"\n== {args.case} on the {path} path: {rps} req/s, p99 {p99} (wrk c={args.concurrency}, "
                       f"{args.seconds} s; {summary['samples']} samples)")
                 for area, share in summary["areas"]:
                     print(f"  {share * 100:5.1f}%  {area}")

@@ -18,6 +18,7 @@ class FakeUnitOfWork:
         self.repositories = repositories
         self.committed = False
         self.rolled_back = False
+        self.notes: dict[str, set[str]] = {}
 
     def __enter__(self) -> FakeUnitOfWork:
         return self

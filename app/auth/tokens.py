@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Callable
 from typing import Any
 
 import anyio
@@ -45,6 +46,43 @@ def scopes_of(claims: dict[str, Any]) -> list[str]:
     return scope.split() if isinstance(scope, str) else [s for s in scope if isinstance(s, str)]
 
 
+class VerifiedTokens:
+    """Access tokens already verified (signature, issuer, audience, type), remembered until they expire.
+
+    ChatGPT sends the same token with every call of a linked user for its lifetime; checking its signature and
+    claims again each time was most of a bearer call's cost. A verified JWT stays verified: what can end one
+    early (a revoked grant, a disabled account) is not in the token and is checked apart. Only tokens that
+    verified are kept (a stream of forged ones costs what it always did, and takes no room); at most
+    ``max_entries``, the expired first, then the oldest, leave to make room.
+    """
+
+    def __init__(self, max_entries: int = 4096, *, clock: Callable[[], float] = time.time) -> None:
+        self.max_entries = max_entries
+        self._clock = clock
+        self._tokens: dict[str, tuple[AccessToken, str | None]] = {}
+
+    def get(self, token: str) -> tuple[AccessToken, str | None] | None:
+        """The token as verified, and the id of the key that signed it (the caller checks it is still trusted)."""
+        found = self._tokens.get(token)
+        if found is not None and self._expired(found[0], self._clock()):
+            del self._tokens[token]
+            return None
+        return found
+
+    def keep(self, token: str, verified: AccessToken, kid: str | None = None) -> None:
+        if len(self._tokens) >= self.max_entries:
+            now = self._clock()
+            for stale in [t for t, (v, _) in self._tokens.items() if self._expired(v, now)]:
+                del self._tokens[stale]
+            while len(self._tokens) >= self.max_entries:
+                del self._tokens[next(iter(self._tokens))]
+        self._tokens[token] = (verified, kid)
+
+    @staticmethod
+    def _expired(verified: AccessToken, now: float) -> bool:
+        return verified.expires_at is not None and verified.expires_at + LEEWAY_S < now
+
+
 class RemoteJwks:
     """An IdP's JWKS, fetched through the outbound guard, cached, refetched on an unknown ``kid``
     (at most once per ``min_refresh`` seconds, so a stream of forged kids cannot hammer the IdP)."""
@@ -80,7 +118,8 @@ class RemoteJwks:
 
 
 class ExternalTokenVerifier:
-    """An external IdP's JWTs, checked the same way as ours; revocation is the IdP's business (short lifetimes)."""
+    """An external IdP's JWTs, checked the same way as ours; revocation is the IdP's business (short lifetimes), so
+    a token that verified once is good until it expires."""
 
     ALGORITHMS = ["RS256", "RS384", "RS512", "PS256", "ES256", "ES384", "ES512", "EdDSA"]
 
@@ -90,8 +129,16 @@ class ExternalTokenVerifier:
         self.audience = audience
         self.resource = resource
         self.catalog = catalog
+        self.verified = VerifiedTokens()
 
     async def verify_token(self, token: str) -> AccessToken | None:
+        if (known := self.verified.get(token)) is not None:
+            # Still signed by a key the IdP publishes: one it dropped (a rotation, a compromise) ends its tokens
+            # here as soon as the key set is fetched again, as it would without this cache.
+            verified, kid = known
+            keys = await self.jwks.key_set(None)
+            if keys is not None and any(k.kid == kid for k in keys):
+                return verified
         try:
             kid = jws.extract_compact(token.encode()).headers().get("kid")
         except (JoseError, ValueError, UnicodeError):
@@ -103,7 +150,10 @@ class ExternalTokenVerifier:
                                require_typ=False)
         if claims is None:
             return None
-        return AccessToken(token=token, client_id=str(claims.get("client_id") or claims.get("azp") or ""),
-                           subject=str(claims["sub"]), scopes=self.catalog.expand(scopes_of(claims)),
-                           expires_at=int(claims["exp"]), resource=self.resource,
-                           claims={k: claims[k] for k in ("iss", "name", "email", "preferred_username") if k in claims})
+        verified = AccessToken(token=token, client_id=str(claims.get("client_id") or claims.get("azp") or ""),
+                               subject=str(claims["sub"]), scopes=self.catalog.expand(scopes_of(claims)),
+                               expires_at=int(claims["exp"]), resource=self.resource,
+                               claims={k: claims[k] for k in ("iss", "name", "email", "preferred_username")
+                                       if k in claims})
+        self.verified.keep(token, verified, kid)
+        return verified

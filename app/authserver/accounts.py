@@ -12,9 +12,11 @@ from sqlalchemy.orm import Session
 
 from app.authserver.models import Account, AccountIdentity, OAuthClient, OAuthGrant
 from app.authserver.passwords import hash_password
+from app.authserver.repository import REVOKED_ACCOUNTS, REVOKED_GRANTS
 from app.authserver.upstream import Identity
 from app.command import OperatorError
 from app.db import UnitOfWork
+from app.db.uow import note
 from app.db.upsert import insert_if_absent
 from app.feature import AccountProfile
 
@@ -54,6 +56,7 @@ class AccountRepository:
     def revoke_grants(self, account_id: str, when: int) -> None:
         self.session.execute(update(OAuthGrant).where(OAuthGrant.account_id == account_id,
                                                       OAuthGrant.revoked_at.is_(None)).values(revoked_at=when))
+        note(self.session, REVOKED_ACCOUNTS, account_id)
 
     def add(self, account: Account) -> None:
         self.session.add(account)
@@ -82,6 +85,8 @@ class AccountRepository:
         result = self.session.execute(update(OAuthGrant).where(
             OAuthGrant.id == grant_id, OAuthGrant.account_id == account_id, OAuthGrant.revoked_at.is_(None)
         ).values(revoked_at=when))
+        if result.rowcount:
+            note(self.session, REVOKED_GRANTS, grant_id)
         return bool(result.rowcount)
 
 

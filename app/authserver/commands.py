@@ -8,15 +8,21 @@ import getpass
 import sys
 from collections.abc import Callable
 
+import anyio
+
 from app.auth.scopes import ScopeCatalog
 from app.authserver.accounts import AccountRepository, create_account, set_disabled
 from app.authserver.clients import AUTH_METHODS, ClientMetadataError, register_client, validate_metadata
 from app.authserver.models import Account
+from app.authserver.settings import AuthServerSettings
+from app.authserver.wiring import announce_account_revoked
+from app.broadcast import open_broadcast
 from app.command import CommandLineError
 from app.db import Database
+from app.settings import Settings
 
 COMMANDS = ("users", "clients")
-Handler = Callable[[argparse.Namespace, Database, Callable[[], ScopeCatalog]], int]
+Handler = Callable[[argparse.Namespace, Settings, Database, Callable[[], ScopeCatalog]], int]
 
 
 def add_parsers(sub: argparse._SubParsersAction) -> dict[str, Handler]:
@@ -43,7 +49,7 @@ def usage_error(args: argparse.Namespace) -> str | None:
     return None
 
 
-def _users(args: argparse.Namespace, db: Database, _: Callable[[], ScopeCatalog]) -> int:
+def _users(args: argparse.Namespace, settings: Settings, db: Database, _: Callable[[], ScopeCatalog]) -> int:
     if args.action == "create":
         if not args.password_stdin and not sys.stdin.isatty():
             # No terminal (a script, a container without -t): getpass would fall back to the pipe with a
@@ -59,8 +65,14 @@ def _users(args: argparse.Namespace, db: Database, _: Callable[[], ScopeCatalog]
     elif args.action in ("disable", "enable"):
         username, account_id = db.write_sync(lambda uow: _ids(set_disabled(uow, args.username,
                                                                            args.action == "disable")))
+        # The servers' caches of its grants: told through Redis, or they find out within their TTL.
+        broadcast = open_broadcast(settings.redis_url, settings.redis_prefix)
+        told = anyio.run(announce_account_revoked, broadcast, account_id)
+        when = ("at once on every server sharing APP_REDIS_URL" if told else
+                f"within {AuthServerSettings().oauth_grant_cache_ttl:g} s on every server (APP_OAUTH_GRANT_CACHE_TTL)"
+                + ("; Redis could not be told" if broadcast.shared else ""))
         print(f"{args.action}d {username} ({account_id}); "
-              + ("its tokens stop working now, for good" if args.action == "disable"
+              + (f"its tokens stop working {when}, for good" if args.action == "disable"
                  else "it can sign in again; its tokens of before stay revoked (it links again)"))
     else:
         rows = db.read_sync(lambda uow: [
@@ -75,7 +87,7 @@ def _ids(account: Account) -> tuple[str, str]:
     return account.username, account.id
 
 
-def _clients(args: argparse.Namespace, db: Database, catalog: Callable[[], ScopeCatalog]) -> int:
+def _clients(args: argparse.Namespace, _: Settings, db: Database, catalog: Callable[[], ScopeCatalog]) -> int:
     data = {"client_name": args.name, "redirect_uris": args.redirect_uri,
             "token_endpoint_auth_method": args.auth_method, **({"scope": args.scope} if args.scope else {}),
             **({"jwks_uri": args.jwks_uri} if args.jwks_uri else {})}

@@ -8,8 +8,12 @@ from typing import Any
 from sqlalchemy import and_, delete, or_, update
 
 from app.authserver.models import Account, AuthorizationCode, ClientAssertion, OAuthGrant, RefreshToken
+from app.db.uow import note
 from app.db.upsert import insert_if_absent
 
+# What a transaction that ended grants notes for after its commit (``app.db.uow.note``): the ids of the grants it
+# revoked, and of the accounts all of whose grants it revoked (the token check caches both: app.authserver.wiring).
+REVOKED_GRANTS, REVOKED_ACCOUNTS = "revoked_grants", "revoked_accounts"
 # A grant's last use is kept to this resolution: at most one write per grant per period, never one per call.
 LAST_USED_RESOLUTION = 3600
 
@@ -45,6 +49,7 @@ class GrantRepository:
         if grant is not None and grant.revoked_at is None:
             grant.revoked_at = int(time.time())
             self.session.flush()
+            note(self.session, REVOKED_GRANTS, grant.id)
 
     def grant_active(self, grant_id: str, account_id: str) -> bool:
         return self.grant_in_use(grant_id, account_id, int(time.time()))[0]

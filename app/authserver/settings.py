@@ -22,6 +22,11 @@ class AuthServerSettings(SettingsPart):
     oauth_refresh_token_ttl: int = Field(default=30 * 24 * 3600, ge=3600)
     oauth_refresh_grace: int = Field(default=60, ge=0, le=300)
     oauth_code_ttl: int = Field(default=60, ge=10, le=600)
+    # Seconds a worker trusts what it read of a grant (not revoked, its account enabled) before it reads again:
+    # the bound within which a revocation made elsewhere reaches it without Redis, or with a message lost. With
+    # APP_REDIS_URL revocations are pushed to every process at once; the process that revokes sees it at once
+    # always. 0: the grant is read on every call.
+    oauth_grant_cache_ttl: float = Field(default=5, ge=0, le=60)
     # Open client registration (RFC 7591 DCR, POST /register). The 2026-07-28 MCP spec prefers client metadata
     # documents (CIMD), which ChatGPT uses: false drops the endpoint and its metadata entry (docs/oauth.md).
     oauth_dcr: bool = True

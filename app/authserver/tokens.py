@@ -11,7 +11,7 @@ from joserfc import jwt
 from mcp.server.auth.provider import AccessToken
 
 from app.auth.scopes import ScopeCatalog
-from app.auth.tokens import AT_JWT, decode_claims, scopes_of
+from app.auth.tokens import AT_JWT, VerifiedTokens, decode_claims, scopes_of
 from app.authserver.keys import KeyRing
 
 
@@ -34,14 +34,22 @@ class BuiltinTokenVerifier:
         self.audience = audience
         self.catalog = catalog
         self.grant_active = grant_active  # (grant id, subject) -> still valid (not revoked, account enabled)
+        self.verified = VerifiedTokens()
 
     async def verify_token(self, token: str) -> AccessToken | None:
-        claims = decode_claims(token, self.keys.verify_keys, self.keys.algorithms, issuer=self.issuer,
-                               audience=self.audience, require_typ=True)
-        if claims is None or not isinstance(claims.get("grant"), str):
+        known = self.verified.get(token)  # our keys are this process's for its lifetime: the kid needs no check
+        verified = known[0] if known is not None else None
+        if verified is None:
+            claims = decode_claims(token, self.keys.verify_keys, self.keys.algorithms, issuer=self.issuer,
+                                   audience=self.audience, require_typ=True)
+            if claims is None or not isinstance(claims.get("grant"), str):
+                return None
+            verified = AccessToken(token=token, client_id=str(claims.get("client_id", "")),
+                                   subject=str(claims["sub"]), scopes=self.catalog.expand(scopes_of(claims)),
+                                   expires_at=int(claims["exp"]), resource=self.audience,
+                                   claims={"iss": claims["iss"], "grant": claims["grant"]})
+            self.verified.keep(token, verified)
+        # Every call: the grant may have been revoked, or its account disabled, since the token was issued.
+        if not await self.grant_active(verified.claims["grant"], verified.subject):
             return None
-        if not await self.grant_active(claims["grant"], str(claims["sub"])):
-            return None
-        return AccessToken(token=token, client_id=str(claims.get("client_id", "")), subject=str(claims["sub"]),
-                           scopes=self.catalog.expand(scopes_of(claims)), expires_at=int(claims["exp"]),
-                           resource=self.audience, claims={"iss": claims["iss"], "grant": claims["grant"]})
+        return verified

@@ -8,6 +8,7 @@ imports ``app.authserver`` (a fork that brings its own IdP deletes the folder).
 from __future__ import annotations
 
 import time
+from collections.abc import Awaitable, Callable, Mapping
 from urllib.parse import urlsplit
 
 import structlog
@@ -20,13 +21,15 @@ from app.authserver.clients import CimdResolver, ClientKeys
 from app.authserver.forms import Signer
 from app.authserver.keys import load_keyring
 from app.authserver.protocol import ServerConfig, normalise_resource
-from app.authserver.repository import GrantRepository
+from app.authserver.repository import REVOKED_ACCOUNTS, REVOKED_GRANTS, GrantRepository
 from app.authserver.routes import AuthorizationServerRoutes, RegistrationLimits
 from app.authserver.settings import AuthServerSettings
 from app.authserver.signin import SignInLimits
 from app.authserver.tokens import BuiltinTokenVerifier
 from app.authserver.upstream import UpstreamProvider
+from app.broadcast import Broadcast
 from app.db import Database, DatabaseUnavailable, UnitOfWork
+from app.db.cache import ReadCache
 from app.limits import Limits, parse_rate
 from app.net.guard import OutboundGuard
 from app.observability.metrics import Metrics
@@ -34,6 +37,8 @@ from app.secret import GENERATED, load_secret
 from app.settings import Settings, SettingsError
 
 MODELS = "app.authserver.models"
+# Grants whose state one worker keeps at once (a worker serving more linked users in one TTL reads the others).
+GRANT_CACHE_ENTRIES = 4096
 log = structlog.get_logger(__name__)
 
 
@@ -90,7 +95,7 @@ class BuiltinAuthorizationServer:
                 for c in self.own.oidc_providers}
 
     def build(self, db: Database, catalog: ScopeCatalog, guard: OutboundGuard, limits: Limits,
-              metrics: Metrics | None) -> tuple[TokenVerifier, list[BaseRoute]]:
+              metrics: Metrics | None, broadcast: Broadcast) -> tuple[TokenVerifier, list[BaseRoute]]:
         """The verifier of the tokens it issues, and its endpoints (metadata, JWKS, authorize, token, ...)."""
         settings, own = self.settings, self.own
         keys = load_keyring(own.oauth_signing_keys, settings.var_dir)  # production without keys was refused
@@ -110,25 +115,75 @@ class BuiltinAuthorizationServer:
             secure_cookies=settings.base_url.startswith("https://"), jwks=keys.public_jwks, metrics=metrics,
             registration_open=own.oauth_dcr, password_login=own.password_login,
             upstream=self.upstream(guard))
-
-        # Grants whose use this process is recording now: the calls that read the row before that write commits
-        # (a burst at the hour) do not write too; once it has, the row itself says it is fresh.
-        writing: set[str] = set()
-
-        async def grant_active(grant_id: str, subject: str) -> bool:
-            now = int(time.time())
-            active, stale = await db.read(lambda uow: uow.repository(GrantRepository).grant_in_use(
-                grant_id, subject, now))
-            if stale and grant_id not in writing:  # the /account page's "last used", to the hour
-                writing.add(grant_id)
-                try:
-                    await db.write(lambda uow: uow.repository(GrantRepository).mark_used(grant_id, now))
-                except DatabaseUnavailable:
-                    log.warning("oauth.last_used_not_recorded", grant=grant_id)  # the call itself goes on
-                finally:
-                    writing.discard(grant_id)
-            return active
+        publish_revocations(db, broadcast)
 
         verifier = BuiltinTokenVerifier(keys, issuer=settings.base_url, audience=resource, catalog=catalog,
-                                        grant_active=grant_active)
+                                        grant_active=grant_check(db, broadcast, own.oauth_grant_cache_ttl))
         return verifier, server.routes()
+
+
+# The channel revocations travel on: "grant <id>" or "account <id>" (all of its grants).
+REVOCATIONS = "oauth.revocations"
+
+
+def publish_revocations(db: Database, broadcast: Broadcast) -> None:
+    """After every committed write that revoked grants (``REVOKED_GRANTS``/``REVOKED_ACCOUNTS`` notes), tell
+    every process: this one's caches at once, the others through ``broadcast``."""
+
+    async def committed(notes: Mapping[str, set[str]]) -> None:
+        for kind, prefix in ((REVOKED_GRANTS, "grant"), (REVOKED_ACCOUNTS, "account")):
+            for value in sorted(notes.get(kind, ())):
+                await broadcast.publish(REVOCATIONS, f"{prefix} {value}")
+
+    db.on_commit(committed)
+
+
+async def announce_account_revoked(broadcast: Broadcast, account_id: str) -> bool:
+    """For a process that serves nothing (the CLI): whether the servers sharing its Redis were told."""
+    try:
+        return await broadcast.publish(REVOCATIONS, f"account {account_id}")
+    finally:
+        await broadcast.aclose()
+
+
+def grant_check(db: Database, broadcast: Broadcast, ttl: float) -> Callable[[str, str], Awaitable[bool]]:
+    """Whether a token's grant still opens tools for its subject, without a database read per call.
+
+    What a read found is kept ``ttl`` seconds per (grant, subject); a revocation committed in this process
+    forgets it before the write returns, one committed elsewhere when its message arrives (Redis), or at the
+    latest when the entry expires. A database that fails is never cached: the call gets its 503.
+    """
+    states: ReadCache[bool] = ReadCache(ttl, max_entries=GRANT_CACHE_ENTRIES)
+
+    def revoked(message: str | None) -> None:
+        kind, _, value = (message or "").partition(" ")
+        if kind == "grant":
+            states.forget(lambda key: key[0] == value)  # type: ignore[index]
+        elif kind == "account":
+            states.forget(lambda key: key[1] == value)  # type: ignore[index]
+        else:  # None: the subscription was cut off and messages may have been lost
+            states.invalidate()
+
+    broadcast.subscribe(REVOCATIONS, revoked)
+    # Grants whose use this process is recording now: the calls that read the row before that write commits
+    # (a burst at the hour) do not write too; once it has, the row itself says it is fresh.
+    writing: set[str] = set()
+
+    async def read(grant_id: str, subject: str) -> bool:
+        now = int(time.time())
+        active, stale = await db.read(lambda uow: uow.repository(GrantRepository).grant_in_use(
+            grant_id, subject, now))
+        if stale and grant_id not in writing:  # the /account page's "last used", to the hour
+            writing.add(grant_id)
+            try:
+                await db.write(lambda uow: uow.repository(GrantRepository).mark_used(grant_id, now))
+            except DatabaseUnavailable:
+                log.warning("oauth.last_used_not_recorded", grant=grant_id)  # the call itself goes on
+            finally:
+                writing.discard(grant_id)
+        return active
+
+    async def grant_active(grant_id: str, subject: str) -> bool:
+        return await states.get((grant_id, subject), lambda: read(grant_id, subject))
+
+    return grant_active

@@ -97,3 +97,11 @@ class ReadCache(Generic[V]):
         self._generation += 1
         self._entries.clear()
         self._loads.clear()  # a read that began before the commit serves only those already waiting on it
+
+    def forget(self, stale: Callable[[Hashable], bool]) -> None:
+        """Forget the keys ``stale`` picks, and anything being loaded right now (the load began before the write
+        that made those keys stale, and may be one of them): call after a committed write that changed them."""
+        self._generation += 1
+        for key in [k for k in self._entries if stale(k)]:
+            del self._entries[key]
+        self._loads.clear()

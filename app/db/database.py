@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TypeVar
@@ -74,6 +74,7 @@ class Database:
         # The probe in flight (probes arriving meanwhile wait for its answer) and the last answer.
         self._flight: anyio.Event | None = None
         self._answer: tuple[float, Readiness] | None = None
+        self._on_commit: list[Callable[[Mapping[str, set[str]]], Awaitable[None]]] = []
 
     def unit_of_work(self, *, write: bool = False) -> UnitOfWork:
         return SqlUnitOfWork(self._writes if write else self._reads)
@@ -84,17 +85,34 @@ class Database:
                 return fn(uow)
 
     def write_sync(self, fn: Callable[[UnitOfWork], T]) -> T:
+        """``write`` for code that runs no event loop (start-up, the CLI): what it notes reaches no ``on_commit``
+        hook; a command whose writes others must hear of uses ``anyio.run(db.write, fn)``."""
+        return self._write_noted(fn)[0]
+
+    def _write_noted(self, fn: Callable[[UnitOfWork], T]) -> tuple[T, dict[str, set[str]]]:
         with self._translated():
             with self.unit_of_work(write=True) as uow:
                 result = fn(uow)
                 uow.commit()
-                return result
+                return result, uow.notes
+
+    def on_commit(self, hook: Callable[[Mapping[str, set[str]]], Awaitable[None]]) -> None:
+        """Call ``hook`` with the notes of every ``write`` that committed some (``app.db.uow.note``), before that
+        ``write`` returns, on the event loop; the hook is to handle its own failures."""
+        self._on_commit.append(hook)
 
     async def read(self, fn: Callable[[UnitOfWork], T]) -> T:
         return await anyio.to_thread.run_sync(self.read_sync, fn, limiter=self._threads)
 
     async def write(self, fn: Callable[[UnitOfWork], T]) -> T:
-        return await anyio.to_thread.run_sync(self.write_sync, fn, limiter=self._threads)
+        result, notes = await anyio.to_thread.run_sync(self._write_noted, fn, limiter=self._threads)
+        if notes and self._on_commit:
+            # Shielded: the write is durable, so whoever caches what it changed hears of it even if this call's
+            # own caller has gone (a client that hung up after its revocation committed).
+            with anyio.CancelScope(shield=True):
+                for hook in self._on_commit:
+                    await hook(notes)
+        return result
 
     @contextmanager
     def _translated(self) -> Iterator[None]:

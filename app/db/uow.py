@@ -14,9 +14,19 @@ from typing import Any, Protocol, TypeVar
 from sqlalchemy.orm import Session
 
 R = TypeVar("R")
+# ``session.info`` key of what a transaction records for after its commit (``note``): the grants it revoked, say,
+# so that the caches of those rows hear of it once it is durable, and never for a write rolled back.
+NOTES = "app.notes"
+
+
+def note(session: Session, kind: str, *values: str) -> None:
+    """Record ``values`` under ``kind`` for whoever learns of this transaction's commit (``Database.on_commit``)."""
+    session.info.setdefault(NOTES, {}).setdefault(kind, set()).update(values)
 
 
 class UnitOfWork(Protocol):
+    notes: dict[str, set[str]]  # what its committed transactions recorded with ``note``, by kind
+
     def __enter__(self) -> UnitOfWork: ...
 
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
@@ -38,6 +48,7 @@ class SqlUnitOfWork:
         self._factory = session_factory
         self._session: Session | None = None
         self._repositories: dict[type, Any] = {}
+        self.notes: dict[str, set[str]] = {}
 
     def __enter__(self) -> SqlUnitOfWork:
         if self._session is not None:
@@ -52,7 +63,7 @@ class SqlUnitOfWork:
         if session is None:
             return
         try:
-            session.rollback()  # a no-op after commit(); otherwise nothing is kept
+            session.rollback()  # a no-op after commit(); otherwise nothing is kept (its notes go with the session)
         finally:
             session.close()
 
@@ -68,7 +79,13 @@ class SqlUnitOfWork:
         return repo
 
     def commit(self) -> None:
-        self._open_session().commit()
+        session = self._open_session()
+        session.commit()
+        for kind, values in session.info.pop(NOTES, {}).items():
+            self.notes.setdefault(kind, set()).update(values)
 
     def rollback(self) -> None:
-        self._open_session().rollback()
+        session = self._open_session()
+        session.rollback()
+        session.info.pop(NOTES, None)
+

@@ -41,6 +41,9 @@ class Linking:
         return self.server.mcp_url
 
 
+LINKING_GRANT_CACHE_TTL = 1
+
+
 @pytest.fixture(scope="session")
 def linking(database_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Linking]:
     """The server, allowed to fetch client documents from a loopback 'chatgpt.com' run by the test."""
@@ -55,6 +58,8 @@ def linking(database_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iter
             "APP_OUTBOUND_ALLOWLIST": host_port,
             # This suite registers many clients; the limit has its own tests (test_limits.py).
             "APP_LIMIT_REGISTRATIONS_PER_ADDRESS": "1000/hour",
+            # What a revocation made by another process (the CLI) waits for here: no Redis tells this server.
+            "APP_OAUTH_GRANT_CACHE_TTL": str(LINKING_GRANT_CACHE_TTL),
         }).start()
         try:
             yield Linking(server, site, var_dir)

@@ -4,6 +4,8 @@ and assert an OAuth refusal. All over real HTTP against the ``linking`` server (
 from __future__ import annotations
 
 import hashlib
+import time
+from collections.abc import Callable
 from typing import Any
 
 import httpx
@@ -53,6 +55,17 @@ def linked(linking: Linking, scope: str = "recipes.write", username: str = "alic
     response = token(linking.base_url, code_grant(code, pkce, linking.resource, client_id=client_id))
     assert response.status_code == 200, response.text
     return client_id, response.json()
+
+
+def refused_within(seconds: float, status: Callable[[], int]) -> float:
+    """Call ``status`` until it answers 401, at most ``seconds``: how long it took (a revocation made in another
+    process reaches a server's cached grant state within that bound)."""
+    started = time.monotonic()
+    while (answered := status()) != 401:
+        assert answered == 200, answered
+        assert time.monotonic() - started < seconds, f"still {answered} after {seconds} s"
+        time.sleep(0.05)
+    return time.monotonic() - started
 
 
 def refresh(linking: Linking, client_id: str, refresh_token: str, **extra: str) -> httpx.Response:

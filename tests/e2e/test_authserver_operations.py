@@ -130,7 +130,8 @@ def test_users_are_created_listed_and_disabled_from_the_command_line(app_cli, mi
 
     disabled = app_cli("users", "disable", "carol", env=env, cwd=tmp_path)
     assert disabled.returncode == 0, disabled.stderr
-    assert disabled.stdout.strip() == f"disabled carol ({account_id}); its tokens stop working now, for good"
+    assert disabled.stdout.strip() == (f"disabled carol ({account_id}); its tokens stop working within 5 s on every "
+                                      "server (APP_OAUTH_GRANT_CACHE_TTL), for good")
     listed = app_cli("users", "list", env=env, cwd=tmp_path)
     assert listed.stdout.splitlines() == [f"carol\t{account_id}\tdisabled\tcarol@example.com"]
 

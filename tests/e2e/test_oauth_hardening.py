@@ -22,7 +22,7 @@ from joserfc import jwt
 from joserfc.jwk import ECKey, OctKey, RSAKey
 
 from tests.e2e import linking_steps as steps
-from tests.e2e.conftest import Linking
+from tests.e2e.conftest import LINKING_GRANT_CACHE_TTL, Linking
 from tests.e2e.oauth_client import (
     ASSERTION_TYPE,
     CHATGPT_REDIRECT,
@@ -426,12 +426,15 @@ def _users(linking: Linking, *args: str, stdin: str | None = None) -> str:
     return done.stdout
 
 
-def test_disabling_an_account_stops_its_tokens_and_its_sign_in_at_once(linking: Linking):
+def test_disabling_an_account_stops_its_sign_in_at_once_and_its_tokens_within_the_grant_cache_ttl(linking: Linking):
     username, password = f"carol-{secrets.token_hex(4)}", secrets.token_urlsafe(16)
     _users(linking, "create", username, "--password-stdin", stdin=password + "\n")
     client_id, tokens = steps.linked(linking, username=username, password=password)
-    assert _mcp_status(linking, tokens["access_token"]) == 200
-    _users(linking, "disable", username)
+    assert _mcp_status(linking, tokens["access_token"]) == 200  # the server now holds the grant's state
+    disabled = _users(linking, "disable", username)
+    # No Redis between the CLI and the server: the server's cached state of the grant lives out its TTL.
+    assert f"its tokens stop working within {LINKING_GRANT_CACHE_TTL} s on every server" in disabled
+    steps.refused_within(LINKING_GRANT_CACHE_TTL + 1, lambda: _mcp_status(linking, tokens["access_token"]))
     response = call_tool(linking.resource, "list_saved_recipes", token=tokens["access_token"])
     assert response.status_code == 401, response.text
     assert 'error="invalid_token"' in response.headers["www-authenticate"]

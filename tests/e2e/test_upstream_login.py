@@ -73,6 +73,9 @@ def _federation(database_url: str, log: Path, **env: str) -> Iterator[Federated]
             "APP_OIDC_PROVIDERS": json.dumps(providers),
             "APP_OIDC_CORP_CLIENT_SECRET": SECRET,
             "APP_LIMIT_REGISTRATIONS_PER_ADDRESS": "1000/hour",
+            # Every call reads its grant: the record of its use, to the hour, is what the account page test sets
+            # by hand and reads back (a cached grant state is read again within its TTL: test_revocation_bound.py).
+            "APP_OAUTH_GRANT_CACHE_TTL": "0",
             **env,
         }
         server.start()
