@@ -74,7 +74,7 @@ WIDGET_HINT = "Results render in widgets; do not repeat what a widget already sh
 
 
 def open_database(settings: Settings) -> Database:
-    return Database(settings.database_url, pool_size=settings.db_pool_size,
+    return Database(settings.database_url, pool_size=settings.db_pool_size, read_threads=settings.db_read_threads,
                     connect_timeout=settings.db_connect_timeout, statement_timeout=settings.db_statement_timeout)
 
 

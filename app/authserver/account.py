@@ -4,8 +4,8 @@ and sign-out.
 Signing in here is the login page's (a provider's link, or the password form under the same limits); what it
 leaves is a signed session cookie scoped to ``/account`` for ``SESSION_TTL``, checked against the account on
 every request (a disabled account's session ends). Every form carries this page's own CSRF token.
-Disconnect revokes the grant: its access tokens are refused at once (the verifier reads the grant per call) and
-its refresh tokens with them.
+Disconnect revokes the grant and its refresh tokens: its access tokens are refused at once by this worker and
+within the revocation bound by every other (``docs/oauth.md``: pushed through Redis, else APP_OAUTH_GRANT_CACHE_TTL).
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@ from __future__ import annotations
 import hashlib
 from datetime import datetime
 
-from sqlalchemy import delete, func, select, text, update
+from sqlalchemy import bindparam, delete, func, select, text, update
 from sqlalchemy.orm import Session
 
 from app.db.upsert import insert_if_absent
@@ -11,6 +11,11 @@ from app.features.recipes.models import SavedRecipe
 
 # First key of the two-int advisory locks this feature takes ("rcp" in ASCII); the second is the account's hash.
 _ACCOUNT_LOCK_CLASS = 0x726370
+# Built once: building a select costs about a third of a list call's time in SQLAlchemy (its compiled form is
+# cached either way).
+_NEWEST_FIRST = (select(SavedRecipe).where(SavedRecipe.account == bindparam("account"))
+                 .order_by(SavedRecipe.saved_at.desc(), SavedRecipe.id))
+_COUNT = select(func.count()).select_from(SavedRecipe).where(SavedRecipe.account == bindparam("account"))
 
 
 class SavedRecipeRepository:
@@ -30,16 +35,13 @@ class SavedRecipeRepository:
                              {"cls": _ACCOUNT_LOCK_CLASS, "key": key})
 
     def newest_first(self, account: str) -> list[SavedRecipe]:
-        query = (select(SavedRecipe).where(SavedRecipe.account == account)
-                 .order_by(SavedRecipe.saved_at.desc(), SavedRecipe.id))
-        return list(self.session.scalars(query))
+        return list(self.session.scalars(_NEWEST_FIRST, {"account": account}))
 
     def get(self, account: str, recipe_id: str) -> SavedRecipe | None:
         return self.session.get(SavedRecipe, (account, recipe_id))
 
     def count(self, account: str) -> int:
-        return self.session.scalar(select(func.count()).select_from(SavedRecipe)
-                                   .where(SavedRecipe.account == account)) or 0
+        return self.session.scalar(_COUNT, {"account": account}) or 0
 
     def insert_if_absent(self, account: str, recipe_id: str, title: str, source_url: str | None,
                          saved_at: datetime) -> bool:
