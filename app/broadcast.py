@@ -77,9 +77,14 @@ class RedisBroadcast(Broadcast):
     def _redis(self) -> Any:
         if self._client is None:
             from redis.asyncio import Redis  # only deployments with Redis import it
+            from redis.asyncio.retry import Retry
+            from redis.backoff import NoBackoff
 
+            # No retries of redis-py's own: they would reconnect a cut subscription behind the listener's back
+            # (its messages of meanwhile lost, nothing forgotten), and a publish has its own deadline.
             self._client = Redis.from_url(self.url, socket_connect_timeout=PUBLISH_TIMEOUT,
-                                          socket_timeout=PUBLISH_TIMEOUT, health_check_interval=10)
+                                          socket_timeout=PUBLISH_TIMEOUT, health_check_interval=10,
+                                          retry=Retry(NoBackoff(), 0))
         return self._client
 
     async def publish(self, channel: str, message: str) -> bool:
