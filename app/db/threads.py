@@ -62,11 +62,18 @@ class ThreadLane:
         with self._lock:
             self._closing = False
             self._queued.append(job)
-            if self._idle:
+            # A thread notified but not yet running still counts as idle: wake one only while the idle ones are
+            # enough for everything queued, else start another (a burst spreads over the lane's threads).
+            if len(self._queued) <= self._idle:
                 self._lock.notify()
             elif self._threads < self.size:
                 self._threads += 1
-                threading.Thread(target=self._work, name=f"{self.name}-{self._threads}", daemon=True).start()
+                try:
+                    threading.Thread(target=self._work, name=f"{self.name}-{self._threads}", daemon=True).start()
+                except BaseException:
+                    self._threads -= 1
+                    self._queued.remove(job)
+                    raise
         try:
             # Shielded from the task's cancellation so that the job's own future survives it (below).
             return await asyncio.shield(future)
@@ -74,10 +81,13 @@ class ThreadLane:
             with self._lock:
                 if job.state == _QUEUED:
                     job.state = _ABANDONED  # never runs: nothing of it happened
+                    job.run = None  # type: ignore[assignment]
                     raise
-            with anyio.CancelScope(shield=True):  # it runs: wait for its end, as anyio's own hop does
+            # It runs: wait for its end and return what it gave, as anyio's own hop does (the cancellation lands
+            # at the caller's next checkpoint): a committed write's notes still reach Database.write's hooks.
+            with anyio.CancelScope(shield=True):
                 await asyncio.wait([future])
-            raise
+            return future.result()
 
     def close(self) -> None:
         """End the idle threads now (a later job starts its own)."""
@@ -88,6 +98,7 @@ class ThreadLane:
     def _work(self) -> None:
         lock = self._lock
         while True:
+            job = done = None  # an idle thread keeps nothing of its last job
             with lock:
                 while not self._queued:
                     if self._closing:
@@ -105,6 +116,9 @@ class ThreadLane:
                 job.state = _RUNNING
             try:
                 job.result = job.run()
+            except StopIteration as exc:  # a future cannot carry it
+                job.error = RuntimeError("a database job raised StopIteration")
+                job.error.__cause__ = exc
             except BaseException as exc:  # noqa: BLE001 - handed to the caller, whatever it is
                 job.error = exc
             job.run = None  # type: ignore[assignment]  # the callable's references go now, not with the job

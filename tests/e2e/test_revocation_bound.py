@@ -125,5 +125,7 @@ def test_a_server_cut_off_from_redis_forgets_what_it_held_when_it_subscribes_aga
         assert status(a, tokens["access_token"]) == 401
         assert status(b, tokens["access_token"]) == 200  # B holds the grant's state and heard nothing
         proxy.set_mode("forward")
-        # Subscribed again (it retries within seconds), B drops everything it held: what it missed is gone too.
-        refused_within(10, lambda: status(b, tokens["access_token"]))
+        # Subscribed again, B drops everything it held: what it missed is gone too. Under load B has been seen to
+        # notice the cut only at its connection's 10 s health check, then to subscribe again within a second: the
+        # bound here is that, well inside the 60 s TTL (a refusal in it came through the resubscription).
+        refused_within(25, lambda: status(b, tokens["access_token"]))

@@ -78,6 +78,7 @@ async def test_a_started_job_runs_to_its_end_before_its_cancelled_caller_gives_u
     lane = ThreadLane(1, "t")
     started, release = threading.Event(), threading.Event()
     finished: list[float] = []
+    returned: list[str] = []
 
     def job() -> str:
         started.set()
@@ -88,7 +89,7 @@ async def test_a_started_job_runs_to_its_end_before_its_cancelled_caller_gives_u
     with anyio.move_on_after(5) as scope:  # the deadline of a call whose job already began
         async with anyio.create_task_group() as tg:
             async def call() -> None:
-                await lane.run(job)
+                returned.append(await lane.run(job))
 
             tg.start_soon(call)
             await anyio.to_thread.run_sync(started.wait, 5)
@@ -97,6 +98,16 @@ async def test_a_started_job_runs_to_its_end_before_its_cancelled_caller_gives_u
     given_up = time.monotonic()
     assert not scope.cancelled_caught
     assert finished and finished[0] <= given_up  # the caller left only once the job had ended
+    assert returned == ["done"]  # with what it gave: a committed write's caller still learns of its commit
+
+
+async def test_a_job_raising_stop_iteration_fails_its_caller_and_no_other() -> None:
+    lane = ThreadLane(1, "t")
+    failing = asyncio.ensure_future(lane.run(next, iter(())))
+    after = asyncio.ensure_future(lane.run(lambda: "after"))
+    with pytest.raises(RuntimeError, match="StopIteration"):
+        await failing
+    assert await after == "after"
 
 
 async def test_results_finished_before_the_loop_wakes_travel_in_one_wake_up(monkeypatch) -> None:
@@ -130,6 +141,14 @@ async def test_no_more_jobs_run_at_once_than_the_lane_has_threads() -> None:
 
     await asyncio.gather(*(lane.run(job) for _ in range(8)))
     assert most == 2
+
+
+async def test_a_burst_spreads_over_the_threads_an_idle_one_alone_would_not_take() -> None:
+    lane = ThreadLane(3, "t")
+    await lane.run(lambda: None)  # one thread, idle now
+    wait_until(lambda: lane._idle == 1)
+    barrier = threading.Barrier(3, timeout=5)  # passes only if three jobs run at once
+    assert await asyncio.gather(*(lane.run(barrier.wait) for _ in range(3)))
 
 
 async def test_idle_threads_end_and_the_next_job_starts_another(monkeypatch) -> None:
