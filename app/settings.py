@@ -73,10 +73,8 @@ class Settings(BaseSettings):
     seed_on_start: bool = True
     widget_domain: str = "https://web-sandbox.oaiusercontent.com"
     db_pool_size: int = Field(default=10, ge=1)
-    # Threads a worker runs database reads on at once. Default: 1 on SQLite (a read there is CPU under the GIL,
-    # and threads only contend for it: one thread measured half the CPU per read of twenty at 16 calls in
-    # flight), 2 x APP_DB_POOL_SIZE on PostgreSQL (a read there waits on the network). Writes have their own threads
-    # (app/db/database.py).
+    # Threads a worker runs database reads on at once. Default: 1 on SQLite, 2 x APP_DB_POOL_SIZE on PostgreSQL
+    # (why: app/db/database.py, where writes get their own).
     db_read_threads: int | None = Field(default=None, ge=1)
     # Seconds a worker keeps read-mostly reference data (zoo animals, cafés) without asking the database;
     # the worker that writes sees its write at once, the others within this bound. 0: no cache.

@@ -4,7 +4,7 @@ Every account-data call makes this hop, and a linked user's grant check too when
 costs ~80 µs of CPU per call at 16 calls in flight (its limiter, a cancel scope, a future and a wake-up of the
 loop per call; ``bench/hop.py``), more than a SQLite read itself. Here jobs queue for a fixed set of threads, and
 results go back to the loop in batches: a finished job whose loop has not yet been woken for an earlier one
-rides on that wake-up. Under load the loop wakes once for several jobs (~4 µs a hop, same script).
+rides on that wake-up. Under load the loop wakes once for several jobs (~20 µs a hop over the job, same script).
 
 Semantics are ``anyio.to_thread.run_sync``'s default: a job that started runs to its end and its caller waits
 for it even when cancelled (a commit is never abandoned half-told); a job still queued when its caller is

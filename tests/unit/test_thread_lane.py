@@ -148,7 +148,7 @@ async def test_a_burst_spreads_over_the_threads_an_idle_one_alone_would_not_take
     await lane.run(lambda: None)  # one thread, idle now
     wait_until(lambda: lane._idle == 1)
     barrier = threading.Barrier(3, timeout=5)  # passes only if three jobs run at once
-    assert await asyncio.gather(*(lane.run(barrier.wait) for _ in range(3)))
+    assert sorted(await asyncio.gather(*(lane.run(barrier.wait) for _ in range(3)))) == [0, 1, 2]
 
 
 async def test_idle_threads_end_and_the_next_job_starts_another(monkeypatch) -> None:
