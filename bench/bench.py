@@ -33,7 +33,8 @@ Usage::
                           [--concurrency C] [--tools zoo,search] [--targets app,bare,static,raw]
                           [--json PATH] [--baseline CHECKOUT --targets app,app-baseline]
 
-``app-nometrics`` is the app with ``APP_METRICS=false``; ``app-baseline`` the app of another checkout
+``app-nometrics`` is the app with ``APP_METRICS=false``; ``app-quiet`` the app logging warnings only (no line per
+request); ``app-baseline`` the app of another checkout
 (an earlier commit, its own ``.venv`` installed), on the same database: a change's cost in one run.
 """
 
@@ -81,11 +82,12 @@ CASES = {
 PATHS = ("legacy", "modern")
 VERSIONS = {"legacy": "2025-06-18", "modern": "2026-07-28"}
 TARGETS = ("app", "bare", "static", "raw")
-# Not measured unless asked for: the app with its legacy requests through the SDK transport, without metrics,
-# and another checkout of it (--baseline).
-EXTRA_TARGETS = ("app-nolane", "app-nometrics", "app-baseline")
+# Not measured unless asked for: the app with its requests through the SDK transport, without metrics, logging
+# warnings only (no line per request), and another checkout of it (--baseline).
+EXTRA_TARGETS = ("app-nolane", "app-nometrics", "app-quiet", "app-baseline")
 APP_CASES = set(CASES)
-SERVES = {"app": APP_CASES, "app-nolane": APP_CASES, "app-nometrics": APP_CASES, "app-baseline": APP_CASES,
+SERVES = {"app": APP_CASES, "app-nolane": APP_CASES, "app-nometrics": APP_CASES, "app-quiet": APP_CASES,
+          "app-baseline": APP_CASES,
           "bare": {"zoo", "search"},
           "static": {"zoo"},
           "raw": {"zoo"}}
@@ -254,7 +256,8 @@ def migrate_and_seed(env: dict[str, str]) -> None:
 
 
 # What the extra targets change: the lane off; metrics off (what measuring every request costs).
-EXTRA_ENV = {"app-nolane": {"APP_MCP_FAST_LANE": "false"}, "app-nometrics": {"APP_METRICS": "false"}}
+EXTRA_ENV = {"app-nolane": {"APP_MCP_FAST_LANE": "false"}, "app-nometrics": {"APP_METRICS": "false"},
+             "app-quiet": {"APP_LOG_LEVEL": "warning"}}
 
 
 def start_servers(stack: ExitStack, tmp: Path, database_url: str, workers: int,
@@ -270,6 +273,7 @@ def start_servers(stack: ExitStack, tmp: Path, database_url: str, workers: int,
         "app": [PY, "-m", "app", "serve", "--workers", str(workers)],
         "app-nolane": [PY, "-m", "app", "serve", "--workers", str(workers)],
         "app-nometrics": [PY, "-m", "app", "serve", "--workers", str(workers)],
+        "app-quiet": [PY, "-m", "app", "serve", "--workers", str(workers)],
         "bare": [PY, str(ROOT / "bench" / "bare_server.py"), "--workers", str(workers)],
         "static": [PY, str(ROOT / "bench" / "static_server.py"), "--workers", str(workers)],
         "raw": [PY, str(ROOT / "bench" / "raw_server.py"), "--workers", str(workers)],
@@ -435,7 +439,7 @@ def ratios_of(rows: list[dict]) -> list[str]:
         if target != "app":
             continue
         parts = []
-        for base in ("raw", "static", "bare", "app-nolane", "app-nometrics", "app-baseline"):
+        for base in ("raw", "static", "bare", "app-nolane", "app-nometrics", "app-quiet", "app-baseline"):
             other = by.get((database, workers, tool, path, base))
             if other:
                 parts.append(f"app/{base} {r['rps'] / other['rps']:.2f}")

@@ -1,23 +1,27 @@
-"""The single-exchange lane: a legacy stateless JSON request answered in the ASGI task.
+"""The single-exchange lane: a stateless JSON request answered in the ASGI task, with the SDK's own pieces.
 
-mcp 2.3 answers a 2026-07-28 request directly in the ASGI task, but a request on the
-handshake-era paths (2025-06-18, 2025-11-25, no version header) still gets, per
-request, a transport, a task group, a dispatcher loop and memory streams, all torn
-down once its one answer is written. In stateless JSON mode none of that carries
-anything: one JSON-RPC request in, one JSON-RPC response out. This lane hands such a
-request to the SDK's own single-exchange driver (``mcp.server.runner.serve_one``) on
-the same born-ready ``Connection`` the stateless transport builds, so the SDK's
-validation, initialize handling, middleware chain (ours included) and result
-serialisation run exactly as before; only the plumbing between them is skipped.
+A request on the handshake-era paths (2025-06-18, 2025-11-25, no version header) gets from the SDK
+transport, per request, a transport, a task group, a dispatcher loop and memory streams, all torn
+down once its one answer is written; in stateless JSON mode none of that carries anything. A
+2026-07-28 request is answered in the ASGI task by the SDK already, but its answer is built as a
+model, dumped to a dict, then encoded by the standard library. This lane hands either to the SDK's
+own single-exchange driver (``mcp.server.runner.serve_one``) on the born-ready ``Connection`` the
+transport would build, so the SDK's validation, middleware chain (ours included) and result
+serialisation run exactly as before; only the plumbing around them is skipped, and the runner's
+wire-ready result is encoded once, by pydantic-core.
 
-Everything else goes to the SDK transport untouched, body replayed: notifications,
-responses, batches, anything that does not parse or validate, a 2026-07-28 (or unknown)
-version header, a client that does not accept JSON, a request the transport security
-settings refuse. So every error answer on /mcp is still the SDK's own, but one: a well-formed tools/call the
-caller may not use, from a client that is not ChatGPT, is answered HTTP 401/403 before it gets here
-(``app.auth.challenge``), after the same transport checks.
+The transport's checks run first, in its order, from its own objects: the body limit, the Host/Origin
+check, Accept and content type; on 2026-07-28 also its validation ladder (``classify_inbound_request``:
+the envelope, the routing headers that must repeat the body) and the ``Mcp-Param-*`` headers against
+the tool's schema. Everything it would not serve as one plain exchange goes to the SDK transport
+untouched, body replayed: notifications, responses, batches, anything that does not parse or
+validate, a ladder rejection, ``subscriptions/listen``, an unknown version header, a client that does
+not accept JSON, a request the transport security settings refuse. So every error answer on /mcp is
+still the SDK's own, but one: a well-formed tools/call the caller may not use, from a client that is
+not ChatGPT, is answered HTTP 401/403 before it gets here (``app.auth.challenge``).
 
-Two differences from the transport, both deliberate:
+Two differences from the handshake-era transport, both deliberate (the 2026-07-28 entry already
+behaves so, and the lane keeps its mapping, statuses included):
 - a handler exception that is neither an ``MCPError`` nor a validation error is
   answered ``-32603 Internal error`` and logged; the dispatcher would put ``code 0``
   and the exception's text on the wire;
@@ -37,13 +41,21 @@ import structlog
 from mcp.server.connection import Connection
 from mcp.server.lowlevel.server import Server
 from mcp.server.lowlevel.server import lifespan as sdk_default_lifespan
-from mcp.server.runner import serve_one
+from mcp.server.runner import modern_error_data, serve_one
 from mcp.server.streamable_http import check_accept_headers
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import RequestBodyLimitMiddleware, TransportSecurityMiddleware
 from mcp.shared.dispatcher import CallOptions
 from mcp.shared.exceptions import NoBackChannelError
-from mcp.shared.inbound import MCP_PROTOCOL_VERSION_HEADER
+from mcp.shared.inbound import (
+    ERROR_CODE_HTTP_STATUS,
+    MCP_PARAM_HEADER_PREFIX,
+    MCP_PROTOCOL_VERSION_HEADER,
+    InboundLadderRejection,
+    classify_inbound_request,
+    find_duplicated_routing_header,
+    validate_mcp_param_headers,
+)
 from mcp.shared.jsonrpc_dispatcher import handler_exception_to_error_data, progress_token_from_params
 from mcp.shared.message import ServerMessageMetadata
 from mcp.shared.transport_context import TransportContext
@@ -57,9 +69,10 @@ from mcp_types import (
     RequestId,
     jsonrpc_message_adapter,
 )
-from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
+from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS
 from pydantic import ValidationError
 from pydantic_core import from_json, to_json
+from starlette.datastructures import Headers
 from starlette.requests import Request
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -67,6 +80,7 @@ log = structlog.get_logger("app.mcp")
 
 _VERSION_HEADER = MCP_PROTOCOL_VERSION_HEADER.lower().encode("ascii")
 _JSON_HEADERS = [(b"content-type", b"application/json")]
+_PARAM_HEADER_PREFIX = MCP_PARAM_HEADER_PREFIX.lower()  # ASGI header names are lowercase
 # What the stateless transport stamps on every message it frames in JSON-response mode.
 _TRANSPORT = TransportContext(kind="streamable-http", can_send_request=False)
 
@@ -117,6 +131,7 @@ class SingleExchangeLane:
         self.fallback = fallback
         self._security = TransportSecurityMiddleware(manager.security_settings)
         self._limited = RequestBodyLimitMiddleware(self._serve, manager.max_request_body_size)
+        self._limited_modern = RequestBodyLimitMiddleware(self._serve_modern, manager.max_request_body_size)
         self._lifespan_state: Any = None
 
     @contextlib.asynccontextmanager
@@ -133,24 +148,19 @@ class SingleExchangeLane:
             await self.fallback(scope, receive, send)
             return
         version = next((v.decode("latin-1") for k, v in scope["headers"] if k == _VERSION_HEADER), None)
-        if version is not None and version not in HANDSHAKE_PROTOCOL_VERSIONS:
-            await self.fallback(scope, receive, send)  # 2026-07-28 or unknown: the SDK's own single exchange
-            return
         # The transport's body limit, in the transport's order: before anything looks at the body.
-        await self._limited(scope, receive, send)
+        if version is None or version in HANDSHAKE_PROTOCOL_VERSIONS:
+            await self._limited(scope, receive, send)
+        elif version in MODERN_PROTOCOL_VERSIONS:
+            await self._limited_modern(scope, receive, send)
+        else:  # unknown: the SDK's modern entry tells the client which versions it serves
+            await self.fallback(scope, receive, send)
 
     async def _serve(self, scope: Scope, receive: Receive, send: Send) -> None:
-        first = await receive()  # the limit middleware hands over the whole body as one message
-        replay = _replaying(first, receive)
-        request = Request(scope, replay)
-        refusal = await self._security.validate_request(request, is_post=True)
-        if refusal is not None:  # the transport's first check, with the transport's answer (logged once)
-            await refusal(scope, replay, send)
+        admitted = await self._admit(scope, receive, send)
+        if admitted is None:
             return
-        message = self._admit(request, first)
-        if message is None:
-            await self.fallback(scope, replay, send)
-            return
+        request, message, _ = admitted
         version = request.headers.get(MCP_PROTOCOL_VERSION_HEADER) or DEFAULT_NEGOTIATED_VERSION
         # Born ready and without a back-channel: what the stateless transport builds per request.
         connection = Connection.from_envelope(version, None, None)
@@ -160,31 +170,117 @@ class SingleExchangeLane:
         try:
             result = await serve_one(self.server, dctx, message.method, message.params, connection=connection,
                                      lifespan_state=self._lifespan_state)
-            # The result is the runner's wire-ready dict: serialised as is, not re-validated into a model.
-            body = to_json({"jsonrpc": "2.0", "id": message.id, "result": result})
         except Exception as exc:
             error = handler_exception_to_error_data(exc)
             if error is None:
                 log.exception("mcp.handler_failed", rpc_method=message.method[:64])
                 error = ErrorData(code=INTERNAL_ERROR, message="Internal error")
-            body = JSONRPCError(jsonrpc="2.0", id=message.id, error=error).model_dump_json(
-                by_alias=True, exclude_unset=True).encode()
-        await send({"type": "http.response.start", "status": 200,
-                    "headers": [*_JSON_HEADERS, (b"content-length", str(len(body)).encode())]})
-        await send({"type": "http.response.body", "body": body})
+            await _answer_error(message.id, error, 200, send, exclude_none=False)
+            return
+        await _answer(message.id, result, send)
 
-    def _admit(self, request: Request, first: Message) -> JSONRPCRequest | None:
-        """The request, if this lane answers it; None sends it to the transport."""
+    async def _serve_modern(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """A 2026-07-28 request, the way the SDK's modern entry serves it in JSON-response mode; anything its
+        ladder would reject (a missing envelope, a header that disagrees with the body, an Mcp-Param header
+        that breaks the tool's schema, a duplicated routing header) goes to the SDK for its own answer."""
+        admitted = await self._admit(scope, receive, send)
+        if admitted is None:
+            return
+        request, message, decoded = admitted
+        replay = request.receive
+        if message.method == "subscriptions/listen" or find_duplicated_routing_header(request.headers.items()):
+            await self.fallback(scope, replay, send)
+            return
+        verdict = classify_inbound_request(decoded, headers=dict(request.headers))
+        if isinstance(verdict, InboundLadderRejection) or not self._params_headers_hold(message, request.headers):
+            await self.fallback(scope, replay, send)
+            return
+        connection = Connection.from_envelope(verdict.protocol_version, verdict.client_info,
+                                              verdict.client_capabilities)
+        dctx = ExchangeContext(request_id=message.id, message_metadata=ServerMessageMetadata(request_context=request),
+                               progress_token=progress_token_from_params(message.params),
+                               transport=TransportContext(kind="streamable-http", can_send_request=False,
+                                                          headers=request.headers))
+        try:
+            result = await serve_one(self.server, dctx, message.method, message.params, connection=connection,
+                                     lifespan_state=self._lifespan_state)
+        except Exception as exc:
+            error = modern_error_data(exc)  # the SDK's own mapping, its log line included
+            await _answer_error(message.id, error, ERROR_CODE_HTTP_STATUS.get(error.code, 200), send, exclude_none=True)
+            return
+        await _answer(message.id, result, send)
+
+    def _params_headers_hold(self, message: JSONRPCRequest, headers: Headers) -> bool:
+        """Whether a tools/call's ``Mcp-Param-*`` headers agree with the tool's schema (True for any other
+        request). Only the server's schema lookup is used; without one the SDK walks tools/list, so the
+        request goes to it."""
+        params = message.params or {}
+        if message.method != "tools/call" or not isinstance(name := params.get("name"), str):
+            return True
+        arguments = params.get("arguments")
+        if arguments is not None and not isinstance(arguments, Mapping):
+            return True
+        if not arguments and not any(h.startswith(_PARAM_HEADER_PREFIX) for h in headers.keys()):
+            return True
+        lookup = self.server.get_tool_input_schema
+        if lookup is None:
+            return self.server.get_request_handler("tools/list") is None
+        try:
+            schema = lookup(name)
+        except Exception:  # the SDK fails open here too, loudly; it can say so itself
+            return False
+        # The headers as they came, repeats included: a repeated Mcp-Param header is a rejection of its own.
+        return schema is None or validate_mcp_param_headers(schema, arguments or {}, headers) is None
+
+    async def _admit(self, scope: Scope, receive: Receive, send: Send
+                     ) -> tuple[Request, JSONRPCRequest, dict[str, Any]] | None:
+        """The request (its body replayable), if this lane may answer it; else the security refusal or the
+        transport has answered, and None."""
+        first = await receive()  # the limit middleware hands over the whole body as one message
+        replay = _replaying(first, receive)
+        request = Request(scope, replay)
+        refusal = await self._security.validate_request(request, is_post=True)
+        if refusal is not None:  # the transport's first check, with the transport's answer (logged once)
+            await refusal(scope, replay, send)
+            return None
+        admitted = self._parse(request, first)
+        if admitted is None:
+            await self.fallback(scope, replay, send)
+            return None
+        return request, *admitted
+
+    def _parse(self, request: Request, first: Message) -> tuple[JSONRPCRequest, dict[str, Any]] | None:
         if first["type"] != "http.request" or first.get("more_body", False):
             return None
         has_json, _ = check_accept_headers(request)
         if not has_json or not _exactly_json(request.headers.get("content-type", "")):
             return None
         try:
-            message = jsonrpc_message_adapter.validate_python(from_json(first.get("body", b"")), by_name=False)
+            decoded = from_json(first.get("body", b""))
+            message = jsonrpc_message_adapter.validate_python(decoded, by_name=False)
         except (ValueError, ValidationError):  # ValidationError is a ValueError; named for the reader
             return None
-        return message if isinstance(message, JSONRPCRequest) else None
+        return (message, decoded) if isinstance(message, JSONRPCRequest) else None
+
+
+async def _answer(request_id: RequestId, result: dict[str, Any], send: Send) -> None:
+    # The result is the runner's wire-ready dict: serialised as is, not re-validated into a model.
+    body = to_json({"jsonrpc": "2.0", "id": request_id, "result": result})
+    await _respond(200, body, send)
+
+
+async def _answer_error(request_id: RequestId, error: ErrorData, status: int, send: Send, *, exclude_none: bool
+                        ) -> None:
+    # Each transport's own rendering: the handshake-era one drops what was never set, the modern one every null.
+    body = JSONRPCError(jsonrpc="2.0", id=request_id, error=error).model_dump_json(
+        by_alias=True, exclude_unset=not exclude_none, exclude_none=exclude_none)
+    await _respond(status, body.encode(), send)
+
+
+async def _respond(status: int, body: bytes, send: Send) -> None:
+    await send({"type": "http.response.start", "status": status,
+                "headers": [*_JSON_HEADERS, (b"content-length", str(len(body)).encode())]})
+    await send({"type": "http.response.body", "body": body})
 
 
 def _exactly_json(content_type: str) -> bool:

@@ -2,7 +2,7 @@
 
 Two copies of the full app (the discovered features plus the test-only probe feature of
 tests/e2e/probe_server.py), one with ``APP_MCP_FAST_LANE=false``, get the same requests:
-every handshake version, every kind of method, tool results, tool errors, linking
+every handshake version and 2026-07-28, every kind of method, tool results, tool errors, linking
 challenges, protocol errors, and the shapes the lane hands to the transport. Status,
 content type and body must be identical. Only one difference is by design and tested
 on its own (``tests/integration/test_fast_lane.py``): an exception that escapes the whole
@@ -157,6 +157,86 @@ CASES: list[tuple[str, str | None, dict[str, str], object]] = [
 ]
 
 
+MODERN = "2026-07-28"
+ENVELOPE = {"io.modelcontextprotocol/protocolVersion": MODERN,
+            "io.modelcontextprotocol/clientInfo": {"name": "parity", "version": "1"},
+            "io.modelcontextprotocol/clientCapabilities": {}}
+
+
+def _modern(method: str, params: dict | None = None, *, meta: dict | None = None, id_: object = 1,
+            headers: dict[str, str] | None = None) -> tuple[dict[str, str], dict]:
+    """A 2026-07-28 request: the envelope in params._meta and the routing headers that repeat the body."""
+    params = dict(params or {})
+    params["_meta"] = {**ENVELOPE, **(meta or {})}
+    routing = {"mcp-method": method}
+    if method in ("tools/call", "prompts/get"):
+        routing["mcp-name"] = str(params.get("name"))
+    elif method == "resources/read":
+        routing["mcp-name"] = str(params.get("uri"))
+    return routing | (headers or {}), _rpc(method, params, id_)
+
+
+def _modern_case(name: str, method: str, params: dict | None = None, **kwargs) -> tuple:
+    headers, body = _modern(method, params, **kwargs)
+    return (f"2026-07-28 {name}", MODERN, headers, body)
+
+
+MODERN_CASES: list[tuple[str, str | None, dict[str, str], object]] = [
+    _modern_case("server/discover", "server/discover"),
+    _modern_case("tools/list", "tools/list"),
+    _modern_case("tools/list signed in", "tools/list", headers={"authorization": "Bearer alice"}),
+    _modern_case("resources/list", "resources/list"),
+    _modern_case("resources/read unknown", "resources/read", {"uri": "ui://widget/nope.html"}),
+    _modern_case("prompts/list", "prompts/list"),
+    _modern_case("ping", "ping"),
+    _modern_case("ping with a string id", "ping", id_="abc-1"),
+    _modern_case("zoo", "tools/call", {"name": "get_zoo_animals", "arguments": {"count": 3}}),
+    _modern_case("zoo with ChatGPT's _meta", "tools/call", {"name": "get_zoo_animals", "arguments": {"count": 2}},
+                 meta=CHATGPT_META),
+    _modern_case("zoo count out of range", "tools/call", {"name": "get_zoo_animals", "arguments": {"count": 0}}),
+    _modern_case("zoo count of the wrong type", "tools/call",
+                 {"name": "get_zoo_animals", "arguments": {"count": "many"}}),
+    _modern_case("unknown tool", "tools/call", {"name": "no_such_tool", "arguments": {}}),
+    _modern_case("unknown method", "no/such/method"),
+    _modern_case("a handshake-era method", "initialize", {"protocolVersion": MODERN, "capabilities": {},
+                                                          "clientInfo": {"name": "parity", "version": "1"}}),
+    _modern_case("recipes anonymous, ChatGPT: a linking challenge", "tools/call",
+                 {"name": "list_saved_recipes", "arguments": {}}, meta=CHATGPT_META),
+    _modern_case("recipes anonymous, another client: HTTP 401", "tools/call",
+                 {"name": "list_saved_recipes", "arguments": {}}),
+    _modern_case("recipes signed in", "tools/call", {"name": "list_saved_recipes", "arguments": {}},
+                 headers={"authorization": "Bearer alice"}),
+    _modern_case("probe", "tools/call", {"name": "probe_echo", "arguments": {"text": "bonjour"}}),
+    _modern_case("probe card", "tools/call", {"name": "probe_card", "arguments": {}}, meta=CHATGPT_META),
+    _modern_case("probe argument too long", "tools/call", {"name": "probe_echo", "arguments": {"text": "x" * 1001}}),
+    _modern_case("probe signed in", "tools/call", {"name": "probe_notes", "arguments": {}},
+                 headers={"authorization": "Bearer alice"}),
+    # What the SDK's ladder rejects goes to it, for its own answer and status.
+    _modern_case("a name header that disagrees", "tools/call", {"name": "probe_echo", "arguments": {"text": "a"}},
+                 headers={"mcp-name": "probe_card"}),
+    _modern_case("a method header that disagrees", "tools/list", headers={"mcp-method": "prompts/list"}),
+    _modern_case("no method header", "tools/list", headers={"mcp-method": ""}),
+    _modern_case("an envelope of another version", "tools/list",
+                 meta={"io.modelcontextprotocol/protocolVersion": "2025-06-18"}),
+    _modern_case("an Mcp-Param header no tool declares", "tools/call",
+                 {"name": "probe_echo", "arguments": {"text": "a"}}, headers={"mcp-param-text": "b"}),
+    _modern_case("subscriptions/listen", "subscriptions/listen"),
+    ("2026-07-28 no envelope", MODERN, {"mcp-method": "tools/list"}, _rpc("tools/list")),
+    ("2026-07-28 notification", MODERN, {"mcp-method": "notifications/cancelled"},
+     {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 1, "_meta": ENVELOPE}}),
+    ("2026-07-28 batch", MODERN, {"mcp-method": "ping"}, [_modern("ping")[1]]),
+    ("2026-07-28 malformed JSON", MODERN, {"mcp-method": "ping"}, b'{"jsonrpc": "2.0", "id": 1, "method": "ping"'),
+    ("2026-07-28 accepts only SSE", MODERN, {"mcp-method": "ping", "accept": "text/event-stream"},
+     _modern("ping")[1]),
+    ("2026-07-28 an HTML body", MODERN, {"mcp-method": "ping", "content-type": "text/html"}, _modern("ping")[1]),
+    ("2026-07-28 a foreign Origin", MODERN, {"mcp-method": "ping", "origin": "https://evil.example"},
+     _modern("ping")[1]),
+    ("2026-07-28 a body over the limit", MODERN, {"mcp-method": "tools/call", "mcp-name": "search"},
+     _modern("tools/call", {"name": "search", "arguments": {"q": "x" * 70_000}})[1]),
+]
+CASES += MODERN_CASES
+
+
 # Cases the lane does not hand to serve_one: the transport answers them (or, for a security refusal,
 # the transport's own check does, in the lane; a bad token and an oversized body stop before either).
 NOT_SERVED_BY_THE_LANE = {
@@ -167,7 +247,13 @@ NOT_SERVED_BY_THE_LANE = {
     # The HTTP challenge is answered before either path (app/auth/challenge.py); in a fork without the recipes
     # demo its tool is unknown, and the lane answers that.
     "profile anonymous, another client: HTTP 401",
-    *(["recipes anonymous, another client: HTTP 401"] if (ROOT / "app" / "features" / "recipes").is_dir() else []),
+    *(["recipes anonymous, another client: HTTP 401", "2026-07-28 recipes anonymous, another client: HTTP 401"]
+      if (ROOT / "app" / "features" / "recipes").is_dir() else []),
+    "2026-07-28 a name header that disagrees", "2026-07-28 a method header that disagrees",
+    "2026-07-28 no method header", "2026-07-28 an envelope of another version",
+    "2026-07-28 subscriptions/listen", "2026-07-28 no envelope", "2026-07-28 notification", "2026-07-28 batch",
+    "2026-07-28 malformed JSON", "2026-07-28 accepts only SSE", "2026-07-28 an HTML body",
+    "2026-07-28 a foreign Origin", "2026-07-28 a body over the limit",
 }
 
 
@@ -208,15 +294,3 @@ def test_every_widget_resource_reads_the_same_through_both(servers: tuple[str, s
     for resource in listed:
         read = _rpc("resources/read", {"uri": resource["uri"]})
         assert _seen(_send(lane, "2025-06-18", {}, read)) == _seen(_send(transport, "2025-06-18", {}, read))
-
-
-def test_the_modern_path_is_untouched_by_the_lane(servers: tuple[str, str]):
-    lane, transport = servers
-    body = _call("probe_card", {}, _meta={
-        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-        "io.modelcontextprotocol/clientInfo": {"name": "parity", "version": "1"},
-        "io.modelcontextprotocol/clientCapabilities": {}})
-    extra = {"mcp-method": "tools/call", "mcp-name": "probe_card"}
-    seen = _seen(_send(lane, "2026-07-28", extra, body))
-    assert seen == _seen(_send(transport, "2026-07-28", extra, body))
-    assert seen[0] == 200 and seen[2]["result"]["structuredContent"] == {"card_id": "c1"}

@@ -1,4 +1,5 @@
-"""The single-exchange lane in front of a real SDK transport: what it answers itself, what it hands over.
+"""The single-exchange lane in front of a real SDK transport: what it answers itself, what it hands over, on
+both protocol generations.
 
 The fallback is the SDK's own stateless JSON app, wrapped only to count what reaches it.
 That the lane's answers equal the transport's, request by request, is pinned over real HTTP
@@ -11,16 +12,21 @@ import inspect
 import json
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
+from typing import Annotated
 
 import httpx
 import pytest
 import typing_extensions
 from mcp.server.connection import Connection
 from mcp.server.mcpserver import Context, MCPServer
-from mcp.server.runner import serve_one
+from mcp.server.runner import modern_error_data, serve_one
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
 from mcp.shared.dispatcher import DispatchContext
+from mcp.shared.exceptions import MCPError
+from mcp.shared.inbound import classify_inbound_request, validate_mcp_param_headers
+from mcp_types import ErrorData
+from pydantic import Field
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from app.mcp.lane import ExchangeContext, SingleExchangeLane
@@ -29,6 +35,9 @@ pytestmark = pytest.mark.anyio
 NO_REBINDING_CHECK = TransportSecuritySettings(enable_dns_rebinding_protection=False)
 LEGACY = {"content-type": "application/json", "accept": "application/json, text/event-stream",
           "mcp-protocol-version": "2025-06-18"}
+MODERN = {**LEGACY, "mcp-protocol-version": "2026-07-28"}
+ENVELOPE = {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": {}}
 
 
 @dataclass
@@ -62,6 +71,10 @@ def build_server() -> MCPServer:
     async def version(ctx: Context) -> str:
         return str(ctx.protocol_version)
 
+    @mcp.tool(name="regional", description="An argument the client repeats in an Mcp-Param header")
+    async def regional(region: Annotated[str, Field(json_schema_extra={"x-mcp-header": "Region"})]) -> str:
+        return region
+
     return mcp
 
 
@@ -71,9 +84,17 @@ class Rig:
     fallback: CountingFallback
     lane: SingleExchangeLane
 
-    async def post(self, body: object, headers: dict[str, str] | None = None) -> httpx.Response:
+    async def post(self, body: object, headers: dict[str, str] | list[tuple[str, str]] | None = None
+                   ) -> httpx.Response:
         content = body if isinstance(body, bytes) else json.dumps(body).encode()
         return await self.client.post("/mcp", content=content, headers=headers if headers is not None else LEGACY)
+
+    async def post_to_the_transport(self, body: object, headers: dict[str, str] | list[tuple[str, str]]
+                                    ) -> httpx.Response:
+        """The same request, straight to the SDK transport: what it would have answered."""
+        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=self.fallback.app),
+                                     base_url="http://127.0.0.1") as client:
+            return await client.post("/mcp", content=json.dumps(body).encode(), headers=headers)
 
 
 @pytest.fixture
@@ -114,7 +135,7 @@ async def test_initialize_list_and_ping_are_answered_in_the_lane_on_every_handsh
     ping = await rig.post({"jsonrpc": "2.0", "id": 3, "method": "ping"}, headers)
     assert init.json()["result"]["protocolVersion"] == (version or "2025-03-26")
     assert init.json()["result"]["serverInfo"]["name"] == "lane-test"
-    assert {t["name"] for t in tools.json()["result"]["tools"]} == {"echo", "explode", "chatty", "version"}
+    assert {t["name"] for t in tools.json()["result"]["tools"]} == {"echo", "explode", "chatty", "version", "regional"}
     assert ping.json() == {"jsonrpc": "2.0", "id": 3, "result": {}}
     assert rig.fallback.calls == 0
 
@@ -164,7 +185,7 @@ async def test_notifications_sent_mid_request_are_dropped_and_the_answer_still_a
 
 
 @pytest.mark.parametrize("case", [
-    "notification", "response", "batch", "parse_error", "bad_envelope", "null_id", "modern", "unknown_version",
+    "notification", "response", "batch", "parse_error", "bad_envelope", "null_id", "unknown_version",
     "no_json_accept", "json_like_content_type", "chunked_body_over_limit", "declared_body_over_limit",
 ])
 async def test_anything_but_one_legacy_json_request_goes_to_the_sdk_transport_unchanged(rig: Rig, case: str):
@@ -184,11 +205,6 @@ async def test_anything_but_one_legacy_json_request_goes_to_the_sdk_transport_un
     elif case == "null_id":
         # The SDK takes an id-less-looking request for a notification; whatever it says, it says it.
         body, expected_status = {"jsonrpc": "2.0", "id": None, "method": "ping"}, 202
-    elif case == "modern":
-        headers |= {"mcp-protocol-version": "2026-07-28", "mcp-method": "tools/call", "mcp-name": "echo"}
-        body = call("echo", {"text": "x"})
-        body["params"]["_meta"] = {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
-                                   "io.modelcontextprotocol/clientCapabilities": {}}
     elif case == "unknown_version":
         headers["mcp-protocol-version"] = "1999-01-01"
         expected_status = 400
@@ -215,6 +231,105 @@ async def test_anything_but_one_legacy_json_request_goes_to_the_sdk_transport_un
     response = await rig.post(body, headers)
     assert response.status_code == expected_status, response.text
     assert rig.fallback.calls == 1
+
+
+def modern_call(name: str, arguments: dict, id_: int | str = 1) -> tuple[dict[str, str], dict]:
+    body = call(name, arguments, id_)
+    body["params"]["_meta"] = dict(ENVELOPE)
+    return {**MODERN, "mcp-method": "tools/call", "mcp-name": name}, body
+
+
+async def test_a_modern_tool_call_is_answered_without_the_sdk_transport(rig: Rig):
+    headers, body = modern_call("version", {}, "req-8")
+    response = await rig.post(body, headers)
+    assert response.status_code == 200 and response.headers["content-type"] == "application/json"
+    assert response.json()["id"] == "req-8"
+    assert response.json()["result"]["content"][0]["text"] == "2026-07-28"
+    assert rig.fallback.calls == 0
+    assert response.json() == (await rig.post_to_the_transport(body, headers)).json()
+
+
+async def test_a_modern_call_whose_mcp_param_headers_agree_is_answered_in_the_lane(rig: Rig):
+    headers, body = modern_call("regional", {"region": "eu"})
+    response = await rig.post(body, headers | {"mcp-param-region": "eu"})
+    assert response.json()["result"]["content"][0]["text"] == "eu"
+    assert rig.fallback.calls == 0
+
+
+@pytest.mark.parametrize("case", [
+    "no_envelope", "name_header_disagrees", "repeated_routing_header", "param_header_disagrees",
+    "param_header_missing", "repeated_param_header", "listen", "notification",
+])
+async def test_what_the_modern_ladder_rejects_is_answered_by_the_sdk_transport(rig: Rig, case: str):
+    headers, body = modern_call("regional", {"region": "eu"})
+    sent: dict[str, str] | list[tuple[str, str]] = headers | {"mcp-param-region": "eu"}
+    if case == "no_envelope":
+        del body["params"]["_meta"]
+    elif case == "name_header_disagrees":
+        sent = headers | {"mcp-param-region": "eu", "mcp-name": "echo"}
+    elif case == "repeated_routing_header":
+        sent = [*headers.items(), ("mcp-param-region", "eu"), ("mcp-method", "tools/call")]
+    elif case == "param_header_disagrees":
+        sent = headers | {"mcp-param-region": "us"}
+    elif case == "param_header_missing":
+        sent = headers
+    elif case == "repeated_param_header":
+        sent = [*headers.items(), ("mcp-param-region", "eu"), ("mcp-param-region", "eu")]
+    elif case == "listen":
+        body = {"jsonrpc": "2.0", "id": 1, "method": "subscriptions/listen", "params": {"_meta": dict(ENVELOPE)}}
+        sent = {**MODERN, "mcp-method": "subscriptions/listen"}
+    elif case == "notification":
+        body = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 1}}
+        sent = {**MODERN, "mcp-method": "notifications/cancelled"}
+    response = await rig.post(body, sent)
+    expected = await rig.post_to_the_transport(body, sent)
+    assert (response.status_code, response.text) == (expected.status_code, expected.text)
+    assert response.status_code in (400, 406, 202)
+    assert rig.fallback.calls == 1
+
+
+async def test_a_modern_unmapped_handler_exception_is_the_sdks_internal_error_with_its_status(rig: Rig):
+    async def broken(ctx, call_next):
+        if ctx.method == "ping":
+            raise RuntimeError("secret internal detail /etc/passwd")
+        return await call_next(ctx)
+
+    rig.lane.server.middleware.append(broken)
+    body = {"jsonrpc": "2.0", "id": 9, "method": "ping", "params": {"_meta": dict(ENVELOPE)}}
+    headers = {**MODERN, "mcp-method": "ping"}
+    response = await rig.post(body, headers)
+    expected = await rig.post_to_the_transport(body, headers)
+    assert rig.fallback.calls == 0
+    assert (response.status_code, response.json()) == (expected.status_code, expected.json())
+    assert response.json()["error"]["code"] == -32603 and "passwd" not in response.text
+
+
+async def test_a_modern_protocol_error_is_rendered_as_the_sdk_renders_it(rig: Rig):
+    async def refusing(ctx, call_next):
+        if ctx.method == "ping":
+            error = MCPError(-32000, "not now")
+            error.error = ErrorData(code=-32000, message="not now", data=None)  # a null set on purpose: dropped
+            raise error
+        return await call_next(ctx)
+
+    rig.lane.server.middleware.append(refusing)
+    body = {"jsonrpc": "2.0", "id": 4, "method": "ping", "params": {"_meta": dict(ENVELOPE)}}
+    headers = {**MODERN, "mcp-method": "ping"}
+    response = await rig.post(body, headers)
+    expected = await rig.post_to_the_transport(body, headers)
+    assert rig.fallback.calls == 0
+    assert response.json() == {"jsonrpc": "2.0", "id": 4, "error": {"code": -32000, "message": "not now"}}
+    assert (response.status_code, response.json()) == (expected.status_code, expected.json())
+
+
+async def test_a_modern_validation_error_has_the_status_the_sdk_maps_it_to(rig: Rig):
+    headers, body = modern_call("echo", {})
+    body["params"]["arguments"] = [1, 2]
+    response = await rig.post(body, headers)
+    expected = await rig.post_to_the_transport(body, headers)
+    assert rig.fallback.calls == 0
+    assert response.json()["error"]["code"] == -32602
+    assert (response.status_code, response.json()) == (expected.status_code, expected.json())
 
 
 async def test_other_methods_than_post_go_to_the_sdk_transport(rig: Rig):
@@ -278,3 +393,9 @@ def test_the_sdk_pieces_the_lane_is_built_on_keep_their_shape():
     assert isinstance(manager, StreamableHTTPSessionManager)
     assert (manager.stateless, manager.json_response, manager.max_request_body_size) == (True, True, 1234)
     assert manager.security_settings is not None and callable(manager.app.lifespan)
+    # The 2026-07-28 half: the SDK's ladder, its Mcp-Param check and error mapping, the server's schema lookup.
+    assert list(inspect.signature(classify_inbound_request).parameters) == [
+        "body", "headers", "supported_modern_versions"]
+    assert list(inspect.signature(validate_mcp_param_headers).parameters) == ["input_schema", "arguments", "headers"]
+    assert list(inspect.signature(modern_error_data).parameters) == ["exc"]
+    assert callable(manager.app.get_tool_input_schema)
