@@ -15,7 +15,7 @@ Needs ``wrk`` (Debian package) and ``py-spy`` (PyPI); neither is a dependency of
 
 Usage: ``python bench/profile.py [--case zoo|zoo-bearer|recipes|...] [--paths legacy,modern]
 [--seconds 10] [--concurrency 16]
-[--database-url URL] [--keep DIR]`` (a temporary SQLite database by default).
+[--database-url URL] [--target app|static] [--keep DIR]`` (a temporary SQLite database by default).
 """
 
 from __future__ import annotations
@@ -122,8 +122,13 @@ def main() -> int:
     parser.add_argument("--all-threads", action="store_true",
                         help="sample every thread, not only the one holding the GIL (shows where threads WAIT)")
     parser.add_argument("--database-url", help="default: a fresh temporary SQLite database")
+    parser.add_argument("--target", default="app", choices=("app", "static"),
+                        help="static: the bare in-memory MCPServer of bench/static_server.py (zoo only), to see "
+                             "what the app adds over the SDK")
     parser.add_argument("--keep", type=Path, help="keep the raw collapsed stacks (flamegraph input) here")
     args = parser.parse_args()
+    if args.target == "static" and args.case != "zoo":
+        parser.error("the static server answers the zoo call only")
     for tool in ("wrk", "py-spy"):
         if shutil.which(tool) is None and not (Path(PY).parent / tool).exists():
             print(f"{tool} is not installed (wrk: apt-get install wrk; py-spy: pip install py-spy)", file=sys.stderr)
@@ -137,7 +142,10 @@ def main() -> int:
                "APP_MIGRATE_ON_START": "false", "APP_SEED_ON_START": "false", "PYTHONUNBUFFERED": "1"}
         subprocess.run([PY, "-m", "app", "migrate"], cwd=ROOT, env=env, check=True, capture_output=True)
         subprocess.run([PY, "-m", "app", "seed"], cwd=ROOT, env=env, check=True, capture_output=True)
-        app = Server("app", [PY, "-m", "app", "serve", "--workers", "1"], env, tmp / "app.log", "/readyz")
+        if args.target == "static":
+            app = Server("static", [PY, str(ROOT / "bench" / "static_server.py")], env, tmp / "static.log", "/mcp")
+        else:
+            app = Server("app", [PY, "-m", "app", "serve", "--workers", "1"], env, tmp / "app.log", "/readyz")
         app.start()
         try:
             for path in args.paths.split(","):
@@ -157,8 +165,8 @@ def main() -> int:
                 rps = next((ln.split()[1] for ln in wrk.stdout.splitlines() if ln.startswith("Requests/sec")), "?")
                 p99 = next((ln.split()[1] for ln in wrk.stdout.splitlines() if ln.strip().startswith("99%")), "?")
                 summary = summarise(collapsed)
-                print(f"\n== {args.case} on the {path} path: {rps} req/s, p99 {p99} (wrk c={args.concurrency}, "
-                      f"{args.seconds} s; {summary['samples']} samples)")
+                print(f"\n== {args.target}: {args.case} on the {path} path: {rps} req/s, p99 {p99} "
+                      f"(wrk c={args.concurrency}, {args.seconds} s; {summary['samples']} samples)")
                 for area, share in summary["areas"]:
                     print(f"  {share * 100:5.1f}%  {area}")
                 print("  hottest functions (self time):")

@@ -17,6 +17,7 @@ from typing import Any
 import httpx
 import pytest
 
+from app.http.serving import MAX_HEAD_BYTES
 from tests.e2e.server import LiveServer
 from tests.filehost import FileServer, serving_files
 
@@ -173,6 +174,30 @@ def test_a_request_line_with_no_headers_after_it_is_cut_off(deadlines: LiveServe
         assert sock.recv(65536) == b""  # closed
         assert time.monotonic() - started < HEADER_S + 1
     assert answer.startswith(b"HTTP/1.1 408 Request Timeout")
+
+
+def test_a_request_head_over_the_bound_is_refused_at_once_and_the_connection_closed(deadlines: LiveServer):
+    with connect(deadlines) as sock:
+        started = time.monotonic()
+        try:  # the server may close while the rest is still on its way
+            sock.sendall(b"GET /healthz HTTP/1.1\r\nhost: x\r\nx-big: " + b"a" * (MAX_HEAD_BYTES + 1) + b"\r\n\r\n")
+        except OSError:
+            pass
+        answer = b""
+        try:
+            while chunk := sock.recv(65536):
+                answer += chunk
+        except ConnectionResetError:
+            pass
+        elapsed = time.monotonic() - started
+    assert answer.startswith(b"HTTP/1.1 400 ")
+    assert elapsed < HEADER_S  # refused as it came, not left to the deadline
+
+
+def test_a_request_head_just_under_the_bound_is_served(deadlines: LiveServer):
+    with httpx.Client(base_url=deadlines.base_url) as client:
+        response = client.get("/healthz", headers={"x-big": "a" * (MAX_HEAD_BYTES - 512)})
+    assert response.status_code == 200
 
 
 def test_a_connection_that_never_sends_a_byte_is_closed_without_an_answer(deadlines: LiveServer):
