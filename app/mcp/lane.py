@@ -54,7 +54,9 @@ from mcp.shared.inbound import (
     InboundLadderRejection,
     classify_inbound_request,
     find_duplicated_routing_header,
+    find_invalid_x_mcp_header,
     validate_mcp_param_headers,
+    x_mcp_header_map,
 )
 from mcp.shared.jsonrpc_dispatcher import handler_exception_to_error_data, progress_token_from_params
 from mcp.shared.message import ServerMessageMetadata
@@ -133,6 +135,9 @@ class SingleExchangeLane:
         self._limited = RequestBodyLimitMiddleware(self._serve, manager.max_request_body_size)
         self._limited_modern = RequestBodyLimitMiddleware(self._serve_modern, manager.max_request_body_size)
         self._lifespan_state: Any = None
+        # Tool name -> its input schema, where that schema declares no Mcp-Param header (the SDK's check then finds
+        # nothing to compare, whatever the request carries): the walk over it is skipped while the tool keeps it.
+        self._no_param_headers: dict[str, Any] = {}
 
     @contextlib.asynccontextmanager
     async def run(self) -> AsyncIterator[None]:
@@ -229,8 +234,13 @@ class SingleExchangeLane:
             schema = lookup(name)
         except Exception:  # the SDK fails open here too, loudly; it can say so itself
             return False
+        if schema is None or self._no_param_headers.get(name) is schema:
+            return True
+        if find_invalid_x_mcp_header(schema) is not None or not x_mcp_header_map(schema):
+            self._no_param_headers[name] = schema
+            return True
         # The headers as they came, repeats included: a repeated Mcp-Param header is a rejection of its own.
-        return schema is None or validate_mcp_param_headers(schema, arguments or {}, headers) is None
+        return validate_mcp_param_headers(schema, arguments or {}, headers) is None
 
     async def _admit(self, scope: Scope, receive: Receive, send: Send
                      ) -> tuple[Request, JSONRPCRequest, dict[str, Any]] | None:
