@@ -67,7 +67,8 @@ class Settings(BaseSettings):
     log_format: str = "console"
     log_level: str = "info"
     max_body_bytes: int = Field(default=4 * 1024 * 1024, ge=1024)
-    # Legacy stateless JSON requests answered in the ASGI task (app.mcp.lane); false: all through the SDK transport.
+    # Stateless JSON requests (both protocol generations) answered in the ASGI task (app.mcp.lane); false: all through
+    # the SDK transport.
     mcp_fast_lane: bool = True
     migrate_on_start: bool = True
     seed_on_start: bool = True
