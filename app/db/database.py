@@ -12,7 +12,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Awaitable, Callable, Iterator, Mapping
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from typing import TypeVar
 
@@ -23,7 +23,7 @@ from sqlalchemy import text
 from sqlalchemy.orm import sessionmaker
 
 from app.db import migrate
-from app.db.engine import WRITE, make_engine
+from app.db.engine import SQLITE_BUSY_TIMEOUT_S, WRITE, make_engine
 from app.db.errors import (
     NOT_MIGRATED_MESSAGE,
     DatabaseNotMigrated,
@@ -31,6 +31,7 @@ from app.db.errors import (
     is_outage,
     is_undefined_object,
 )
+from app.db.locks import WriteTurns
 from app.db.threads import ThreadLane
 from app.db.uow import SqlUnitOfWork, UnitOfWork
 
@@ -70,6 +71,9 @@ class Database:
         # holds it) holds up no read.
         sqlite = self.engine.dialect.name == "sqlite"
         self._writers = ThreadLane(1 if sqlite else 2 * pool_size, "db-write")
+        database = self.engine.url.database
+        self._turns = WriteTurns(database, SQLITE_BUSY_TIMEOUT_S) if sqlite and database not in (None, "", ":memory:") \
+            else None
         self._readers = ThreadLane(read_threads or (1 if sqlite else 2 * pool_size), "db-read")
         # Readiness gets its own short-deadline, unpooled connections: a pooled connection to a
         # hung server would hang the probe with it.
@@ -99,7 +103,8 @@ class Database:
 
     def _write_noted(self, fn: Callable[[UnitOfWork], T]) -> tuple[T, dict[str, set[str]]]:
         with self._translated():
-            with self.unit_of_work(write=True) as uow:
+            with self._turns.turn() if self._turns is not None else nullcontext(), \
+                    self.unit_of_work(write=True) as uow:
                 result = fn(uow)
                 uow.commit()
                 return result, uow.notes

@@ -1,12 +1,20 @@
-"""Cross-process exclusion for start-up work (migrations, seeding) that replicas may run at once."""
+"""Cross-process exclusion: start-up work (migrations, seeding) that replicas may run at once, and SQLite's
+writers in several processes."""
 
 from __future__ import annotations
 
+import os
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 
 from sqlalchemy import text
 from sqlalchemy.engine import Connection
+
+try:
+    import fcntl
+except ImportError:  # not on Windows: writers meet in SQLite's busy handler only
+    fcntl = None  # type: ignore[assignment]
 
 # Arbitrary constants ("mcpapp" + a suffix): one lock per kind of start-up work.
 MIGRATION_LOCK = 0x6D6370617070
@@ -27,3 +35,48 @@ def advisory_lock(connection: Connection, key: int) -> Iterator[None]:
     finally:
         connection.execute(text("SELECT pg_advisory_unlock(:key)"), {"key": key})
         connection.commit()
+
+
+class WriteTurns:
+    """SQLite: one writing process at a time, in the order the kernel wakes them, before ``BEGIN IMMEDIATE``.
+
+    Within a process the write lane already queues writers in order (``Database``); across processes (uvicorn
+    workers, the CLI) they met only in SQLite's busy handler, which sleeps up to 100 ms between tries and is not
+    fair: with two workers saving at once, a save waited up to a second. Here a writer first takes an exclusive
+    ``flock`` on a file beside the database (a fresh open file per turn, so threads of one process exclude each
+    other too; the kernel drops it with a process that dies), waiting in short sleeps; after ``timeout`` it goes on
+    without its turn and SQLite's own busy timeout decides, as before.
+    """
+
+    def __init__(self, database_path: str, timeout: float) -> None:
+        self.path = database_path + "-writeturn"
+        self.timeout = timeout
+
+    @contextmanager
+    def turn(self) -> Iterator[None]:
+        if fcntl is None:
+            yield
+            return
+        try:
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
+        except OSError:  # a read-only directory: SQLite will say what it thinks of writing there
+            yield
+            return
+        try:
+            self._take(fd)
+            yield
+        finally:
+            os.close(fd)  # releases the lock
+
+    def _take(self, fd: int) -> None:
+        deadline = time.monotonic() + self.timeout
+        pause = 0.0002
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                return
+            except BlockingIOError:
+                if time.monotonic() >= deadline:
+                    return
+                time.sleep(pause)  # a write turn lasts a few milliseconds: sleeps stay short
+                pause = min(pause * 2, 0.002)
