@@ -13,8 +13,9 @@ app sees as the client's disconnect.
 
 The protocol is uvicorn's httptools one (llhttp, in C: about a tenth of a millisecond less per
 request than h11 here, ``docs/performance.md``). llhttp bounds nothing in the request head, so
-the protocol does: a request line and headers past ``MAX_HEAD_BYTES`` (h11's own default) are
-answered 400 and the connection is closed.
+the protocol does: a request line and headers past ``MAX_HEAD_BYTES`` (h11's own default), a
+header that never ends included, are answered 400 and the connection is closed; so is an HTTP/1.1
+request without exactly one Host header, which h11 refused and llhttp serves.
 """
 
 from __future__ import annotations
@@ -44,7 +45,7 @@ LINGER_S = 2.0  # after a 408: how long what the client still sends is read and 
 MAX_HEAD_BYTES = 16 * 1024  # a request line and its headers, as h11 bounds them
 
 
-class HeadTooLarge(Exception):
+class BadHead(Exception):
     """Raised from the parser's callbacks: uvicorn answers a parser error 400 and closes the connection."""
 
 
@@ -100,7 +101,10 @@ class DeadlineProtocol(HttpToolsProtocol):
         self._lingering = False  # answered 408: what still arrives is dropped until the connection closes
         self._send_deadline: asyncio.TimerHandle | None = None
         self._message_done = True  # the parser has seen the whole of the last request (its body included)
-        self._head_bytes = 0
+        # The request head: what the parser has handed over (a URL piece, a whole header), and what arrived while
+        # it was still open, after the read it began in (a header that never ends reaches no callback).
+        self._head_open = self._head_began_now = False
+        self._head_bytes = self._head_pending = self._hosts = 0
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
@@ -110,12 +114,21 @@ class DeadlineProtocol(HttpToolsProtocol):
         if self._lingering:
             return
         self._received = True
+        self._head_began_now = False
         super().data_received(data)
+        if self._head_open and not self._head_began_now:
+            self._head_pending += len(data)
+            if self._head_pending > MAX_HEAD_BYTES and not self.transport.is_closing():
+                log.info("http.head_too_large", peer=self.client[0] if self.client else None)
+                self.send_400_response("Invalid HTTP request received.")  # as for a head the parser refuses
+                return
         self._follow()
 
     # The parser's callbacks (uvicorn skips its own on_message_complete once the request is answered).
     def on_message_begin(self) -> None:
-        self._message_done, self._head_bytes = False, 0
+        self._message_done = False
+        self._head_open = self._head_began_now = True
+        self._head_bytes = self._head_pending = self._hosts = 0
         super().on_message_begin()
 
     def on_url(self, url: bytes) -> None:
@@ -124,7 +137,15 @@ class DeadlineProtocol(HttpToolsProtocol):
 
     def on_header(self, name: bytes, value: bytes) -> None:
         self._count_head(len(name) + len(value) + 4)  # ": " and CRLF
+        if name.lower() == b"host":
+            self._hosts += 1
         super().on_header(name, value)
+
+    def on_headers_complete(self) -> None:
+        self._head_open = False
+        if self._hosts != 1 and self.parser.get_http_version() == "1.1":
+            raise BadHead("an HTTP/1.1 request needs exactly one Host header")  # RFC 9112 3.2, as h11 refuses
+        super().on_headers_complete()
 
     def on_message_complete(self) -> None:
         self._message_done = True
@@ -133,11 +154,12 @@ class DeadlineProtocol(HttpToolsProtocol):
     def _count_head(self, size: int) -> None:
         self._head_bytes += size
         if self._head_bytes > MAX_HEAD_BYTES:
-            raise HeadTooLarge(f"request head over {MAX_HEAD_BYTES} bytes")
+            raise BadHead(f"request head over {MAX_HEAD_BYTES} bytes")
 
     def on_response_complete(self) -> None:
         super().on_response_complete()  # may start a pipelined request, or close
-        if self.cycle is self._request and not self.transport.is_closing():
+        # With a request pipelined behind this one (parsed already, running now), the deadlines wait for its end.
+        if self.cycle is self._request and self.cycle.response_complete and not self.transport.is_closing():
             if not self._message_done:
                 # Answered before the body was in (a 404, a 413): the rest of it must still arrive in time,
                 # and none of it counts as the next request.

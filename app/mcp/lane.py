@@ -26,12 +26,15 @@ behaves so, and the lane keeps its mapping, statuses included):
   answered ``-32603 Internal error`` and logged; the dispatcher would put ``code 0``
   and the exception's text on the wire;
 - notifications a handler emits mid-request (progress, log messages) are dropped, as
-  they are by the transport in JSON-response mode, where the body holds only the answer.
+  they are by the transport in JSON-response mode, where the body holds only the answer;
+- a string UTF-8 cannot carry (a lone surrogate) in an answer is sent escaped, as the 2026-07-28
+  entry sends it; the handshake-era transport fails the request with HTTP 500.
 """
 
 from __future__ import annotations
 
 import contextlib
+import json
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -67,13 +70,14 @@ from mcp_types import (
     ErrorData,
     JSONRPCError,
     JSONRPCRequest,
+    JSONRPCResponse,
     ProgressToken,
     RequestId,
     jsonrpc_message_adapter,
 )
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS
 from pydantic import ValidationError
-from pydantic_core import from_json, to_json
+from pydantic_core import PydanticSerializationError, from_json, to_json
 from starlette.datastructures import Headers
 from starlette.requests import Request
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -274,17 +278,29 @@ class SingleExchangeLane:
 
 
 async def _answer(request_id: RequestId, result: dict[str, Any], send: Send) -> None:
-    # The result is the runner's wire-ready dict: serialised as is, not re-validated into a model.
-    body = to_json({"jsonrpc": "2.0", "id": request_id, "result": result})
+    # The result is the runner's wire-ready dict: serialised as is, not re-validated into a model, with what the
+    # transports' own dumps do to what a handler may leave in it (a model's nulls dropped, NaN and infinities null).
+    try:
+        body = to_json({"jsonrpc": "2.0", "id": request_id, "result": result}, exclude_none=True, inf_nan_mode="null")
+    except PydanticSerializationError:  # what UTF-8 cannot carry (a lone surrogate): the transports' way, escaped
+        body = _escaped(JSONRPCResponse(jsonrpc="2.0", id=request_id, result=result), exclude_none=True)
     await _respond(200, body, send)
 
 
 async def _answer_error(request_id: RequestId, error: ErrorData, status: int, send: Send, *, exclude_none: bool
                         ) -> None:
     # Each transport's own rendering: the handshake-era one drops what was never set, the modern one every null.
-    body = JSONRPCError(jsonrpc="2.0", id=request_id, error=error).model_dump_json(
-        by_alias=True, exclude_unset=not exclude_none, exclude_none=exclude_none)
-    await _respond(status, body.encode(), send)
+    message = JSONRPCError(jsonrpc="2.0", id=request_id, error=error)
+    try:
+        body = message.model_dump_json(by_alias=True, exclude_unset=not exclude_none,
+                                       exclude_none=exclude_none).encode()
+    except PydanticSerializationError:
+        body = _escaped(message, exclude_unset=not exclude_none, exclude_none=exclude_none)
+    await _respond(status, body, send)
+
+
+def _escaped(message: JSONRPCResponse | JSONRPCError, **dump: bool) -> bytes:
+    return json.dumps(message.model_dump(mode="json", by_alias=True, **dump), separators=(",", ":")).encode()
 
 
 async def _respond(status: int, body: bytes, send: Send) -> None:

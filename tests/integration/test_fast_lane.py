@@ -8,8 +8,11 @@ in ``tests/e2e/test_fast_lane_parity.py``.
 
 from __future__ import annotations
 
+import datetime
+import decimal
 import inspect
 import json
+import uuid
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Annotated
@@ -26,7 +29,7 @@ from mcp.shared.dispatcher import DispatchContext
 from mcp.shared.exceptions import MCPError
 from mcp.shared.inbound import classify_inbound_request, validate_mcp_param_headers
 from mcp_types import ErrorData
-from pydantic import Field
+from pydantic import BaseModel, Field
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from app.mcp.lane import ExchangeContext, SingleExchangeLane
@@ -399,3 +402,78 @@ def test_the_sdk_pieces_the_lane_is_built_on_keep_their_shape():
     assert list(inspect.signature(validate_mcp_param_headers).parameters) == ["input_schema", "arguments", "headers"]
     assert list(inspect.signature(modern_error_data).parameters) == ["exc"]
     assert callable(manager.app.get_tool_input_schema)
+
+
+class Inner(BaseModel):
+    a: int
+    b: str | None = None
+
+
+# What a middleware or a low-level handler may leave in a result dict (the SDK copies such a dict as it is).
+RAW_VALUES = {
+    "nan": float("nan"), "infinity": float("inf"), "a model": Inner(a=1), "a datetime": datetime.datetime(2026, 1, 2),
+    "a decimal": decimal.Decimal("1.50"), "a uuid": uuid.UUID(int=1), "bytes": b"abc", "a tuple": (1, 2),
+    "a big float": 1e16, "a lone surrogate": "\ud800",
+}
+
+
+def _ping(version: str, id_: int = 9) -> tuple[dict, dict[str, str]]:
+    if version == "2026-07-28":
+        return ({"jsonrpc": "2.0", "id": id_, "method": "ping", "params": {"_meta": dict(ENVELOPE)}},
+                {**MODERN, "mcp-method": "ping"})
+    return {"jsonrpc": "2.0", "id": id_, "method": "ping"}, LEGACY
+
+
+# The handshake-era transport fails a lone surrogate with HTTP 500; the lane answers it, escaped, as the 2026-07-28
+# entry does (tested below).
+RAW_CASES = [(kind, version) for kind in RAW_VALUES for version in ("2026-07-28", "2025-06-18")
+             if (kind, version) != ("a lone surrogate", "2025-06-18")]
+
+
+@pytest.mark.parametrize("kind,version", RAW_CASES)
+async def test_a_raw_result_dict_is_encoded_as_the_sdk_encodes_it(rig: Rig, kind: str, version: str):
+    async def returning(ctx, call_next):
+        return {"v": RAW_VALUES[kind]} if ctx.method == "ping" else await call_next(ctx)
+
+    rig.lane.server.middleware.append(returning)
+    body, headers = _ping(version)
+    lane = await rig.post(body, headers)
+    sdk = await rig.post_to_the_transport(body, headers)
+    assert rig.fallback.calls == 0
+    # Strictly JSON (no NaN literal), and the same value as the SDK's.
+    strict = {"parse_constant": lambda constant: pytest.fail(f"{constant} is not JSON")}
+    assert (lane.status_code, json.loads(lane.text, **strict)) == (sdk.status_code, json.loads(sdk.text, **strict))
+
+
+async def test_an_error_whose_message_utf8_cannot_carry_is_answered_as_the_sdk_answers_it(rig: Rig):
+    async def refusing(ctx, call_next):
+        if ctx.method == "ping":
+            raise MCPError(-32000, "bad \ud800 name")
+        return await call_next(ctx)
+
+    rig.lane.server.middleware.append(refusing)
+    body, headers = _ping("2026-07-28")
+    lane = await rig.post(body, headers)
+    sdk = await rig.post_to_the_transport(body, headers)
+    assert rig.fallback.calls == 0
+    assert lane.status_code == sdk.status_code and lane.json() == sdk.json()
+    assert lane.json()["error"]["message"] == "bad \ud800 name"
+
+
+@pytest.mark.parametrize("failing", ["result", "error"])
+async def test_on_the_handshake_paths_what_utf8_cannot_carry_is_answered_escaped(rig: Rig, failing: str):
+    async def surrogate(ctx, call_next):
+        if ctx.method == "ping":
+            if failing == "error":
+                raise MCPError(-32000, "bad \ud800 name")
+            return {"v": "\ud800"}
+        return await call_next(ctx)
+
+    rig.lane.server.middleware.append(surrogate)
+    body, headers = _ping("2025-06-18")
+    response = await rig.post(body, headers)
+    assert response.status_code == 200 and b"\\ud800" in response.content
+    if failing == "error":
+        assert response.json()["error"] == {"code": -32000, "message": "bad \ud800 name"}
+    else:
+        assert response.json()["result"] == {"v": "\ud800"}

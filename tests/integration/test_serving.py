@@ -12,12 +12,14 @@ from contextlib import contextmanager
 
 import anyio
 import httpx
-from starlette.types import Receive, Scope, Send
+import pytest
+from starlette.types import ASGIApp, Receive, Scope, Send
 from uvicorn.server import Server
 
-from app.http.serving import ServeConfig
+from app.http.serving import MAX_HEAD_BYTES, ServeConfig
 
 BODY_S = 1.0
+HEADER_S = 1.0
 APP_PAUSE_S = 2.5  # longer than the body deadline
 
 
@@ -37,11 +39,23 @@ async def slow_reader(scope: Scope, receive: Receive, send: Send) -> None:
     await send({"type": "http.response.body", "body": body})
 
 
+async def by_path(scope: Scope, receive: Receive, send: Send) -> None:
+    """Answers at once, or after the seconds its query names (/sleep?2.5), with its path."""
+    if scope["type"] != "http":
+        return
+    if scope["path"] == "/sleep":
+        await anyio.sleep(float(scope["query_string"] or 0))
+    body = scope["path"].encode()
+    headers = [(b"content-length", str(len(body)).encode())]
+    await send({"type": "http.response.start", "status": 200, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
+
+
 @contextmanager
-def served() -> Iterator[int]:
+def served(app: ASGIApp = slow_reader) -> Iterator[int]:
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))
-    config = ServeConfig(slow_reader, log_config=None, lifespan="off", access_log=False, header_timeout=1.0,
+    config = ServeConfig(app, log_config=None, lifespan="off", access_log=False, header_timeout=HEADER_S,
                          body_timeout=BODY_S, send_timeout=5.0)
     server = Server(config)
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
@@ -76,3 +90,58 @@ def test_a_client_waiting_for_100_continue_is_not_cut_off_while_the_app_has_not_
             assert chunk, answer
             answer += chunk
     assert answer.startswith(b"HTTP/1.1 200 ")
+
+
+def read_all(sock: socket.socket) -> bytes:
+    answer = b""
+    try:
+        while chunk := sock.recv(65536):
+            answer += chunk
+    except (ConnectionResetError, TimeoutError):
+        pass
+    return answer
+
+
+def test_a_pipelined_request_that_runs_past_the_header_deadline_is_answered():
+    with served(by_path) as port, socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
+        # The second request is parsed while the first runs; its own run (2.5 s) is not a client late with headers.
+        sock.sendall(b"GET /fast HTTP/1.1\r\nhost: x\r\n\r\nGET /sleep?2.5 HTTP/1.1\r\nhost: x\r\n\r\n")
+        answer = read_all(sock)
+    assert answer.count(b"HTTP/1.1 200 ") == 2 and answer.endswith(b"/sleep")
+    assert b"408" not in answer
+
+
+def test_a_header_that_never_ends_is_refused_before_it_grows_past_the_bound():
+    sent = 0
+    with served(by_path) as port, socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
+        sock.sendall(b"GET /fast HTTP/1.1\r\nhost: x\r\nx-big: ")
+        try:
+            while sent < 5_000_000:  # no CRLF, ever: the parser hands the header to no callback
+                sock.sendall(b"a" * 4096)
+                sent += 4096
+                time.sleep(0.001)  # separate reads, as a client streaming it would arrive
+        except OSError:  # the server closed the connection
+            pass
+        answer = read_all(sock)
+    assert answer.startswith(b"HTTP/1.1 400 ")
+    assert sent < 1_000_000  # refused near the bound (plus what the kernel buffers), not at the deadline
+
+
+@pytest.mark.parametrize("hosts", [b"", b"host: a\r\nhost: b\r\n"], ids=["no Host", "two Hosts"])
+def test_an_http_1_1_request_without_exactly_one_host_is_refused(hosts: bytes):
+    with served(by_path) as port, socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
+        sock.sendall(b"GET /fast HTTP/1.1\r\n" + hosts + b"\r\n")
+        answer = read_all(sock)
+    assert answer.startswith(b"HTTP/1.1 400 ")
+
+
+def test_a_head_within_the_bound_over_many_reads_is_served():
+    head = b"GET /fast HTTP/1.1\r\nhost: x\r\n" + b"".join(b"x-h%d: %s\r\n" % (i, b"v" * 90) for i in range(150))
+    assert MAX_HEAD_BYTES - 2048 < len(head) < MAX_HEAD_BYTES
+    with served(by_path) as port, socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
+        for i in range(0, len(head), 1000):
+            sock.sendall(head[i:i + 1000])
+            time.sleep(0.002)
+        sock.sendall(b"connection: close\r\n\r\n")
+        answer = read_all(sock)
+    assert answer.startswith(b"HTTP/1.1 200 ") and answer.endswith(b"/fast")
