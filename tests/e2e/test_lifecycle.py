@@ -124,6 +124,17 @@ def connect(server: LiveServer) -> socket.socket:
     return socket.create_connection(("127.0.0.1", server.port), timeout=HEADER_S + BODY_S + 5)
 
 
+def read_until_closed(sock: socket.socket) -> bytes:
+    """What the server sent until it closed (or reset) the connection."""
+    received = b""
+    try:
+        while chunk := sock.recv(65536):
+            received += chunk
+    except ConnectionResetError:
+        pass
+    return received
+
+
 def trickle_until_closed(socks: list[socket.socket], pieces: Iterator[bytes], every: float) -> dict[int, bytes]:
     """Send the next piece to every open socket every ``every`` seconds; what each got once the server closed it."""
     got: dict[int, bytes] = {}
@@ -183,12 +194,7 @@ def test_a_request_head_over_the_bound_is_refused_at_once_and_the_connection_clo
             sock.sendall(b"GET /healthz HTTP/1.1\r\nhost: x\r\nx-big: " + b"a" * (MAX_HEAD_BYTES + 1) + b"\r\n\r\n")
         except OSError:
             pass
-        answer = b""
-        try:
-            while chunk := sock.recv(65536):
-                answer += chunk
-        except ConnectionResetError:
-            pass
+        answer = read_until_closed(sock)
         elapsed = time.monotonic() - started
     assert answer.startswith(b"HTTP/1.1 400 ")
     assert elapsed < HEADER_S  # refused as it came, not left to the deadline
@@ -256,12 +262,7 @@ def test_a_client_that_reads_none_of_the_answers_is_cut_off_at_the_send_deadline
     with sock:
         sock.sendall(request * 3000)  # pipelined, and none of the answers is read
         time.sleep(SEND_S + 2)
-        received = b""
-        try:
-            while chunk := sock.recv(65536):
-                received += chunk
-        except ConnectionResetError:
-            pass
+        received = read_until_closed(sock)
     assert 0 < received.count(b"HTTP/1.1 200 ") < 3000
     assert [e["awaiting"] for e in deadlines.settled_log() if e.get("event") == "http.slow_client"
             and e.get("awaiting") == "the client to read"] == ["the client to read"]

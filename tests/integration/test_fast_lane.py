@@ -13,7 +13,7 @@ import decimal
 import inspect
 import json
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from typing import Annotated
 
@@ -113,6 +113,22 @@ async def rig() -> AsyncIterator[Rig]:
             yield Rig(client, fallback, lane)
 
 
+def on_ping(answer: Callable[[], object]) -> Callable:
+    """An MCP middleware that answers ``ping`` with what ``answer`` returns (or raises), as a broken middleware or a
+    low-level handler would."""
+    async def middleware(ctx, call_next):
+        return answer() if ctx.method == "ping" else await call_next(ctx)
+
+    return middleware
+
+
+def raising(exc: Exception) -> Callable[[], object]:
+    def answer() -> object:
+        raise exc
+
+    return answer
+
+
 def call(name: str, arguments: dict, id_: int | str = 1) -> dict:
     return {"jsonrpc": "2.0", "id": id_, "method": "tools/call", "params": {"name": name, "arguments": arguments}}
 
@@ -167,12 +183,7 @@ async def test_sdk_validation_errors_come_back_from_the_lane_as_the_sdk_words_th
 async def test_an_unmapped_handler_exception_is_an_internal_error_without_its_text(rig: Rig):
     # MCPServer turns a tool's exception into an error result; the lane's own boundary is for
     # what escapes the whole chain, e.g. a broken middleware. Call a method whose handler raises.
-    async def broken(ctx, call_next):
-        if ctx.method == "ping":
-            raise RuntimeError("secret internal detail /etc/passwd")
-        return await call_next(ctx)
-
-    rig.lane.server.middleware.append(broken)
+    rig.lane.server.middleware.append(on_ping(raising(RuntimeError("secret internal detail /etc/passwd"))))
     response = await rig.post({"jsonrpc": "2.0", "id": 9, "method": "ping"})
     assert response.status_code == 200
     assert response.json() == {"jsonrpc": "2.0", "id": 9, "error": {"code": -32603, "message": "Internal error"}}
@@ -292,12 +303,7 @@ async def test_what_the_modern_ladder_rejects_is_answered_by_the_sdk_transport(r
 
 
 async def test_a_modern_unmapped_handler_exception_is_the_sdks_internal_error_with_its_status(rig: Rig):
-    async def broken(ctx, call_next):
-        if ctx.method == "ping":
-            raise RuntimeError("secret internal detail /etc/passwd")
-        return await call_next(ctx)
-
-    rig.lane.server.middleware.append(broken)
+    rig.lane.server.middleware.append(on_ping(raising(RuntimeError("secret internal detail /etc/passwd"))))
     body = {"jsonrpc": "2.0", "id": 9, "method": "ping", "params": {"_meta": dict(ENVELOPE)}}
     headers = {**MODERN, "mcp-method": "ping"}
     response = await rig.post(body, headers)
@@ -308,14 +314,9 @@ async def test_a_modern_unmapped_handler_exception_is_the_sdks_internal_error_wi
 
 
 async def test_a_modern_protocol_error_is_rendered_as_the_sdk_renders_it(rig: Rig):
-    async def refusing(ctx, call_next):
-        if ctx.method == "ping":
-            error = MCPError(-32000, "not now")
-            error.error = ErrorData(code=-32000, message="not now", data=None)  # a null set on purpose: dropped
-            raise error
-        return await call_next(ctx)
-
-    rig.lane.server.middleware.append(refusing)
+    error = MCPError(-32000, "not now")
+    error.error = ErrorData(code=-32000, message="not now", data=None)  # a null set on purpose: dropped
+    rig.lane.server.middleware.append(on_ping(raising(error)))
     body = {"jsonrpc": "2.0", "id": 4, "method": "ping", "params": {"_meta": dict(ENVELOPE)}}
     headers = {**MODERN, "mcp-method": "ping"}
     response = await rig.post(body, headers)
@@ -432,10 +433,7 @@ RAW_CASES = [(kind, version) for kind in RAW_VALUES for version in ("2026-07-28"
 
 @pytest.mark.parametrize("kind,version", RAW_CASES)
 async def test_a_raw_result_dict_is_encoded_as_the_sdk_encodes_it(rig: Rig, kind: str, version: str):
-    async def returning(ctx, call_next):
-        return {"v": RAW_VALUES[kind]} if ctx.method == "ping" else await call_next(ctx)
-
-    rig.lane.server.middleware.append(returning)
+    rig.lane.server.middleware.append(on_ping(lambda: {"v": RAW_VALUES[kind]}))
     body, headers = _ping(version)
     lane = await rig.post(body, headers)
     sdk = await rig.post_to_the_transport(body, headers)
@@ -446,12 +444,7 @@ async def test_a_raw_result_dict_is_encoded_as_the_sdk_encodes_it(rig: Rig, kind
 
 
 async def test_an_error_whose_message_utf8_cannot_carry_is_answered_as_the_sdk_answers_it(rig: Rig):
-    async def refusing(ctx, call_next):
-        if ctx.method == "ping":
-            raise MCPError(-32000, "bad \ud800 name")
-        return await call_next(ctx)
-
-    rig.lane.server.middleware.append(refusing)
+    rig.lane.server.middleware.append(on_ping(raising(MCPError(-32000, "bad \ud800 name"))))
     body, headers = _ping("2026-07-28")
     lane = await rig.post(body, headers)
     sdk = await rig.post_to_the_transport(body, headers)
@@ -462,14 +455,8 @@ async def test_an_error_whose_message_utf8_cannot_carry_is_answered_as_the_sdk_a
 
 @pytest.mark.parametrize("failing", ["result", "error"])
 async def test_on_the_handshake_paths_what_utf8_cannot_carry_is_answered_escaped(rig: Rig, failing: str):
-    async def surrogate(ctx, call_next):
-        if ctx.method == "ping":
-            if failing == "error":
-                raise MCPError(-32000, "bad \ud800 name")
-            return {"v": "\ud800"}
-        return await call_next(ctx)
-
-    rig.lane.server.middleware.append(surrogate)
+    answer = raising(MCPError(-32000, "bad \ud800 name")) if failing == "error" else (lambda: {"v": "\ud800"})
+    rig.lane.server.middleware.append(on_ping(answer))
     body, headers = _ping("2025-06-18")
     response = await rig.post(body, headers)
     assert response.status_code == 200 and b"\\ud800" in response.content
