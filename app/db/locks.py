@@ -8,6 +8,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+import structlog
 from sqlalchemy import text
 from sqlalchemy.engine import Connection
 
@@ -15,6 +16,8 @@ try:
     import fcntl
 except ImportError:  # not on Windows: writers meet in SQLite's busy handler only
     fcntl = None  # type: ignore[assignment]
+
+log = structlog.get_logger("app.db")
 
 # Arbitrary constants ("mcpapp" + a suffix): one lock per kind of start-up work.
 MIGRATION_LOCK = 0x6D6370617070
@@ -41,16 +44,19 @@ class WriteTurns:
     """SQLite: one writing process at a time, in the order the kernel wakes them, before ``BEGIN IMMEDIATE``.
 
     Within a process the write lane already queues writers in order (``Database``); across processes (uvicorn
-    workers, the CLI) they met only in SQLite's busy handler, which sleeps up to 100 ms between tries and is not
-    fair: with two workers saving at once, a save waited up to a second. Here a writer first takes an exclusive
-    ``flock`` on a file beside the database (a fresh open file per turn, so threads of one process exclude each
-    other too; the kernel drops it with a process that dies), waiting in short sleeps; after ``timeout`` it goes on
-    without its turn and SQLite's own busy timeout decides, as before.
+    workers, the CLI) they met only in SQLite's busy handler, which sleeps up to 100 ms between tries: with two
+    workers saving at once, a save waited up to a second. Here a writer first takes an exclusive ``flock`` on a
+    file beside the database (a fresh open file per turn, so threads of one process exclude each other too; the
+    kernel drops it with a process that dies), trying again every 2 ms at most. That is polling, not a queue: a
+    process that keeps writing can take the turn again first, and after ``timeout`` a writer goes on without it
+    into SQLite's own busy timeout, so the worst wait is twice ``timeout``, as unlikely as it was before. A file
+    system that cannot lock (or a lock file this user may not open) leaves writers to SQLite, said once in the log.
     """
 
     def __init__(self, database_path: str, timeout: float) -> None:
         self.path = database_path + "-writeturn"
         self.timeout = timeout
+        self._said = False
 
     @contextmanager
     def turn(self) -> Iterator[None]:
@@ -59,14 +65,23 @@ class WriteTurns:
             return
         try:
             fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
-        except OSError:  # a read-only directory: SQLite will say what it thinks of writing there
+        except OSError as exc:  # a read-only directory, another user's file: SQLite decides alone
+            self._unlocked(exc)
             yield
             return
         try:
-            self._take(fd)
+            try:
+                self._take(fd)
+            except OSError as exc:  # not BlockingIOError: a file system without locks (ENOLCK)
+                self._unlocked(exc)
             yield
         finally:
             os.close(fd)  # releases the lock
+
+    def _unlocked(self, exc: OSError) -> None:
+        if not self._said:
+            self._said = True
+            log.warning("db.write_turns_unavailable", path=self.path, error=type(exc).__name__)
 
     def _take(self, fd: int) -> None:
         deadline = time.monotonic() + self.timeout

@@ -13,9 +13,11 @@ app sees as the client's disconnect.
 
 The protocol is uvicorn's httptools one (llhttp, in C: about a tenth of a millisecond less per
 request than h11 here, ``docs/performance.md``). llhttp bounds nothing in the request head, so
-the protocol does: a request line and headers past ``MAX_HEAD_BYTES`` (h11's own default), a
-header that never ends included, are answered 400 and the connection is closed; so is an HTTP/1.1
-request without exactly one Host header, which h11 refused and llhttp serves.
+the protocol does: a request line and headers past ``MAX_HEAD_BYTES`` (h11's own default) are
+answered 400 and the connection is closed. A header that never ends reaches no parser callback:
+it is counted by the reads that bring it, after the one its request began in (up to 256 KiB), so
+it is cut at that read plus 16 KiB. Also refused: more than one Host header, or none in an
+HTTP/1.1 request, which h11 refused and llhttp serves.
 """
 
 from __future__ import annotations
@@ -143,8 +145,8 @@ class DeadlineProtocol(HttpToolsProtocol):
 
     def on_headers_complete(self) -> None:
         self._head_open = False
-        if self._hosts != 1 and self.parser.get_http_version() == "1.1":
-            raise BadHead("an HTTP/1.1 request needs exactly one Host header")  # RFC 9112 3.2, as h11 refuses
+        if self._hosts > 1 or (self._hosts == 0 and self.parser.get_http_version() == "1.1"):
+            raise BadHead("one Host header, and an HTTP/1.1 request needs it")  # RFC 9112 3.2, as h11 refuses
         super().on_headers_complete()
 
     def on_message_complete(self) -> None:
@@ -160,12 +162,12 @@ class DeadlineProtocol(HttpToolsProtocol):
         super().on_response_complete()  # may start a pipelined request, or close
         # With a request pipelined behind this one (parsed already, running now), the deadlines wait for its end.
         if self.cycle is self._request and self.cycle.response_complete and not self.transport.is_closing():
-            if not self._message_done:
+            if not self._message_done and not self._head_open:
                 # Answered before the body was in (a 404, a 413): the rest of it must still arrive in time,
                 # and none of it counts as the next request.
                 self._expect("body")
             else:
-                self._expect("headers")  # the next request's; an idle connection is closed sooner (keep-alive)
+                self._expect_next_head()  # an idle connection is closed sooner (keep-alive)
         self._follow()
 
     def connection_lost(self, exc: Exception | None) -> None:
@@ -193,11 +195,17 @@ class DeadlineProtocol(HttpToolsProtocol):
                 self._expect("body")
             else:
                 self._cancel()
-        elif self._awaiting == "body" and cycle is not None and self._message_done:
+        elif self._awaiting == "body" and cycle is not None and (self._message_done or self._head_open):
             if cycle.response_complete:  # the body of a request already answered is in: next, headers
-                self._expect("headers")
+                self._expect_next_head()
             else:
                 self._cancel()
+
+    def _expect_next_head(self) -> None:
+        # Already begun when it came in the same read as what went before (pipelined): its bytes count as arrived.
+        begun = self._head_open
+        self._expect("headers")
+        self._received = begun
 
     def _expect(self, what: str) -> None:
         self._cancel()

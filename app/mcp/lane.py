@@ -20,7 +20,7 @@ not accept JSON, a request the transport security settings refuse. So every erro
 still the SDK's own, but one: a well-formed tools/call the caller may not use, from a client that is
 not ChatGPT, is answered HTTP 401/403 before it gets here (``app.auth.challenge``).
 
-Two differences from the handshake-era transport, both deliberate (the 2026-07-28 entry already
+Three differences from the handshake-era transport, all deliberate (the 2026-07-28 entry already
 behaves so, and the lane keeps its mapping, statuses included):
 - a handler exception that is neither an ``MCPError`` nor a validation error is
   answered ``-32603 Internal error`` and logged; the dispatcher would put ``code 0``
@@ -29,6 +29,9 @@ behaves so, and the lane keeps its mapping, statuses included):
   they are by the transport in JSON-response mode, where the body holds only the answer;
 - a string UTF-8 cannot carry (a lone surrogate) in an answer is sent escaped, as the 2026-07-28
   entry sends it; the handshake-era transport fails the request with HTTP 500.
+
+On both paths, an answer no JSON can hold (a handler left an object in it) is ``-32603 Internal
+error``, logged, where either SDK entry fails the request with HTTP 500.
 """
 
 from __future__ import annotations
@@ -77,7 +80,7 @@ from mcp_types import (
 )
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS
 from pydantic import ValidationError
-from pydantic_core import PydanticSerializationError, from_json, to_json
+from pydantic_core import PydanticSerializationError, from_json
 from starlette.datastructures import Headers
 from starlette.requests import Request
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -139,9 +142,10 @@ class SingleExchangeLane:
         self._limited = RequestBodyLimitMiddleware(self._serve, manager.max_request_body_size)
         self._limited_modern = RequestBodyLimitMiddleware(self._serve_modern, manager.max_request_body_size)
         self._lifespan_state: Any = None
-        # Tool name -> its input schema, where that schema declares no Mcp-Param header (the SDK's check then finds
-        # nothing to compare, whatever the request carries): the walk over it is skipped while the tool keeps it.
-        self._no_param_headers: dict[str, Any] = {}
+        # Tool name -> (its input schema, whether that schema declares no Mcp-Param header): where it declares none,
+        # the SDK's check finds nothing to compare whatever the request carries, and is skipped; the verdict holds
+        # while the tool keeps that schema.
+        self._param_headers: dict[str, tuple[Any, bool]] = {}
 
     @contextlib.asynccontextmanager
     async def run(self) -> AsyncIterator[None]:
@@ -186,7 +190,7 @@ class SingleExchangeLane:
                 error = ErrorData(code=INTERNAL_ERROR, message="Internal error")
             await _answer_error(message.id, error, 200, send, exclude_none=False)
             return
-        await _answer(message.id, result, send)
+        await _answer(message.id, result, send, exclude_none=False)
 
     async def _serve_modern(self, scope: Scope, receive: Receive, send: Send) -> None:
         """A 2026-07-28 request, the way the SDK's modern entry serves it in JSON-response mode; anything its
@@ -217,7 +221,7 @@ class SingleExchangeLane:
             error = modern_error_data(exc)  # the SDK's own mapping, its log line included
             await _answer_error(message.id, error, ERROR_CODE_HTTP_STATUS.get(error.code, 200), send, exclude_none=True)
             return
-        await _answer(message.id, result, send)
+        await _answer(message.id, result, send, exclude_none=True)
 
     def _params_headers_hold(self, message: JSONRPCRequest, headers: Headers) -> bool:
         """Whether a tools/call's ``Mcp-Param-*`` headers agree with the tool's schema (True for any other
@@ -238,10 +242,13 @@ class SingleExchangeLane:
             schema = lookup(name)
         except Exception:  # the SDK fails open here too, loudly; it can say so itself
             return False
-        if schema is None or self._no_param_headers.get(name) is schema:
+        if schema is None:
             return True
-        if find_invalid_x_mcp_header(schema) is not None or not x_mcp_header_map(schema):
-            self._no_param_headers[name] = schema
+        known = self._param_headers.get(name)
+        if known is None or known[0] is not schema:
+            known = self._param_headers[name] = (
+                schema, find_invalid_x_mcp_header(schema) is not None or not x_mcp_header_map(schema))
+        if known[1]:
             return True
         # The headers as they came, repeats included: a repeated Mcp-Param header is a rejection of its own.
         return validate_mcp_param_headers(schema, arguments or {}, headers) is None
@@ -277,30 +284,34 @@ class SingleExchangeLane:
         return (message, decoded) if isinstance(message, JSONRPCRequest) else None
 
 
-async def _answer(request_id: RequestId, result: dict[str, Any], send: Send) -> None:
-    # The result is the runner's wire-ready dict: serialised as is, not re-validated into a model, with what the
-    # transports' own dumps do to what a handler may leave in it (a model's nulls dropped, NaN and infinities null).
-    try:
-        body = to_json({"jsonrpc": "2.0", "id": request_id, "result": result}, exclude_none=True, inf_nan_mode="null")
-    except PydanticSerializationError:  # what UTF-8 cannot carry (a lone surrogate): the transports' way, escaped
-        body = _escaped(JSONRPCResponse(jsonrpc="2.0", id=request_id, result=result), exclude_none=True)
-    await _respond(200, body, send)
+async def _answer(request_id: RequestId, result: dict[str, Any], send: Send, *, exclude_none: bool) -> None:
+    await _send_message(JSONRPCResponse(jsonrpc="2.0", id=request_id, result=result), 200, send,
+                        exclude_none=exclude_none)
 
 
 async def _answer_error(request_id: RequestId, error: ErrorData, status: int, send: Send, *, exclude_none: bool
                         ) -> None:
-    # Each transport's own rendering: the handshake-era one drops what was never set, the modern one every null.
-    message = JSONRPCError(jsonrpc="2.0", id=request_id, error=error)
+    await _send_message(JSONRPCError(jsonrpc="2.0", id=request_id, error=error), status, send,
+                        exclude_none=exclude_none)
+
+
+async def _send_message(message: JSONRPCResponse | JSONRPCError, status: int, send: Send, *, exclude_none: bool
+                        ) -> None:
+    """Each transport's own rendering, encoded once in Rust: the handshake-era one drops what was never set
+    (``exclude_unset``), the 2026-07-28 one every null (``exclude_none``); NaN and infinities are null in both."""
+    dump = {"exclude_none": True} if exclude_none else {"exclude_unset": True}
     try:
-        body = message.model_dump_json(by_alias=True, exclude_unset=not exclude_none,
-                                       exclude_none=exclude_none).encode()
+        body = message.model_dump_json(by_alias=True, **dump).encode()
     except PydanticSerializationError:
-        body = _escaped(message, exclude_unset=not exclude_none, exclude_none=exclude_none)
+        try:  # what UTF-8 cannot carry (a lone surrogate): escaped, as the 2026-07-28 entry's json.dumps does
+            body = json.dumps(message.model_dump(mode="json", by_alias=True, **dump), separators=(",", ":")).encode()
+        except (PydanticSerializationError, TypeError, ValueError):  # a handler left something no JSON can hold
+            log.exception("mcp.unserialisable_answer")
+            status = 200
+            failed = JSONRPCError(jsonrpc="2.0", id=message.id,
+                                  error=ErrorData(code=INTERNAL_ERROR, message="Internal error"))
+            body = failed.model_dump_json(by_alias=True, exclude_none=True).encode()
     await _respond(status, body, send)
-
-
-def _escaped(message: JSONRPCResponse | JSONRPCError, **dump: bool) -> bytes:
-    return json.dumps(message.model_dump(mode="json", by_alias=True, **dump), separators=(",", ":")).encode()
 
 
 async def _respond(status: int, body: bytes, send: Send) -> None:

@@ -412,7 +412,8 @@ class Inner(BaseModel):
 
 # What a middleware or a low-level handler may leave in a result dict (the SDK copies such a dict as it is).
 RAW_VALUES = {
-    "nan": float("nan"), "infinity": float("inf"), "a model": Inner(a=1), "a datetime": datetime.datetime(2026, 1, 2),
+    "nan": float("nan"), "infinity": float("inf"), "a model": Inner(a=1), "a model with a null set": Inner(a=1, b=None),
+    "a datetime": datetime.datetime(2026, 1, 2),
     "a decimal": decimal.Decimal("1.50"), "a uuid": uuid.UUID(int=1), "bytes": b"abc", "a tuple": (1, 2),
     "a big float": 1e16, "a lone surrogate": "\ud800",
 }
@@ -464,3 +465,13 @@ async def test_on_the_handshake_paths_what_utf8_cannot_carry_is_answered_escaped
         assert response.json()["error"] == {"code": -32000, "message": "bad \ud800 name"}
     else:
         assert response.json()["result"] == {"v": "\ud800"}
+
+
+@pytest.mark.parametrize("version", ["2026-07-28", "2025-06-18"])
+async def test_a_result_no_json_can_hold_is_an_internal_error_without_its_text(rig: Rig, version: str):
+    rig.lane.server.middleware.append(on_ping(lambda: {"v": object()}))
+    body, headers = _ping(version)
+    response = await rig.post(body, headers)
+    assert rig.fallback.calls == 0
+    assert (response.status_code, response.json()) == (
+        200, {"jsonrpc": "2.0", "id": 9, "error": {"code": -32603, "message": "Internal error"}})

@@ -52,11 +52,11 @@ async def by_path(scope: Scope, receive: Receive, send: Send) -> None:
 
 
 @contextmanager
-def served(app: ASGIApp = slow_reader) -> Iterator[int]:
+def served(app: ASGIApp = slow_reader, body_timeout: float = BODY_S) -> Iterator[int]:
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))
     config = ServeConfig(app, log_config=None, lifespan="off", access_log=False, header_timeout=HEADER_S,
-                         body_timeout=BODY_S, send_timeout=5.0)
+                         body_timeout=body_timeout, send_timeout=5.0)
     server = Server(config)
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
@@ -111,6 +111,16 @@ def test_a_pipelined_request_that_runs_past_the_header_deadline_is_answered():
     assert b"408" not in answer
 
 
+def test_the_unfinished_head_of_a_pipelined_request_has_the_header_deadline():
+    with served(by_path, body_timeout=10) as port, socket.create_connection(("127.0.0.1", port), timeout=15) as sock:
+        started = time.monotonic()
+        sock.sendall(b"GET /fast HTTP/1.1\r\nhost: x\r\n\r\nGET /b HTTP/1.1\r\nHo")  # and no more
+        answer = read_all(sock)
+        elapsed = time.monotonic() - started
+    assert answer.startswith(b"HTTP/1.1 200 ") and b"HTTP/1.1 408 Request Timeout" in answer
+    assert elapsed < HEADER_S + 2  # the header deadline, not the body's (10 s)
+
+
 def test_a_header_that_never_ends_is_refused_before_it_grows_past_the_bound():
     sent = 0
     with served(by_path) as port, socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
@@ -127,12 +137,21 @@ def test_a_header_that_never_ends_is_refused_before_it_grows_past_the_bound():
     assert sent < 1_000_000  # refused near the bound (plus what the kernel buffers), not at the deadline
 
 
-@pytest.mark.parametrize("hosts", [b"", b"host: a\r\nhost: b\r\n"], ids=["no Host", "two Hosts"])
-def test_an_http_1_1_request_without_exactly_one_host_is_refused(hosts: bytes):
+@pytest.mark.parametrize("version,hosts", [(b"1.1", b""), (b"1.1", b"host: a\r\nhost: b\r\n"),
+                                           (b"1.0", b"host: a\r\nhost: b\r\n")],
+                         ids=["no Host", "two Hosts", "two Hosts, HTTP/1.0"])
+def test_a_request_without_exactly_one_host_is_refused(version: bytes, hosts: bytes):
     with served(by_path) as port, socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
-        sock.sendall(b"GET /fast HTTP/1.1\r\n" + hosts + b"\r\n")
+        sock.sendall(b"GET /fast HTTP/" + version + b"\r\n" + hosts + b"\r\n")
         answer = read_all(sock)
     assert answer.startswith(b"HTTP/1.1 400 ")
+
+
+def test_an_http_1_0_request_may_come_without_host():
+    with served(by_path) as port, socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
+        sock.sendall(b"GET /fast HTTP/1.0\r\n\r\n")
+        answer = read_all(sock)
+    assert answer.startswith(b"HTTP/1.1 200 ") and answer.endswith(b"/fast")
 
 
 def test_a_head_within_the_bound_over_many_reads_is_served():

@@ -103,3 +103,20 @@ def test_the_database_s_writes_on_a_sqlite_file_take_their_turn(tmp_path: Path):
     finally:
         holder.wait(10)
         db.dispose()
+
+
+def test_a_file_system_that_cannot_lock_leaves_writers_to_sqlite_and_says_so_once(tmp_path: Path, monkeypatch,
+                                                                                    json_log):
+    import errno
+
+    from app.db import locks
+
+    def no_locks(fd: int, operation: int) -> None:
+        raise OSError(errno.ENOLCK, "No locks available")
+
+    monkeypatch.setattr(locks.fcntl, "flock", no_locks)
+    turns = WriteTurns(str(tmp_path / "app.db"), timeout=10)
+    for _ in range(3):
+        with turns.turn():
+            pass
+    assert [e["error"] for e in json_log() if e["event"] == "db.write_turns_unavailable"] == ["OSError"]
