@@ -255,7 +255,8 @@ def migrate_and_seed(env: dict[str, str]) -> None:
             raise RuntimeError(f"python -m app {step} failed:\n{done.stderr[-2000:]}")
 
 
-# What the extra targets change: the lane off; metrics off (what measuring every request costs).
+# What the extra targets change: the lane off; metrics off (what measuring every request costs); warnings only (what
+# the log lines of every request cost).
 EXTRA_ENV = {"app-nolane": {"APP_MCP_FAST_LANE": "false"}, "app-nometrics": {"APP_METRICS": "false"},
              "app-quiet": {"APP_LOG_LEVEL": "warning"}}
 
@@ -270,10 +271,7 @@ def start_servers(stack: ExitStack, tmp: Path, database_url: str, workers: int,
     migrate_and_seed(env)
     servers: dict[str, Server] = {}
     argv = {
-        "app": [PY, "-m", "app", "serve", "--workers", str(workers)],
-        "app-nolane": [PY, "-m", "app", "serve", "--workers", str(workers)],
-        "app-nometrics": [PY, "-m", "app", "serve", "--workers", str(workers)],
-        "app-quiet": [PY, "-m", "app", "serve", "--workers", str(workers)],
+        **{name: [PY, "-m", "app", "serve", "--workers", str(workers)] for name in ("app", *EXTRA_ENV)},
         "bare": [PY, str(ROOT / "bench" / "bare_server.py"), "--workers", str(workers)],
         "static": [PY, str(ROOT / "bench" / "static_server.py"), "--workers", str(workers)],
         "raw": [PY, str(ROOT / "bench" / "raw_server.py"), "--workers", str(workers)],

@@ -71,9 +71,10 @@ class Database:
         # holds it) holds up no read.
         sqlite = self.engine.dialect.name == "sqlite"
         self._writers = ThreadLane(1 if sqlite else 2 * pool_size, "db-write")
-        database = self.engine.url.database or ""
-        in_memory = database in ("", ":memory:") or "mode=memory" in database or database.startswith("file::memory:")
-        self._turns = WriteTurns(database, SQLITE_BUSY_TIMEOUT_S) if sqlite and not in_memory else None
+        # As make_engine tells a file from memory: a database in memory belongs to this process alone.
+        database = self.engine.url.database
+        self._turns = WriteTurns(database, SQLITE_BUSY_TIMEOUT_S) if sqlite and database and database != ":memory:" \
+            else None
         self._readers = ThreadLane(read_threads or (1 if sqlite else 2 * pool_size), "db-read")
         # Readiness gets its own short-deadline, unpooled connections: a pooled connection to a
         # hung server would hang the probe with it.

@@ -41,7 +41,7 @@ def advisory_lock(connection: Connection, key: int) -> Iterator[None]:
 
 
 class WriteTurns:
-    """SQLite: one writing process at a time, in the order the kernel wakes them, before ``BEGIN IMMEDIATE``.
+    """SQLite: one writing process at a time, taking turns on a lock file before ``BEGIN IMMEDIATE``.
 
     Within a process the write lane already queues writers in order (``Database``); across processes (uvicorn
     workers, the CLI) they met only in SQLite's busy handler, which sleeps up to 100 ms between tries: with two

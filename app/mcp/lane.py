@@ -7,8 +7,8 @@ down once its one answer is written; in stateless JSON mode none of that carries
 model, dumped to a dict, then encoded by the standard library. This lane hands either to the SDK's
 own single-exchange driver (``mcp.server.runner.serve_one``) on the born-ready ``Connection`` the
 transport would build, so the SDK's validation, middleware chain (ours included) and result
-serialisation run exactly as before; only the plumbing around them is skipped, and the runner's
-wire-ready result is encoded once, by pydantic-core.
+serialisation run exactly as before; only the plumbing around them is skipped, and the answer (the
+runner's wire-ready result in its message model) is encoded once, by pydantic-core.
 
 The transport's checks run first, in its order, from its own objects: the body limit, the Host/Origin
 check, Accept and content type; on 2026-07-28 also its validation ladder (``classify_inbound_request``:

@@ -120,3 +120,22 @@ def test_a_file_system_that_cannot_lock_leaves_writers_to_sqlite_and_says_so_onc
         with turns.turn():
             pass
     assert [e["error"] for e in json_log() if e["event"] == "db.write_turns_unavailable"] == ["OSError"]
+
+
+def test_a_database_in_memory_takes_no_turn_and_leaves_no_lock_file(tmp_path: Path, monkeypatch):
+    from app.db.database import Database
+
+    monkeypatch.chdir(tmp_path)  # where a lock file named after an in-memory database would land
+    for url in ("sqlite://", "sqlite:///:memory:"):
+        db = Database(url)
+        try:
+            db.write_sync(lambda uow: None)
+        finally:
+            db.dispose()
+    assert list(tmp_path.iterdir()) == []
+    db = Database(f"sqlite:///{tmp_path / 'app.db'}")  # a file has its turns beside it
+    try:
+        db.write_sync(lambda uow: None)
+    finally:
+        db.dispose()
+    assert (tmp_path / "app.db-writeturn").exists()
