@@ -25,7 +25,7 @@ def _serve(args: argparse.Namespace, settings: Settings) -> int:
         open_database,
         production_refusals,
     )
-    from app.parts import refuse_demo_accounts, seed
+    from app.parts import refuse_demo_accounts, seed, tuning
 
     settings = _served_at(settings, args.host, args.port)
     if refusals := production_refusals(settings, authorization_server(settings)):  # before anything is written
@@ -49,8 +49,10 @@ def _serve(args: argparse.Namespace, settings: Settings) -> int:
 
         # What the start wrote, one step per feature: an operator sees the demo accounts were (not) made.
         structlog.get_logger("app.seed").info("seed.done", steps=seeded)
+    speedups = tuning(settings)
     return run_server(serve_config(settings, "app.main:create_app_from_env", host=args.host, port=args.port,
-                                   workers=args.workers))
+                                   workers=args.workers,
+                                   protocol=speedups.http_protocol(settings) if speedups is not None else None))
 
 
 def observability_refusals() -> list[str]:

@@ -12,8 +12,10 @@ import itertools
 import json
 import logging
 import logging.config
+import logging.handlers
 import multiprocessing.util
 import os
+import queue
 import sys
 import threading
 from collections import deque
@@ -74,63 +76,95 @@ class RecentEvents:
             return [e for e in self._events if e["seq"] > after and e.get("widget_session_id") == widget_session_id]
 
 
-class LogWriter:
-    """Log lines go into a bounded in-memory buffer; one thread writes them to the stream in batches.
+class LogWriter(logging.handlers.QueueListener):
+    """Log lines go into a bounded queue; this listener's thread writes them to the stream in batches.
 
-    Logging from the event loop then costs an append: it never waits on the stream (a slow log
-    collector, a full pipe) and takes no lock another worker could hold. Every worker has its
-    own buffer and thread. When the buffer is full, or the stream refuses a batch, lines are
-    dropped and counted, and the count is written as a ``log.dropped`` line once the stream takes
-    lines again: losing lines beats stalling requests. ``close()`` writes what is left (giving a
-    stuck stream two seconds); the composition of ``configure_logging`` calls it at interpreter
-    exit and when a uvicorn worker ends.
+    Logging from the event loop then costs a queue put: it never waits on the stream (a slow log
+    collector, a full pipe) and takes no lock another worker could hold. Every worker has its own
+    queue and thread, which wakes at most every ``interval`` seconds and writes what has gathered in
+    one write. When ``capacity`` lines are waiting, or the stream refuses a batch, lines are dropped
+    and counted, and the count is written as a ``log.dropped`` line once the stream takes lines again:
+    losing lines beats stalling requests. ``close()`` writes what is left (giving a stuck stream two
+    seconds); ``configure_logging`` calls it at interpreter exit and when a uvicorn worker ends.
+
+    The standard library's listener, with its documented hooks: ``dequeue`` waits out the interval,
+    ``handle`` writes the batch, ``enqueue_sentinel`` waits for room in a full queue.
     """
 
     def __init__(self, stream: IO[str] | None = None, *, capacity: int = 50_000, interval: float = 0.02,
                  sync: bool = False) -> None:
+        super().__init__(queue.Queue(maxsize=capacity))
         self._stream = stream  # None: whatever sys.stderr is when a batch is written
         self.capacity = capacity
         self.interval = interval
-        self._lines: deque[str] = deque()
         self._dropped = 0
-        self._drop_lock = threading.Lock()  # taken only once the buffer is full, never on the normal path
-        self._closed = threading.Event()
-        self._write_lock = threading.Lock()  # close() and the thread never write at once; the loop never takes it
+        self._drop_lock = threading.Lock()  # taken only when lines are dropped, never on the normal path
+        self._write_lock = threading.Lock()  # a sync line and the thread's batch never interleave
+        self._stopping = threading.Event()  # cuts the thread's wait short: it writes what it has and stops
         # sync: every line written as it is logged, by the caller (tests, whose capture ends with each test).
         self._sync = sync
-        self._thread = threading.Thread(target=self._run, name="log-writer", daemon=True)
         if not sync:
-            self._thread.start()
+            self.start()
 
     def put(self, line: str) -> None:
-        if len(self._lines) >= self.capacity:
-            self._count_dropped(1)
-            return
-        self._lines.append(line)
         if self._sync:
-            self.flush()
+            self._write([line])
+            return
+        try:
+            self.queue.put_nowait(line)
+        except queue.Full:
+            self._count_dropped(1)
 
-    def flush(self, timeout: float = -1) -> None:
-        """Write everything buffered so far, now (tests; shutdown)."""
-        if self._write_lock.acquire(timeout=timeout):
-            try:
-                self._drain()
-            finally:
-                self._write_lock.release()
+    def flush(self) -> None:
+        """Write everything logged so far, now, in order (tests): the thread writes up to the sentinel, and a new
+        one takes over."""
+        if not self._sync:
+            self._stopping.set()
+            self.stop()
+            self._stopping.clear()
+            self.start()
 
     def write_through(self) -> None:
-        """From now on write each line as it is logged, after what is buffered: for the end of a process
-        that may be ended by a signal (a uvicorn worker re-raises SIGTERM once it has drained), whose
-        writer thread would not get to write the last lines."""
+        """From now on write each line as it is logged, after what is queued: for the end of a process that may
+        be ended by a signal (a uvicorn worker re-raises SIGTERM once it has drained), whose writer thread would
+        not get to write the last lines. A stuck stream gets two seconds."""
+        if self._sync:
+            return
+        self._stopping.set()
+        stopper = threading.Thread(target=self.stop, name="log-writer-stop", daemon=True)
+        stopper.start()
+        stopper.join(timeout=2)
         self._sync = True
-        self.flush(timeout=2)  # a stuck stream holds the lock: never wait on it for longer
+        self._write(self._drain(), timeout=2)  # what was queued after the thread's last batch
 
     def close(self) -> None:
-        if not self._closed.is_set():
-            self._closed.set()
-            if self._thread.is_alive():
-                self._thread.join(timeout=2)
-        self.flush(timeout=2)
+        self.write_through()
+
+    # QueueListener's hooks
+    def dequeue(self, block: bool) -> Any:
+        self._stopping.wait(self.interval)  # lines gather meanwhile: one write for all of them
+        return self.queue.get(block)
+
+    def handle(self, record: Any) -> None:
+        self._write([record, *self._drain()])
+
+    def enqueue_sentinel(self) -> None:
+        try:  # a full queue makes room as the thread writes; a stuck stream does not
+            self.queue.put(self._sentinel, timeout=2)
+        except queue.Full:
+            pass
+
+    def _drain(self) -> list[str]:
+        lines = []
+        while True:
+            try:
+                line = self.queue.get_nowait()
+            except queue.Empty:
+                return lines
+            if line is self._sentinel:  # stop() asked: the thread ends after this batch
+                self.queue.put_nowait(line)  # room: it was just taken
+                return lines
+            lines.append(line)
 
     def _count_dropped(self, n: int) -> None:
         with self._drop_lock:
@@ -138,36 +172,33 @@ class LogWriter:
         if _on_dropped is not None:
             _on_dropped(n)
 
-    def _run(self) -> None:
-        while not self._closed.wait(self.interval):
-            with self._write_lock:
-                self._drain()
-
-    def _drain(self) -> None:
-        batch = []
-        while self._lines:
-            batch.append(self._lines.popleft())
-        with self._drop_lock:
-            dropped, self._dropped = self._dropped, 0
-        if dropped:
-            batch.append(json.dumps({"event": "log.dropped", "level": "warning", "logger": "app.logging",
-                                     "count": dropped, "pid": os.getpid(),
-                                     "timestamp": datetime.now(UTC).isoformat().replace("+00:00", "Z")}))
-        if not batch:
+    def _write(self, batch: list[str], timeout: float = -1) -> None:
+        if not self._write_lock.acquire(timeout=timeout):  # a stream stuck in the thread's write: give up on these
             return
-        stream = self._stream if self._stream is not None else sys.stderr
         try:
-            try:
-                stream.write("\n".join(batch) + "\n")
-            except UnicodeEncodeError:  # a stream that is not UTF-8: escape what it cannot take
-                encoding = getattr(stream, "encoding", None) or "ascii"
-                stream.write("\n".join(line.encode(encoding, "backslashreplace").decode(encoding)
-                                       for line in batch) + "\n")
-            stream.flush()
-        except (OSError, ValueError):  # the stream is gone or closed: count what it did not take
             with self._drop_lock:
-                self._dropped += dropped  # not new: still to be reported by the next batch that is written
-            self._count_dropped(len(batch) - (1 if dropped else 0))
+                dropped, self._dropped = self._dropped, 0
+            if dropped:
+                batch.append(json.dumps({"event": "log.dropped", "level": "warning", "logger": "app.logging",
+                                         "count": dropped, "pid": os.getpid(),
+                                         "timestamp": datetime.now(UTC).isoformat().replace("+00:00", "Z")}))
+            if not batch:
+                return
+            stream = self._stream if self._stream is not None else sys.stderr
+            try:
+                try:
+                    stream.write("\n".join(batch) + "\n")
+                except UnicodeEncodeError:  # a stream that is not UTF-8: escape what it cannot take
+                    encoding = getattr(stream, "encoding", None) or "ascii"
+                    stream.write("\n".join(line.encode(encoding, "backslashreplace").decode(encoding)
+                                           for line in batch) + "\n")
+                stream.flush()
+            except (OSError, ValueError):  # the stream is gone or closed: count what it did not take
+                with self._drop_lock:
+                    self._dropped += dropped  # not new: still to be reported by the next batch that is written
+                self._count_dropped(len(batch) - (1 if dropped else 0))
+        finally:
+            self._write_lock.release()
 
 
 class _WriterLogger:
@@ -195,18 +226,19 @@ class _DropClientDisconnects(logging.Filter):
         return not (record.exc_info and isinstance(record.exc_info[1], ClientDisconnect))
 
 
-class _WriterHandler(logging.Handler):
-    """The stdlib side (uvicorn, SQLAlchemy, the SDK): formatted by structlog, written by the writer."""
+class _QueuedLines(logging.handlers.QueueHandler):
+    """The stdlib side (uvicorn, SQLAlchemy, the SDK): each record formatted by structlog where it is logged (so it
+    carries that request's bound fields), and queued as its line for the writer (bounded: ``LogWriter.put``)."""
 
     def __init__(self, writer: LogWriter) -> None:
-        super().__init__()
+        super().__init__(writer.queue)
         self.writer = writer
 
-    def emit(self, record: logging.LogRecord) -> None:
-        try:
-            self.writer.put(self.format(record))
-        except Exception:
-            self.handleError(record)
+    def prepare(self, record: logging.LogRecord) -> Any:
+        return self.format(record)
+
+    def enqueue(self, record: Any) -> None:
+        self.writer.put(record)
 
 
 def _add_logger_name(logger: Any, _: str, event_dict: dict[str, Any]) -> dict[str, Any]:
@@ -325,7 +357,7 @@ def configure_logging(log_format: str = "console", level: str = "INFO", recent: 
                 }
             },
             "filters": {"client_disconnects": {"()": _DropClientDisconnects}},
-            "handlers": {"default": {"()": _WriterHandler, "writer": writer, "formatter": "structlog",
+            "handlers": {"default": {"()": _QueuedLines, "writer": writer, "formatter": "structlog",
                                      "filters": ["client_disconnects"]}},
             "root": {"handlers": ["default"], "level": level.upper()},
             "loggers": {

@@ -9,7 +9,6 @@ reads as the list of pieces it wires.
 from __future__ import annotations
 
 import contextlib
-import gc
 import hashlib
 import sys
 from collections.abc import AsyncIterator, Callable, Sequence
@@ -29,26 +28,21 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 from starlette.types import ASGIApp
 
-from app.auth.challenge import ChallengeGate
+from app.auth.challenge import HttpChallenge
 from app.auth.resource_server import bearer_auth, protected_resource_routes
 from app.auth.scopes import ScopeCatalog
 from app.auth.tokens import ExternalTokenVerifier, RemoteJwks
 from app.broadcast import open_broadcast
 from app.db import Database
 from app.feature import Deps, Feature, LocalAccounts
+from app.http.deadlines import BodyDeadline
 from app.http.devhost import DevFiles, devhost_routes
 from app.http.health import health_routes
-from app.http.middleware import (
-    AccessLogMiddleware,
-    McpRequestNormalizer,
-    Shortcut,
-    client_address,
-    log_written_through_shutdown,
-)
+from app.http.middleware import AccessLogMiddleware, McpPathAlias, client_address, log_written_through_shutdown
 from app.limits import Budget, Limits, Rate, Sharing, parse_rate
 from app.logging import RecentEvents
+from app.mcp.admission import Lane, McpAdmission
 from app.mcp.budgets import Charge, ToolBudgets
-from app.mcp.lane import SingleExchangeLane
 from app.mcp.registry import ToolRegistry
 from app.mcp.server import build_mcp_server
 from app.mcp.widget_log import register_widget_log
@@ -58,6 +52,7 @@ from app.observability.traces import Tracing, configure_tracing
 from app.parts import (
     AuthorizationServer,
     FeatureError,
+    SpeedUps,
     StartupRefused,
     authorization_server,
     discover_features,
@@ -65,6 +60,7 @@ from app.parts import (
     feature_parts,
     production_refusals,
     scope_catalog,
+    tuning,
 )
 from app.secret import load_secret
 from app.settings import Settings, SettingsError, SettingsPart, load_settings
@@ -73,9 +69,12 @@ from app.storage import LocalStorage, Storage
 WIDGET_HINT = "Results render in widgets; do not repeat what a widget already shows."
 
 
-def open_database(settings: Settings) -> Database:
+def open_database(settings: Settings, speedups: SpeedUps | None = None) -> Database:
+    """The database; its calls hop to threads of the speed-up package's when given, else anyio's."""
+    more = {"hops": speedups.hops} if speedups is not None else {}
     return Database(settings.database_url, pool_size=settings.db_pool_size, read_threads=settings.db_read_threads,
-                    connect_timeout=settings.db_connect_timeout, statement_timeout=settings.db_statement_timeout)
+                    connect_timeout=settings.db_connect_timeout, statement_timeout=settings.db_statement_timeout,
+                    **more)
 
 
 def open_storage(settings: Settings) -> Storage:
@@ -220,12 +219,12 @@ def observe(deps: Deps, features: Sequence[Feature], registry: ToolRegistry, met
 
 class McpEndpoint(NamedTuple):
     server: MCPServer
-    lane: SingleExchangeLane | None
-    app: ASGIApp  # POST/DELETE /mcp: bearer check, then the lane or the SDK transport
+    lane: Lane | None
+    app: ASGIApp  # POST/DELETE /mcp: the bearer check, then the admission, which routes to the lane or the SDK
 
 
 def build_mcp(settings: Settings, registry: ToolRegistry, features: Sequence[Feature], limits: Limits,
-              token_verifier: TokenVerifier, metrics: Metrics | None) -> McpEndpoint:
+              token_verifier: TokenVerifier, metrics: Metrics | None, speedups: SpeedUps | None) -> McpEndpoint:
     mcp = build_mcp_server(registry, ToolBudgets(limits, tool_charges(registry, settings)),
                            instructions=server_instructions(features), metrics=metrics)
     # Builds the SDK's stateless JSON transport; its Starlette wrapper (one route, its own lifespan) is not
@@ -234,34 +233,31 @@ def build_mcp(settings: Settings, registry: ToolRegistry, features: Sequence[Fea
         streamable_http_path="/mcp",
         stateless_http=True,
         json_response=True,
-        # The SDK's limit is the one body limit on /mcp (declared and chunked bodies alike).
-        max_request_body_size=settings.max_body_bytes,
+        max_request_body_size=settings.max_body_bytes,  # the admission refuses a larger body first
         transport_security=TransportSecuritySettings(
             enable_dns_rebinding_protection=True,
             allowed_hosts=settings.host_allow_list,
             allowed_origins=settings.origin_allow_list,
         ),
     )
-    transport: ASGIApp = mcp.session_manager.handle_request
-    lane = SingleExchangeLane(mcp.session_manager, transport) if settings.mcp_fast_lane else None
-    # The token is optional on /mcp: each tool enforces its own schemes (app.mcp.registry); a client that is not
-    # ChatGPT is told at HTTP level (app.auth.challenge), before either protocol path.
-    inner: ASGIApp = lane or transport
+    manager = mcp.session_manager
+    lane = speedups.lane(manager) if speedups is not None else None
+    challenge = None
     if settings.auth_challenge != "meta":
         def observe(tool: str, seconds: float) -> None:  # counted as the SDK path counts a refused call
             if metrics is not None:
                 metrics.mcp_operation("tools/call", tool, "tool_error", seconds)
 
-        inner = ChallengeGate(inner, refused=registry.refused_scopes,
-                              resource_metadata_url=settings.resource_metadata_url, mode=settings.auth_challenge,
-                              max_body_bytes=settings.max_body_bytes, security=mcp.session_manager.security_settings,
-                              observe=observe)
-    endpoint = bearer_auth(inner, token_verifier, resource=settings.mcp_url,
+        challenge = HttpChallenge(settings.resource_metadata_url, settings.auth_challenge, observe)
+    # The token is optional on /mcp: each tool's schemes decide, once, in the admission (app.mcp.registry).
+    admission = McpAdmission(manager.handle_request, manager, access=registry.access, challenge=challenge,
+                             max_body_bytes=settings.max_body_bytes, lane=lane)
+    endpoint = bearer_auth(admission, token_verifier, resource=settings.mcp_url,
                            resource_metadata_url=settings.resource_metadata_url)
     return McpEndpoint(mcp, lane, endpoint)
 
 
-def lifespan_of(deps: Deps, mcp: McpEndpoint, tracing: Tracing | None
+def lifespan_of(deps: Deps, mcp: McpEndpoint, tracing: Tracing | None, speedups: SpeedUps | None
                 ) -> Callable[[Starlette], contextlib.AbstractAsyncContextManager[None]]:
     @contextlib.asynccontextmanager
     async def lifespan(_: Starlette) -> AsyncIterator[None]:
@@ -269,7 +265,8 @@ def lifespan_of(deps: Deps, mcp: McpEndpoint, tracing: Tracing | None
             await deps.limits.start()
             async with (deps.broadcast.running(), mcp.server.session_manager.run(),
                         mcp.lane.run() if mcp.lane else contextlib.nullcontext()):
-                freeze_startup_objects()
+                if speedups is not None:
+                    speedups.settle()
                 yield
         finally:
             try:
@@ -283,7 +280,8 @@ def lifespan_of(deps: Deps, mcp: McpEndpoint, tracing: Tracing | None
     return lifespan
 
 
-def core_routes(settings: Settings, deps: Deps, mcp_name: str, recent_events: RecentEvents | None) -> list[BaseRoute]:
+def core_routes(settings: Settings, deps: Deps, mcp_name: str, mcp_app: ASGIApp,
+                recent_events: RecentEvents | None) -> list[BaseRoute]:
     async def index(_: Request) -> JSONResponse:
         return JSONResponse({"name": mcp_name, "mcp": settings.mcp_url})
 
@@ -295,22 +293,22 @@ def core_routes(settings: Settings, deps: Deps, mcp_name: str, recent_events: Re
     # Local files are downloaded from this app through signed links; S3 serves its own presigned URLs.
     storage_routes = deps.storage.routes() if isinstance(deps.storage, LocalStorage) else []
     dev_routes = [] if settings.production else devhost_routes(recent_events, DevFiles())
-    return [Route("/", index, methods=["GET"]), *health_routes(deps.db, deps.limits), *storage_routes, *dev_routes,
-            Route("/mcp", no_standalone_stream, methods=["GET"])]
+    # /mcp first: it carries nearly all the traffic, and the router tries the routes in order. Only /mcp passes
+    # the bearer check: feature routes (OAuth endpoints take client credentials in Authorization) never see it.
+    return [Route("/mcp", mcp_app, methods=["POST", "DELETE"]), Route("/mcp", no_standalone_stream, methods=["GET"]),
+            Route("/", index, methods=["GET"]), *health_routes(deps.db, deps.limits), *storage_routes, *dev_routes]
 
 
-def served(app: ASGIApp, settings: Settings, mcp: McpEndpoint, metrics: Metrics | None,
-           tracing: Tracing | None) -> ASGIApp:
+def served(app: ASGIApp, settings: Settings, metrics: Metrics | None, tracing: Tracing | None) -> ASGIApp:
     """The middleware around the routes, innermost first."""
-    # Only /mcp passes the bearer check: feature routes (OAuth endpoints take client credentials in
-    # Authorization) and unknown paths never see it.
-    routed = Shortcut(app, "/mcp", ("POST", "DELETE"), mcp.app)
-    # Outermost: every layer below, the access log and every limit included, sees the trusted client address.
-    logged: ASGIApp = AccessLogMiddleware(McpRequestNormalizer(routed, max_body_bytes=settings.max_body_bytes),
-                                          metrics)
+    logged: ASGIApp = AccessLogMiddleware(McpPathAlias(app), metrics)
     if tracing is not None:  # the server span: around the access log, so its lines carry the span's ids
         logged = tracing.wrap(logged)
-    return client_address(logged, settings.trusted_proxies)
+    # A body that does not arrive in time: 408, whatever serves the app; the access log (inside) sees the
+    # request end as the client's leaving (499), as it does under the speed-up package's protocol.
+    deadline = BodyDeadline(logged, settings.http_body_timeout)
+    # Outermost: every layer below, the access log and every limit included, sees the trusted client address.
+    return client_address(deadline, settings.trusted_proxies)
 
 
 def create_app(
@@ -335,7 +333,8 @@ def create_app(
     server = authorization_server(settings, parts)
     if refusals := production_refusals(settings, server):
         raise StartupRefused("\n".join(refusals))
-    deps = build_deps(settings, db or open_database(settings), features, guard=guard, storage=storage,
+    speedups = tuning(settings)
+    deps = build_deps(settings, db or open_database(settings, speedups), features, guard=guard, storage=storage,
                       limits=limits, accounts=server.accounts if server else None, parts=parts)
     if metrics is None and settings.metrics:
         metrics = Metrics()
@@ -343,27 +342,14 @@ def create_app(
     token_verifier, auth_routes = build_auth(settings, deps, catalog, server, token_verifier, metrics)
     registry, feature_routes = build_registry(settings, features, deps, catalog)
     metrics_routes = observe(deps, features, registry, metrics, tracing)
-    mcp = build_mcp(settings, registry, features, deps.limits, token_verifier, metrics)
+    mcp = build_mcp(settings, registry, features, deps.limits, token_verifier, metrics, speedups)
     app = Starlette(
-        routes=[*core_routes(settings, deps, mcp.server.name, recent_events), *metrics_routes, *auth_routes,
-                *feature_routes],
-        lifespan=lifespan_of(deps, mcp, tracing),
+        routes=[*core_routes(settings, deps, mcp.server.name, mcp.app, recent_events), *metrics_routes,
+                *auth_routes, *feature_routes],
+        lifespan=lifespan_of(deps, mcp, tracing, speedups),
         exception_handlers={Exception: internal_error},
     )
-    return served(app, settings, mcp, metrics, tracing)
-
-
-_frozen = False
-
-
-def freeze_startup_objects() -> None:
-    """Everything built at start-up lives as long as the worker: keep it out of the collector's full
-    passes, which otherwise walk it again and again under load (p99 pauses). Once per process."""
-    global _frozen
-    if not _frozen:
-        _frozen = True
-        gc.collect()  # start-up garbage goes now, not into the frozen set
-        gc.freeze()
+    return served(app, settings, metrics, tracing)
 
 
 async def internal_error(_: Request, __: Exception) -> JSONResponse:

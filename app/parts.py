@@ -16,16 +16,20 @@ from typing import Protocol
 from urllib.parse import urlsplit
 
 from mcp.server.auth.provider import TokenVerifier
+from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from pydantic_settings import BaseSettings
 from starlette.routing import BaseRoute
 
 from app.auth.scopes import ScopeCatalog
 from app.broadcast import Broadcast
 from app.db import Database, DatabaseNotMigrated, UnitOfWork
+from app.db.database import Hops
 from app.db.errors import NOT_MIGRATED_MESSAGE
 from app.db.locks import SEED_LOCK, advisory_lock
 from app.feature import AccountProfile, Feature, LocalAccounts, PrivateDocuments
+from app.http.serving import ProtocolFactory
 from app.limits import Limits
+from app.mcp.admission import Lane
 from app.net.guard import OutboundGuard
 from app.observability.metrics import Metrics
 from app.secret import GENERATED
@@ -33,6 +37,7 @@ from app.settings import Settings, SettingsError, SettingsPart, load_part
 
 FEATURES_PACKAGE = "app.features"
 AUTHSERVER_PACKAGE = "app.authserver"
+TUNING_PACKAGE = "app.tuning"
 
 
 class FeatureError(RuntimeError):
@@ -51,6 +56,20 @@ def authserver_package() -> ModuleType | None:
         if exc.name not in (AUTHSERVER_PACKAGE, f"{AUTHSERVER_PACKAGE}.wiring"):
             raise  # the package is there and broken: that is its traceback to show
         return None
+
+
+def tuning(settings: Settings) -> SpeedUps | None:
+    """The speed-up package (``app/tuning``) when it is installed and APP_TUNING is on; None: the stock core."""
+    if not settings.tuning:
+        return None
+    try:
+        module = importlib.import_module(TUNING_PACKAGE)
+    except ModuleNotFoundError as exc:
+        if exc.name != TUNING_PACKAGE:
+            raise  # the package is there and broken: that is its traceback to show
+        return None
+    # What `git rm -r` leaves behind (compiled files only) imports as an empty namespace package.
+    return getattr(module, "TUNING", None)
 
 
 def load_authserver_models() -> None:
@@ -164,6 +183,18 @@ class AuthorizationServer(Protocol):
 
     def build(self, db: Database, catalog: ScopeCatalog, guard: OutboundGuard, limits: Limits,
               metrics: Metrics | None, broadcast: Broadcast) -> tuple[TokenVerifier, list[BaseRoute]]: ...
+
+
+class SpeedUps(Protocol):
+    """What the composition root installs from the speed-up package (app.tuning.Tuning)."""
+
+    hops: Hops  # database calls' threads
+
+    def lane(self, manager: StreamableHTTPSessionManager) -> Lane: ...
+
+    def http_protocol(self, settings: Settings) -> ProtocolFactory: ...
+
+    def settle(self) -> None: ...
 
 
 def production_refusals(settings: Settings, server: AuthorizationServer | None = None) -> list[str]:

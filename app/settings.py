@@ -54,7 +54,7 @@ class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix=ENV_PREFIX, env_file=".env", extra="ignore", frozen=True)
     # As a SettingsPart declares them (load_part reads both the same way): names that were renamed, and the
     # fields whose values an error line never repeats.
-    renamed: ClassVar[dict[str, str]] = {}
+    renamed: ClassVar[dict[str, str]] = {"APP_MCP_FAST_LANE": "APP_TUNING"}
     secrets: ClassVar[tuple[str, ...]] = ("secret_key", "redis_url", "database_url")
 
     base_url: str = "http://127.0.0.1:8000"
@@ -67,9 +67,9 @@ class Settings(BaseSettings):
     log_format: str = "console"
     log_level: str = "info"
     max_body_bytes: int = Field(default=4 * 1024 * 1024, ge=1024)
-    # Stateless JSON requests (both protocol generations) answered in the ASGI task (app.mcp.lane); false: all through
-    # the SDK transport.
-    mcp_fast_lane: bool = True
+    # The speed-up package (app/tuning: the single-exchange lane, the httptools protocol, the database thread
+    # lane), installed when present; false: the stock core (uvicorn's h11, the SDK's transport, anyio's threads).
+    tuning: bool = True
     migrate_on_start: bool = True
     seed_on_start: bool = True
     widget_domain: str = "https://web-sandbox.oaiusercontent.com"
@@ -85,11 +85,13 @@ class Settings(BaseSettings):
     # Seconds the requests in flight get to finish after SIGTERM (the server stops accepting at once):
     # under Kubernetes' default 30 s termination grace, with room for the log to be written.
     shutdown_grace: float = Field(default=20.0, ge=0, le=3600)
-    # Seconds a client has to send a request's headers (from connecting, or from the previous response)
-    # and then its body: a client that trickles a request is answered 408 and cut off.
+    # Seconds a client has to send a request's body (the app's own deadline, on any server) and, under the
+    # speed-up package's protocol, its headers (from connecting, or from the previous response): a client
+    # that trickles a request is answered 408 and cut off. Without it, the front owns the header deadline.
     http_header_timeout: float = Field(default=10.0, gt=0, le=300)
     http_body_timeout: float = Field(default=30.0, gt=0, le=3600)
-    # Seconds a client may take in nothing of a response the server is sending before it is cut off.
+    # Seconds a client may take in nothing of a response the server is sending before it is cut off (the speed-up
+    # package's protocol; without it, the front's).
     http_send_timeout: float = Field(default=30.0, gt=0, le=3600)
     # development: demo accounts and generated keys under var_dir are fine; production refuses both
     # unless allowed explicitly (APP_ALLOW_DEMO_ACCOUNTS is the authorization server's, app.authserver.settings).

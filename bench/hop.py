@@ -1,4 +1,4 @@
-"""CPU per hop from the event loop to a database thread: anyio.to_thread.run_sync against app.db.threads.ThreadLane.
+"""CPU per hop from the event loop to a database thread: anyio.to_thread.run_sync against app.tuning.threads.ThreadLane.
 
 16 tasks each run jobs of ~30 µs of Python (a stand-in for a SQLite read) through each hop, back to back, in
 one process; printed: wall time and process CPU per job, and the job alone for reference.
@@ -18,7 +18,7 @@ import anyio
 import anyio.to_thread
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from app.db.threads import ThreadLane  # noqa: E402
+from app.tuning.threads import ThreadLane  # noqa: E402
 
 
 def work() -> int:

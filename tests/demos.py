@@ -1,12 +1,13 @@
-"""Which test modules belong to the deletable parts (the demo features, the built-in authorization server),
-read from their source (no import).
+"""Which test modules belong to the deletable parts (the demo features, the built-in authorization server, the
+speed-up package), read from their source (no import).
 
 A module that needs a demo says so once, at module level: ``pytestmark = pytest.mark.demo("zoo")`` (or a
 list holding that mark; ``pytest.mark.demo(*DEMOS)`` for a module that needs all of them); one that needs the
-built-in authorization server (``app/authserver``), ``pytest.mark.authserver``. Removing a demo deletes
-``app/features/<name>`` and every module marked with it; removing the authorization server deletes
-``app/authserver`` and the modules marked ``authserver``. The modules marked with none are the core suite,
-which a fork keeps whatever it deletes (tests/e2e/test_fork.py proves it by deleting all of them).
+built-in authorization server (``app/authserver``), ``pytest.mark.authserver``; one that tests the speed-up
+package (``app/tuning``), ``pytest.mark.tuning``. Removing a demo deletes ``app/features/<name>`` and every
+module marked with it; removing the authorization server or the speed-up package deletes its folder and the
+modules marked with its name. The modules marked with none are the core suite, which a fork keeps whatever it
+deletes (tests/e2e/test_fork.py proves it by deleting all of them).
 """
 
 from __future__ import annotations
@@ -17,7 +18,9 @@ from pathlib import Path
 
 DEMOS = ("cafes", "files", "recipes", "search", "zoo")
 AUTHSERVER = "authserver"
-PARTS = (*DEMOS, AUTHSERVER)  # what a fork may delete
+TUNING = "tuning"
+PACKAGES = (AUTHSERVER, TUNING)  # the parts of app/ beside the features that a fork may delete
+PARTS = (*DEMOS, *PACKAGES)  # what a fork may delete
 TEST_LAYERS = ("unit", "integration", "e2e", "browser")
 # A tree without the built-in authorization server serves an IdP's tokens (APP_AUTH_MODE=external): its core
 # suite runs so. The IdP is never asked: a test that presents tokens brings its own verifier, and a token the
@@ -29,6 +32,12 @@ EXTERNAL_IDP = {"APP_AUTH_MODE": "external", "APP_OAUTH_ISSUER": "https://idp.in
 def authserver_installed() -> bool:
     # Its __init__.py, not the folder: ``git rm -r`` leaves __pycache__ behind, which Python takes for a package.
     spec = importlib.util.find_spec("app.authserver")
+    return spec is not None and spec.origin is not None
+
+
+def tuning_installed() -> bool:
+    """Whether this tree has the speed-up package (its __init__.py, as for the authorization server)."""
+    spec = importlib.util.find_spec("app.tuning")
     return spec is not None and spec.origin is not None
 
 
@@ -44,21 +53,24 @@ def _is_demo_mark(node: ast.AST) -> bool:
             and mark.value.id == "pytest")
 
 
-def _is_authserver_mark(node: ast.AST) -> bool:
-    mark = node.value if isinstance(node, ast.Attribute) and node.attr == AUTHSERVER else None
-    return (isinstance(mark, ast.Attribute) and mark.attr == "mark" and isinstance(mark.value, ast.Name)
-            and mark.value.id == "pytest")
+def _package_mark(node: ast.AST) -> str | None:
+    """``authserver`` or ``tuning`` for ``pytest.mark.authserver`` / ``pytest.mark.tuning``, else None."""
+    mark = node.value if isinstance(node, ast.Attribute) and node.attr in PACKAGES else None
+    if (isinstance(mark, ast.Attribute) and mark.attr == "mark" and isinstance(mark.value, ast.Name)
+            and mark.value.id == "pytest"):
+        return node.attr  # type: ignore[union-attr]
+    return None
 
 
 def marked_demos(source: str) -> frozenset[str]:
-    """The parts a module's ``pytestmark`` names: demos, and ``authserver`` (empty for a core module)."""
+    """The parts a module's ``pytestmark`` names: demos, ``authserver``, ``tuning`` (empty for a core module)."""
     names: set[str] = set()
     for statement in ast.parse(source).body:
         if isinstance(statement, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "pytestmark"
                                                      for t in statement.targets):
             for node in ast.walk(statement.value):
-                if _is_authserver_mark(node):
-                    names.add(AUTHSERVER)
+                if (package := _package_mark(node)) is not None:
+                    names.add(package)
                 if _is_demo_mark(node):
                     for arg in node.args:  # "zoo", or *DEMOS (from this module) for every demo
                         if isinstance(arg, ast.Constant):
@@ -69,7 +81,7 @@ def marked_demos(source: str) -> frozenset[str]:
 
 
 def imported_demos(source: str) -> frozenset[str]:
-    """The parts a module imports code from (``app.features.<demo>``, ``app.authserver``)."""
+    """The parts a module imports code from (``app.features.<demo>``, ``app.authserver``, ``app.tuning``)."""
     names: set[str] = set()
     for node in ast.walk(ast.parse(source)):
         modules = ([alias.name for alias in node.names] if isinstance(node, ast.Import)
@@ -80,8 +92,8 @@ def imported_demos(source: str) -> frozenset[str]:
             parts = module.split(".")
             if parts[:2] == ["app", "features"] and len(parts) > 2 and parts[2] in DEMOS:
                 names.add(parts[2])
-            elif parts[:2] == ["app", AUTHSERVER]:
-                names.add(AUTHSERVER)
+            elif len(parts) > 1 and parts[0] == "app" and parts[1] in PACKAGES:
+                names.add(parts[1])
     return frozenset(names)
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from mcp.server.auth.provider import AccessToken
@@ -62,6 +63,19 @@ def unmet_scopes(security: Sequence[Scheme], token: AccessToken | None) -> tuple
         if wanted is None:
             wanted = scopes
     return wanted or ()
+
+
+@dataclass(frozen=True, slots=True)
+class Access:
+    """What a tool's schemes ask of a caller, and the answer for one caller: checked once per call."""
+
+    tool: str
+    title: str  # the tool's title: what a refusal names
+    unmet: tuple[str, ...] | None  # the scopes to ask the user for; None: admitted
+
+    @classmethod
+    def check(cls, tool: str, title: str, security: Sequence[Scheme], token: AccessToken | None) -> Access:
+        return cls(tool, title, unmet_scopes(security, token))
 
 
 def refusal_description(title: str, scopes: Sequence[str], *, signed_in: bool) -> str:

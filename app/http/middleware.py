@@ -10,7 +10,6 @@ from collections.abc import Iterable
 
 import structlog
 from opentelemetry import trace
-from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
 
@@ -20,19 +19,6 @@ from app.observability.metrics import Metrics
 log = structlog.get_logger("app.http")
 CLIENT_CLOSED_REQUEST = 499
 _REQUEST_ID_RE = re.compile(r"^[A-Za-z0-9._:-]{1,64}$")
-
-
-def _header(scope: Scope, name: bytes) -> str | None:
-    for key, value in scope.get("headers", ()):
-        if key == name:
-            return value.decode("latin-1")
-    return None
-
-
-def _replace_headers(scope: Scope, updates: dict[bytes, bytes]) -> None:
-    headers = [(k, v) for k, v in scope.get("headers", ()) if k not in updates]
-    headers.extend(updates.items())
-    scope["headers"] = headers
 
 
 async def send_json(send: Send, status: int, body: dict, headers: Iterable[tuple[bytes, bytes]] = ()) -> None:
@@ -170,76 +156,18 @@ def trace_id_of(traceparent: str) -> str | None:
     return match.group(1)
 
 
-class McpRequestNormalizer:
-    """Accept what real clients send to /mcp, in the shape the SDK transport expects, and answer in JSON.
+class McpPathAlias:
+    """``/mcp/`` is served as ``/mcp``: people paste either, and a redirect loses POST bodies in some clients.
 
-    - ``/mcp/`` is served as ``/mcp`` (people paste either; a 307 loses POST bodies in some clients).
-    - ChatGPT's tool scanner has posted ``application/octet-stream`` and ``Accept: */*``; the SDK
-      rejects both with 400/406, yet the body is JSON-RPC either way.
-    - The SDK's body limit (the one limit on /mcp) answers 413 in plain text; JSON-RPC clients get
-      a JSON-RPC error instead, like the SDK's other HTTP-level errors.
-    """
+    The scope is changed in place, as Starlette's router does: the layers above see what the ones below set
+    in it (the route the access log measures by)."""
 
-    def __init__(self, app: ASGIApp, path: str = "/mcp", max_body_bytes: int | None = None) -> None:
+    def __init__(self, app: ASGIApp, path: str = "/mcp") -> None:
         self.app = app
         self.path = path
-        self.max_body_bytes = max_body_bytes
+        self.alias = path + "/"
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        # The scope is changed in place, as Starlette's router does: the layers above see what the ones below
-        # set in it (the route the access log measures by).
-        if scope["type"] == "http" and scope["path"] == self.path + "/":
+        if scope["type"] == "http" and scope["path"] == self.alias:
             scope["path"], scope["raw_path"] = self.path, self.path.encode()
-        if scope["type"] == "http" and scope["method"] == "POST" and scope["path"] == self.path:
-            updates: dict[bytes, bytes] = {}
-            ctype = (_header(scope, b"content-type") or "").split(";")[0].strip().lower()
-            if ctype in ("", "application/octet-stream", "text/plain"):
-                updates[b"content-type"] = b"application/json"
-            accept = (_header(scope, b"accept") or "").strip()
-            if accept in ("", "*/*") or ("application/json" not in accept and "*/*" in accept):
-                updates[b"accept"] = b"application/json, text/event-stream"
-            if updates:
-                _replace_headers(scope, updates)
-            send = self._json_413(send)
         await self.app(scope, receive, send)
-
-    def _json_413(self, send: Send) -> Send:
-        replaced = False
-        limit = f" (limit: {self.max_body_bytes} bytes)" if self.max_body_bytes else ""
-
-        async def json_send(message: Message) -> None:
-            nonlocal replaced
-            if message["type"] == "http.response.start" and message["status"] == 413:
-                replaced = True
-                await send_json(send, 413, {"jsonrpc": "2.0", "id": None,
-                                            "error": {"code": -32600, "message": "Request body too large" + limit}},
-                                [(b"connection", b"close")])
-                return
-            if not replaced:  # the SDK's own plain-text body is dropped
-                await send(message)
-
-        return json_send
-
-
-class Shortcut:
-    """Requests to ``path`` with one of ``methods`` go straight to ``endpoint``; the rest to ``app``.
-
-    /mcp carries nearly all the traffic, and Starlette's router would try every other route's
-    pattern and add its exception middleware first. The access log above already turns a crash
-    into a JSON 500 with the request id, so /mcp loses nothing by skipping them.
-    """
-
-    def __init__(self, app: ASGIApp, path: str, methods: Iterable[str], endpoint: ASGIApp) -> None:
-        self.app = app
-        self.path = path
-        self.methods = frozenset(methods)
-        self.endpoint = endpoint
-        # What Starlette's router would have put in the scope: the access log and the traces name requests by it.
-        self.route = Route(path, endpoint, methods=list(methods))
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http" and scope["path"] == self.path and scope["method"] in self.methods:
-            scope["route"] = self.route
-            await self.endpoint(scope, receive, send)
-        else:
-            await self.app(scope, receive, send)

@@ -33,6 +33,7 @@ from app import __version__
 from app.auth import schemes
 from app.db import DatabaseNotMigrated, DatabaseUnavailable
 from app.limits import Rate, parse_rate
+from app.mcp.admission import current as current_admission
 from app.mcp.budgets import ToolBudget
 from app.mcp.check import MAX_STATUS
 from app.mcp.errors import ToolFailure
@@ -163,14 +164,13 @@ class ToolRegistry:
     def tool_names(self) -> list[str]:
         return list(self._tools)
 
-    def refused_scopes(self, name: object, token: AccessToken | None) -> tuple[str, tuple[str, ...]] | None:
-        """(title, scopes to ask for) when tool ``name`` would refuse ``token`` (None: anonymous); None when it
-        admits it or there is no such tool. The same check the tool's own wrapper makes, before the call."""
-        spec = self._tools.get(name) if isinstance(name, str) else None
+    def access(self, name: str, token: AccessToken | None) -> schemes.Access | None:
+        """What tool ``name``'s schemes say of ``token`` (None: anonymous); None when there is no such tool.
+        The admission of a ``POST /mcp`` asks once, and the tool's wrapper reads its answer."""
+        spec = self._tools.get(name)
         if spec is None:
             return None
-        unmet = schemes.unmet_scopes(spec.meta["securitySchemes"], token)
-        return None if unmet is None else (spec.kwargs["title"], unmet)
+        return schemes.Access.check(name, spec.kwargs["title"], spec.meta["securitySchemes"], token)
 
     def budgets(self) -> dict[str, DeclaredBudget]:
         """Each tool's declared per-caller budget (``app.mcp.budgets``), by tool."""
@@ -254,6 +254,9 @@ def _enforced(fn: F, name: str, title: str, security: list[schemes.Scheme], reso
     """Check the caller against ``security`` before ``fn`` runs; turn foreseen and infrastructure failures
     into ``isError`` results.
 
+    Over HTTP the check was made once, by the request's admission (``app.mcp.admission``): its verdict is
+    used. A call that comes another way (an in-memory client) is checked here.
+
     Anything else a tool raises is left to the SDK, which logs the traceback (with the
     request id bound by the access log) and tells the client only that the tool failed.
     """
@@ -262,7 +265,11 @@ def _enforced(fn: F, name: str, title: str, security: list[schemes.Scheme], reso
     @functools.wraps(fn)
     async def wrapper(*args: Any, **kwargs: Any) -> Any:
         token = get_access_token()
-        unmet = schemes.unmet_scopes(security, token)
+        admitted = current_admission()
+        if admitted is not None and admitted.access is not None and admitted.access.tool == name:
+            unmet = admitted.access.unmet
+        else:
+            unmet = schemes.unmet_scopes(security, token)
         if unmet is not None:
             return refusal(title, unmet, resource_metadata_url, signed_in=token is not None)
         try:

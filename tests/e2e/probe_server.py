@@ -1,4 +1,4 @@
-"""The real server (``serve``'s HTTP stack: ServeConfig, run_server, uvicorn workers) with a test-only feature
+"""The real server (``serve``'s HTTP stack: serve_config, run_server, uvicorn workers) with a test-only feature
 in place of the discovered ones, so an end-to-end test depends on no demo and survives any fork.
 
     python -m tests.e2e.probe_server --port P [--workers N]
@@ -37,11 +37,14 @@ def main(argv: list[str] | None = None) -> int:
     from app.http.serving import run_server, serve_config
     from app.logging import configure_logging
     from app.main import settings_or_exit
+    from app.parts import tuning
 
     settings = settings_or_exit()
     configure_logging(settings.log_format, settings.log_level)
+    speedups = tuning(settings)
     return run_server(serve_config(settings, "tests.e2e.probe_server:create_app", host="127.0.0.1", port=args.port,
-                                   workers=args.workers))
+                                   workers=args.workers,
+                                   protocol=speedups.http_protocol(settings) if speedups is not None else None))
 
 
 if __name__ == "__main__":

@@ -1,7 +1,7 @@
-"""The single-exchange lane answers exactly what the SDK transport answers, over real HTTP.
+"""The speed-up package's single-exchange lane answers exactly what the SDK transport answers, over real HTTP.
 
 Two copies of the full app (the discovered features plus the test-only probe feature of
-tests/e2e/probe_server.py), one with ``APP_MCP_FAST_LANE=false``, get the same requests:
+tests/e2e/probe_server.py), one with ``APP_TUNING=false`` (the stock core), get the same requests:
 every handshake version and 2026-07-28, every kind of method, tool results, tool errors, linking
 challenges, protocol errors, and the shapes the lane hands to the transport. Status,
 content type and body must be identical. Only one difference is by design and tested
@@ -19,13 +19,14 @@ import pytest
 from mcp.server.auth.provider import AccessToken
 
 from app.main import create_app, discover_features
-from app.mcp import lane as lane_module
 from app.settings import load_settings
+from app.tuning import lane as lane_module
 from tests.e2e.probe_feature import PROBE
 from tests.e2e.server import ROOT
 from tests.fakes import StaticTokenVerifier
 from tests.serving import serving
 
+pytestmark = pytest.mark.tuning
 HEADERS = {"content-type": "application/json", "accept": "application/json, text/event-stream"}
 ALL_SCOPES = ["recipes.read", "recipes.write", "search.read", "files.read", "files.write", "probe.read"]
 
@@ -38,7 +39,7 @@ def _app(database_url: str, fast_lane: bool):
                                  resource=mcp_url),
         })
         settings = load_settings(database_url=database_url, base_url=base_url, log_format="json",
-                                 mcp_fast_lane=fast_lane, max_body_bytes=64 * 1024, _env_file=None)
+                                 tuning=fast_lane, max_body_bytes=64 * 1024, _env_file=None)
         return create_app(settings, token_verifier=verifier, features=[*discover_features(), PROBE])
 
     return build
@@ -47,7 +48,7 @@ def _app(database_url: str, fast_lane: bool):
 @pytest.fixture(scope="module")
 def lane_calls() -> Iterator[list[str]]:
     """The methods the lane handed to ``serve_one`` (both copies run in this process; only the lane calls it
-    through ``app.mcp.lane``)."""
+    through ``app.tuning.lane``)."""
     calls: list[str] = []
     real = lane_module.serve_one
 
@@ -237,8 +238,8 @@ MODERN_CASES: list[tuple[str, str | None, dict[str, str], object]] = [
 CASES += MODERN_CASES
 
 
-# Cases the lane does not hand to serve_one: the transport answers them (or, for a security refusal,
-# the transport's own check does, in the lane; a bad token and an oversized body stop before either).
+# Cases the admission does not hand to the lane: the transport answers them (or, for a security refusal,
+# the transport's own check does, in the admission; a bad token and an oversized body stop before either).
 NOT_SERVED_BY_THE_LANE = {
     "notification", "cancel notification", "a posted response", "batch", "empty batch", "malformed JSON",
     "empty body", "wrong jsonrpc version", "null id", "params not an object", "unknown version header",

@@ -69,7 +69,7 @@ def path(request: pytest.FixtureRequest, database_url: str):
         verifier = StaticTokenVerifier({"alice": AccessToken(token="alice", client_id="chatgpt", scopes=[],
                                                              subject="acct-alice", resource=f"{base_url}/mcp")})
         settings = load_settings(database_url=database_url, base_url=base_url, log_format="json",
-                                 mcp_fast_lane=lane, _env_file=None)
+                                 tuning=lane, _env_file=None)
         return create_app(settings, token_verifier=verifier, features=[PROBE])
 
     with serving(build) as base:

@@ -1,9 +1,10 @@
-"""The single-exchange lane in front of a real SDK transport: what it answers itself, what it hands over, on
-both protocol generations.
+"""The speed-up package's single-exchange lane (app/tuning/lane.py) behind the admission, in front of a real SDK
+transport: what it answers, on both protocol generations, and that it answers as the transport would.
 
-The fallback is the SDK's own stateless JSON app, wrapped only to count what reaches it.
-That the lane's answers equal the transport's, request by request, is pinned over real HTTP
-in ``tests/e2e/test_fast_lane_parity.py``.
+The transport is the SDK's own stateless JSON app, wrapped only to count what reaches it. Which requests the
+admission hands to a lane at all is the core's business (tests/integration/test_admission.py). That the lane's
+answers equal the transport's, request by request, is pinned over real HTTP in
+``tests/e2e/test_fast_lane_parity.py``.
 """
 
 from __future__ import annotations
@@ -27,14 +28,14 @@ from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
 from mcp.shared.dispatcher import DispatchContext
 from mcp.shared.exceptions import MCPError
-from mcp.shared.inbound import classify_inbound_request, validate_mcp_param_headers
 from mcp_types import ErrorData
 from pydantic import BaseModel, Field
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from app.mcp.lane import ExchangeContext, SingleExchangeLane
+from app.mcp.admission import McpAdmission
+from app.tuning.lane import ExchangeContext, SingleExchangeLane
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.tuning]
 NO_REBINDING_CHECK = TransportSecuritySettings(enable_dns_rebinding_protection=False)
 LEGACY = {"content-type": "application/json", "accept": "application/json, text/event-stream",
           "mcp-protocol-version": "2025-06-18"}
@@ -100,15 +101,21 @@ class Rig:
             return await client.post("/mcp", content=json.dumps(body).encode(), headers=headers)
 
 
+def admitted(mcp: MCPServer, fallback: ASGIApp, lane: SingleExchangeLane, max_body_bytes: int = 4096) -> ASGIApp:
+    """The admission in front of the transport, handing plain exchanges to ``lane``."""
+    return McpAdmission(fallback, mcp.session_manager, access=lambda name, token: None, challenge=None,
+                        max_body_bytes=max_body_bytes, lane=lane)
+
+
 @pytest.fixture
 async def rig() -> AsyncIterator[Rig]:
     mcp = build_server()
     fallback = CountingFallback(mcp.streamable_http_app(streamable_http_path="/mcp", stateless_http=True,
                                                         json_response=True, max_request_body_size=4096,
                                                         transport_security=NO_REBINDING_CHECK))
-    lane = SingleExchangeLane(mcp.session_manager, fallback)
+    lane = SingleExchangeLane(mcp.session_manager)
     async with mcp.session_manager.run(), lane.run():
-        transport = httpx.ASGITransport(app=lane)
+        transport = httpx.ASGITransport(app=admitted(mcp, fallback, lane))
         async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as client:
             yield Rig(client, fallback, lane)
 
@@ -198,55 +205,6 @@ async def test_notifications_sent_mid_request_are_dropped_and_the_answer_still_a
     assert rig.fallback.calls == 0
 
 
-@pytest.mark.parametrize("case", [
-    "notification", "response", "batch", "parse_error", "bad_envelope", "null_id", "unknown_version",
-    "no_json_accept", "json_like_content_type", "chunked_body_over_limit", "declared_body_over_limit",
-])
-async def test_anything_but_one_legacy_json_request_goes_to_the_sdk_transport_unchanged(rig: Rig, case: str):
-    headers = dict(LEGACY)
-    body: object = call("echo", {"text": "x"})
-    expected_status = 200
-    if case == "notification":
-        body, expected_status = {"jsonrpc": "2.0", "method": "notifications/initialized"}, 202
-    elif case == "response":
-        body, expected_status = {"jsonrpc": "2.0", "id": 4, "result": {}}, 202
-    elif case == "batch":
-        body, expected_status = [call("echo", {"text": "x"})], 400
-    elif case == "parse_error":
-        body, expected_status = b'{"jsonrpc": "2.0", "id": 1, "method": ', 400
-    elif case == "bad_envelope":
-        body, expected_status = {"jsonrpc": "1.0", "id": 1, "method": "ping"}, 400
-    elif case == "null_id":
-        # The SDK takes an id-less-looking request for a notification; whatever it says, it says it.
-        body, expected_status = {"jsonrpc": "2.0", "id": None, "method": "ping"}, 202
-    elif case == "unknown_version":
-        headers["mcp-protocol-version"] = "1999-01-01"
-        expected_status = 400
-    elif case == "no_json_accept":
-        headers["accept"] = "text/event-stream"
-        expected_status = 406
-    elif case == "json_like_content_type":  # passes the security settings, not the transport's exact test
-        headers["content-type"] = "application/json-patch+json"
-        expected_status = 415
-    elif case == "chunked_body_over_limit":
-        async def chunks():
-            for _ in range(10):
-                yield b"x" * 1000
-        response = await rig.client.post("/mcp", content=chunks(), headers=headers)
-        assert response.status_code == 413
-        # The limit answered before either path looked at the body.
-        assert rig.fallback.calls == 0
-        return
-    elif case == "declared_body_over_limit":
-        response = await rig.post(b" " * 5000)
-        assert response.status_code == 413
-        assert rig.fallback.calls == 0
-        return
-    response = await rig.post(body, headers)
-    assert response.status_code == expected_status, response.text
-    assert rig.fallback.calls == 1
-
-
 def modern_call(name: str, arguments: dict, id_: int | str = 1) -> tuple[dict[str, str], dict]:
     body = call(name, arguments, id_)
     body["params"]["_meta"] = dict(ENVELOPE)
@@ -268,40 +226,6 @@ async def test_a_modern_call_whose_mcp_param_headers_agree_is_answered_in_the_la
     response = await rig.post(body, headers | {"mcp-param-region": "eu"})
     assert response.json()["result"]["content"][0]["text"] == "eu"
     assert rig.fallback.calls == 0
-
-
-MODERN_LADDER_STATUS = {"no_envelope": 400, "name_header_disagrees": 400, "repeated_routing_header": 400,
-                        "param_header_disagrees": 400, "param_header_missing": 400, "repeated_param_header": 400,
-                        "listen": 400, "notification": 202}
-
-
-@pytest.mark.parametrize("case", list(MODERN_LADDER_STATUS))
-async def test_what_the_modern_ladder_rejects_is_answered_by_the_sdk_transport(rig: Rig, case: str):
-    headers, body = modern_call("regional", {"region": "eu"})
-    sent: dict[str, str] | list[tuple[str, str]] = headers | {"mcp-param-region": "eu"}
-    if case == "no_envelope":
-        del body["params"]["_meta"]
-    elif case == "name_header_disagrees":
-        sent = headers | {"mcp-param-region": "eu", "mcp-name": "echo"}
-    elif case == "repeated_routing_header":
-        sent = [*headers.items(), ("mcp-param-region", "eu"), ("mcp-method", "tools/call")]
-    elif case == "param_header_disagrees":
-        sent = headers | {"mcp-param-region": "us"}
-    elif case == "param_header_missing":
-        sent = headers
-    elif case == "repeated_param_header":
-        sent = [*headers.items(), ("mcp-param-region", "eu"), ("mcp-param-region", "eu")]
-    elif case == "listen":
-        body = {"jsonrpc": "2.0", "id": 1, "method": "subscriptions/listen", "params": {"_meta": dict(ENVELOPE)}}
-        sent = {**MODERN, "mcp-method": "subscriptions/listen"}
-    elif case == "notification":
-        body = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 1}}
-        sent = {**MODERN, "mcp-method": "notifications/cancelled"}
-    response = await rig.post(body, sent)
-    expected = await rig.post_to_the_transport(body, sent)
-    assert (response.status_code, response.text) == (expected.status_code, expected.text)
-    assert response.status_code == MODERN_LADDER_STATUS[case]
-    assert rig.fallback.calls == 1
 
 
 async def test_a_modern_unmapped_handler_exception_is_the_sdks_internal_error_with_its_status(rig: Rig):
@@ -338,28 +262,6 @@ async def test_a_modern_validation_error_has_the_status_the_sdk_maps_it_to(rig: 
     assert (response.status_code, response.json()) == (expected.status_code, expected.json())
 
 
-async def test_other_methods_than_post_go_to_the_sdk_transport(rig: Rig):
-    response = await rig.client.delete("/mcp", headers=LEGACY)
-    assert response.status_code == 405  # stateless: no session to delete
-    assert rig.fallback.calls == 1
-
-
-async def test_a_security_refusal_is_the_transports_own_answer_given_once():
-    mcp = build_server()
-    security = TransportSecuritySettings(enable_dns_rebinding_protection=True, allowed_hosts=["good.example"],
-                                         allowed_origins=[])
-    fallback = CountingFallback(mcp.streamable_http_app(streamable_http_path="/mcp", stateless_http=True,
-                                                        json_response=True, transport_security=security))
-    lane = SingleExchangeLane(mcp.session_manager, fallback)
-    async with mcp.session_manager.run(), lane.run():
-        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=lane), base_url="http://evil.example") as c:
-            response = await c.post("/mcp", content=json.dumps(call("echo", {"text": "x"})), headers=LEGACY)
-    assert response.status_code == 421 and response.text == "Invalid Host header"
-    # The same check object the transport runs first, answered here so its warning is logged once;
-    # tests/e2e/test_fast_lane_parity.py compares the answers with the transport's.
-    assert fallback.calls == 0
-
-
 def test_a_server_with_a_lifespan_is_refused_with_the_reason():
     from contextlib import asynccontextmanager
 
@@ -368,17 +270,17 @@ def test_a_server_with_a_lifespan_is_refused_with_the_reason():
         yield {"pool": object()}
 
     mcp = MCPServer("with-lifespan", lifespan=lifespan)
-    app = mcp.streamable_http_app(stateless_http=True, json_response=True)
+    mcp.streamable_http_app(stateless_http=True, json_response=True)
     with pytest.raises(ValueError, match="without a lifespan"):
-        SingleExchangeLane(mcp.session_manager, app)
+        SingleExchangeLane(mcp.session_manager)
 
 
 @pytest.mark.parametrize("stateless,json_response", [(False, True), (True, False)])
 def test_a_stateful_or_sse_transport_is_refused(stateless: bool, json_response: bool):
     mcp = build_server()
-    app = mcp.streamable_http_app(stateless_http=stateless, json_response=json_response)
+    mcp.streamable_http_app(stateless_http=stateless, json_response=json_response)
     with pytest.raises(ValueError, match="stateless, JSON-response transport only"):
-        SingleExchangeLane(mcp.session_manager, app)
+        SingleExchangeLane(mcp.session_manager)
 
 
 def test_the_sdk_pieces_the_lane_is_built_on_keep_their_shape():
@@ -399,12 +301,8 @@ def test_the_sdk_pieces_the_lane_is_built_on_keep_their_shape():
     assert isinstance(manager, StreamableHTTPSessionManager)
     assert (manager.stateless, manager.json_response, manager.max_request_body_size) == (True, True, 1234)
     assert manager.security_settings is not None and callable(manager.app.lifespan)
-    # The 2026-07-28 half: the SDK's ladder, its Mcp-Param check and error mapping, the server's schema lookup.
-    assert list(inspect.signature(classify_inbound_request).parameters) == [
-        "body", "headers", "supported_modern_versions"]
-    assert list(inspect.signature(validate_mcp_param_headers).parameters) == ["input_schema", "arguments", "headers"]
+    # The 2026-07-28 half: the SDK's error mapping.
     assert list(inspect.signature(modern_error_data).parameters) == ["exc"]
-    assert callable(manager.app.get_tool_input_schema)
 
 
 class Inner(BaseModel):

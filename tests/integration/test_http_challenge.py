@@ -57,7 +57,7 @@ def _server(database_url: str, lane: bool, mode: str | None, **more: Any):
                                                               subject="acct-r", resource=f"{base_url}/mcp")})
         extra = {"auth_challenge": mode} if mode else {}
         settings = load_settings(database_url=database_url, base_url=base_url, log_format="json",
-                                 mcp_fast_lane=lane, _env_file=None, **extra, **more)
+                                 tuning=lane, _env_file=None, **extra, **more)
         return create_app(settings, token_verifier=verifier, features=[GATE])
     return serving(build)
 

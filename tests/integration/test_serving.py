@@ -1,6 +1,6 @@
-"""serve's HTTP protocol (app.http.serving.DeadlineProtocol) around an app that is slow on purpose: the body
-deadline is the client's time, never the server's (a body it has not read yet, a client waiting for 100 Continue).
-The slow clients themselves are in tests/e2e/test_lifecycle.py."""
+"""The speed-up package's HTTP protocol (app/tuning/protocol.py, DeadlineProtocol) around an app that is slow on
+purpose: the body deadline is the client's time, never the server's (a body it has not read yet, a client waiting
+for 100 Continue). The slow clients themselves are in tests/e2e/test_lifecycle.py and test_tuned_protocol.py."""
 
 from __future__ import annotations
 
@@ -13,10 +13,13 @@ from contextlib import contextmanager
 import anyio
 import httpx
 import pytest
+import uvicorn
 from starlette.types import ASGIApp, Receive, Scope, Send
-from uvicorn.server import Server
 
-from app.http.serving import MAX_HEAD_BYTES, ServeConfig
+from app.http.serving import MAX_HEAD_BYTES
+from app.tuning.protocol import Deadlines, deadline_protocol
+
+pytestmark = pytest.mark.tuning
 
 BODY_S = 1.0
 HEADER_S = 1.0
@@ -55,9 +58,9 @@ async def by_path(scope: Scope, receive: Receive, send: Send) -> None:
 def served(app: ASGIApp = slow_reader, body_timeout: float = BODY_S) -> Iterator[int]:
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))
-    config = ServeConfig(app, log_config=None, lifespan="off", access_log=False, header_timeout=HEADER_S,
-                         body_timeout=body_timeout, send_timeout=5.0)
-    server = Server(config)
+    protocol = deadline_protocol(Deadlines(header=HEADER_S, body=body_timeout, send=5.0))
+    config = uvicorn.Config(app, log_config=None, lifespan="off", access_log=False, http=protocol, ws="none")
+    server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
     deadline = time.monotonic() + 15

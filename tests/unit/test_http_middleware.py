@@ -6,7 +6,9 @@ import json
 
 import pytest
 
-from app.http.middleware import AccessLogMiddleware, McpRequestNormalizer
+from app.http.deadlines import SERVER_BODY_DEADLINE, BodyDeadline
+from app.http.middleware import AccessLogMiddleware, McpPathAlias
+from app.mcp.admission import normalise_headers
 
 pytestmark = pytest.mark.anyio
 
@@ -45,21 +47,21 @@ async def _read_all(scope, receive, send):
     await send({"type": "http.response.body", "body": b"ok"})
 
 
-async def test_octet_stream_and_wildcard_accept_become_what_the_transport_expects():
-    sent = await _run(McpRequestNormalizer(_echo_headers),
-                      _scope(headers=[(b"content-type", b"application/octet-stream"), (b"accept", b"*/*")]))
-    headers = json.loads(sent[1]["body"])
-    assert headers["content-type"] == "application/json"
-    assert headers["accept"] == "application/json, text/event-stream"
-
-
-async def test_proper_headers_and_other_paths_are_left_alone():
-    sent = await _run(McpRequestNormalizer(_echo_headers),
-                      _scope(path="/other", headers=[(b"content-type", b"application/octet-stream")]))
-    assert json.loads(sent[1]["body"])["content-type"] == "application/octet-stream"
-    sent = await _run(McpRequestNormalizer(_echo_headers),
-                      _scope(headers=[(b"content-type", b"application/json"), (b"accept", b"application/json")]))
-    assert json.loads(sent[1]["body"])["accept"] == "application/json"
+@pytest.mark.parametrize(("sent", "read"), [
+    ([(b"content-type", b"application/octet-stream"), (b"accept", b"*/*")],
+     {"content-type": "application/json", "accept": "application/json, text/event-stream"}),
+    ([], {"content-type": "application/json", "accept": "application/json, text/event-stream"}),
+    ([(b"content-type", b"text/plain; charset=utf-8"), (b"accept", b"text/html, */*")],
+     {"content-type": "application/json", "accept": "application/json, text/event-stream"}),
+    ([(b"content-type", b"application/json"), (b"accept", b"application/json")],
+     {"content-type": "application/json", "accept": "application/json"}),
+    ([(b"content-type", b"text/html"), (b"accept", b"text/event-stream")],
+     {"content-type": "text/html", "accept": "text/event-stream"}),
+], ids=["chatgpt's scanner", "none", "plain text, a wildcard among others", "proper", "other types: the SDK's"])
+def test_what_clients_send_to_mcp_is_read_in_the_shape_the_transport_expects(sent, read):
+    scope = _scope(headers=sent)
+    normalise_headers(scope)
+    assert {k.decode(): v.decode() for k, v in scope["headers"]} == read
 
 
 async def test_a_trailing_slash_on_mcp_is_served_as_mcp_not_redirected():
@@ -67,10 +69,78 @@ async def test_a_trailing_slash_on_mcp_is_served_as_mcp_not_redirected():
         await send({"type": "http.response.start", "status": 200, "headers": []})
         await send({"type": "http.response.body", "body": scope["path"].encode()})
 
-    sent = await _run(McpRequestNormalizer(echo_path), _scope(path="/mcp/"))
+    sent = await _run(McpPathAlias(echo_path), _scope(path="/mcp/"))
     assert sent[1]["body"] == b"/mcp"
-    sent = await _run(McpRequestNormalizer(echo_path), _scope(path="/mcp/x"))
+    sent = await _run(McpPathAlias(echo_path), _scope(path="/mcp/x"))
     assert sent[1]["body"] == b"/mcp/x"
+
+
+def _trickling(*chunks: bytes, every: float):
+    """A client that sends the body's chunks ``every`` seconds apart, then waits for the end of the exchange."""
+    import anyio
+
+    pending = list(chunks)
+
+    async def receive():
+        if pending:
+            await anyio.sleep(every)
+            chunk = pending.pop(0)
+            return {"type": "http.request", "body": chunk, "more_body": bool(pending)}
+        await anyio.sleep_forever()
+
+    return receive
+
+
+async def _collect(app, scope, receive):
+    sent = []
+
+    async def send(message):
+        sent.append(message)
+
+    await app(scope, receive, send)
+    return sent
+
+
+async def test_a_body_slower_than_its_deadline_is_answered_408_and_the_app_sees_the_client_leave(json_log):
+    seen = []
+
+    async def reader(scope, receive, send):
+        while (message := await receive())["type"] == "http.request" and message.get("more_body"):
+            seen.append(message["body"])
+        seen.append(message["type"])
+        await send({"type": "http.response.start", "status": 200, "headers": []})  # dropped: answered already
+        await send({"type": "http.response.body", "body": b"too late"})
+
+    sent = await _collect(BodyDeadline(reader, 0.3), _scope(), _trickling(b"a", b"b", b"c", b"d", every=0.12))
+    assert seen == [b"a", b"b", "http.disconnect"]
+    assert [m.get("status") for m in sent] == [408, None]
+    assert dict(sent[0]["headers"])[b"connection"] == b"close"
+    assert sent[1]["body"] == b"The request took too long to arrive.\n"
+    assert [(e["event"], e["awaiting"]) for e in json_log() if e["event"] == "http.slow_client"] == [
+        ("http.slow_client", "body")]
+
+
+async def test_time_the_app_spends_not_reading_is_not_the_clients():
+    import anyio
+
+    async def slow_starter(scope, receive, send):
+        await anyio.sleep(0.4)  # longer than the deadline, before the first read
+        body = b""
+        while (message := await receive())["type"] == "http.request":
+            body += message["body"]
+            if not message.get("more_body"):
+                break
+        await send({"type": "http.response.start", "status": 200, "headers": []})
+        await send({"type": "http.response.body", "body": body})
+
+    sent = await _collect(BodyDeadline(slow_starter, 0.3), _scope(), _trickling(b"a", b"b", every=0.1))
+    assert [sent[0]["status"], sent[1]["body"]] == [200, b"ab"]
+
+
+async def test_a_server_that_cuts_slow_bodies_itself_is_left_to_it():
+    scope = {**_scope(), "extensions": {SERVER_BODY_DEADLINE: {}}}
+    sent = await _collect(BodyDeadline(_read_all, 0.1), scope, _trickling(b"a", b"b", every=0.15))
+    assert [m.get("status") for m in sent] == [200, None]
 
 
 async def test_an_unhandled_exception_becomes_a_json_500_with_the_request_id():

@@ -11,10 +11,10 @@ import anyio
 import anyio.to_thread
 import pytest
 
-from app.db import threads
-from app.db.threads import ThreadLane
+from app.tuning import threads
+from app.tuning.threads import ThreadLane
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.tuning]
 request_id: contextvars.ContextVar[str] = contextvars.ContextVar("request_id", default="none")
 
 

@@ -1,0 +1,69 @@
+"""A body that does not arrive in time is answered 408: the app's own deadline, whatever server runs it.
+
+Stock uvicorn reads a body for as long as the client keeps sending, a byte a second included, and the
+app's task waits for it all along. Here the time the app spends waiting in ``receive()`` for a request's
+body is added up; past ``seconds`` the app is told the client left (``http.disconnect``, so whatever it
+was doing ends as for a client that hung up), and the client gets ``408 Request Timeout`` with
+``Connection: close``, unless an answer had begun. Time the app spends not reading (it checks something
+first) is not the client's; once the body's last part is in, nothing is counted.
+
+A server that cuts slow bodies itself says so in the request's ASGI extensions (``SERVER_BODY_DEADLINE``):
+the speed-up package's protocol does, at the same deadline, and then this layer stands aside (two 408s
+for one request would race for one connection).
+"""
+
+from __future__ import annotations
+
+import time
+
+import anyio
+import structlog
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+log = structlog.get_logger("app.http")
+SERVER_BODY_DEADLINE = "app.body_deadline"  # in scope["extensions"]: the server cuts a slow body itself
+_TIMEOUT_BODY = b"The request took too long to arrive.\n"
+_TIMEOUT_HEADERS = [(b"content-type", b"text/plain; charset=utf-8"), (b"connection", b"close"),
+                    (b"content-length", str(len(_TIMEOUT_BODY)).encode())]
+
+
+class BodyDeadline:
+    def __init__(self, app: ASGIApp, seconds: float) -> None:
+        self.app = app
+        self.seconds = seconds
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or SERVER_BODY_DEADLINE in scope.get("extensions", ()):
+            await self.app(scope, receive, send)
+            return
+        left = self.seconds
+        body_in = answered = cut = False
+
+        async def receive_in_time() -> Message:
+            nonlocal left, body_in, cut
+            if body_in or cut:
+                return await receive()  # waiting for a disconnect is no body's time
+            began = time.monotonic()
+            with anyio.move_on_after(left):
+                message = await receive()
+                left -= time.monotonic() - began
+                if message["type"] != "http.request" or not message.get("more_body", False):
+                    body_in = True
+                return message
+            cut = True
+            client = scope.get("client")
+            log.info("http.slow_client", awaiting="body", peer=client[0] if client else None)
+            if not answered:
+                await send({"type": "http.response.start", "status": 408, "headers": _TIMEOUT_HEADERS})
+                await send({"type": "http.response.body", "body": _TIMEOUT_BODY})
+            return {"type": "http.disconnect"}
+
+        async def send_unless_cut(message: Message) -> None:
+            nonlocal answered
+            if cut:
+                return  # the client was answered 408: what the app still says goes nowhere
+            if message["type"] == "http.response.start":
+                answered = True
+            await send(message)
+
+        await self.app(scope, receive_in_time, send_unless_cut)

@@ -1,0 +1,60 @@
+"""Speed-ups: what exists only to make a request cheaper, in one package that can be deleted.
+
+The core runs on stock parts (uvicorn's own protocol, the SDK's transport, anyio's threads) and keeps
+every protection without this package. When it is installed and ``APP_TUNING`` is on (the default),
+the composition root (``app.parts.tuning``) installs what ``TUNING`` hands over:
+
+- ``lane``: plain JSON-RPC exchanges answered in the ASGI task instead of by the SDK's transport
+  (``lane.py``);
+- ``http_protocol``: uvicorn's httptools protocol for ``serve`` instead of h11, with the deadlines
+  stock uvicorn lacks (``protocol.py``);
+- ``hops``: database calls on a fixed set of threads whose results reach the loop in batches,
+  instead of anyio's hop (``threads.py``);
+- ``settle``: start-up objects out of the cyclic collector's reach.
+
+Each one's measured gain (the same run, with and without): ``docs/performance.md``. Deleting this
+folder (and ``tests``' modules marked ``tuning``) leaves a server that passes the core suite; this
+is the only place that subclasses or reads the internals of uvicorn or the SDK.
+"""
+
+from __future__ import annotations
+
+import gc
+
+from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+
+from app.http.serving import ProtocolFactory
+from app.mcp.admission import Lane
+from app.settings import Settings
+from app.tuning.lane import SingleExchangeLane
+from app.tuning.protocol import Deadlines, deadline_protocol
+from app.tuning.threads import ThreadLane
+
+
+class Tuning:
+    """What the composition root installs from this package."""
+
+    hops = ThreadLane  # app.db.database.Hops: (threads, name) -> a hop
+
+    @staticmethod
+    def lane(manager: StreamableHTTPSessionManager) -> Lane:
+        return SingleExchangeLane(manager)
+
+    @staticmethod
+    def http_protocol(settings: Settings) -> ProtocolFactory:
+        return deadline_protocol(Deadlines(header=settings.http_header_timeout, body=settings.http_body_timeout,
+                                           send=settings.http_send_timeout))
+
+    @staticmethod
+    def settle() -> None:
+        """Once a worker has started: everything built so far lives as long as the worker, so it leaves the
+        collector's full passes, which otherwise walk it again and again under load (p99 pauses)."""
+        global _settled
+        if not _settled:
+            _settled = True
+            gc.collect()  # start-up garbage goes now, not into the frozen set
+            gc.freeze()
+
+
+_settled = False
+TUNING = Tuning()

@@ -1,0 +1,94 @@
+"""The stock server (APP_TUNING=false: uvicorn's own h11 protocol, without the speed-up package) against clients
+that are slow or large on purpose: what bounds them there comes from uvicorn's options and the app's own body
+deadline (app/http/deadlines.py). The head deadline and the cut for a client that reads nothing are the front's
+on this path (docs/lifecycle.md); the speed-up package's protocol adds them in-process
+(tests/e2e/test_tuned_protocol.py)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+
+import httpx
+import pytest
+
+from app.http.serving import MAX_HEAD_BYTES
+from tests.e2e.server import LiveServer
+from tests.slow_clients import BODY_S, DEADLINES_ENV, connect, read_until_closed, trickle_until_closed, trickled_body
+
+# Deadlines and connections: the database behind the server never decides them.
+pytestmark = pytest.mark.any_database
+
+
+@pytest.fixture(scope="module")
+def stock(database_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
+    tmp = tmp_path_factory.mktemp("stock")
+    server = LiveServer(database_url, tmp / "server.log",
+                        extra_env={"APP_VAR_DIR": str(tmp / "var"), "APP_TUNING": "false", **DEADLINES_ENV}).start()
+    yield server
+    server.stop()
+
+
+@pytest.mark.parametrize("size", [MAX_HEAD_BYTES * 64, MAX_HEAD_BYTES + 1024], ids=["1 MiB", "bound + 1 KiB, slowly"])
+def test_a_request_head_still_incomplete_past_the_bound_is_refused_and_the_connection_closed(stock: LiveServer,
+                                                                                              size: int):
+    head = b"GET /healthz HTTP/1.1\r\nhost: x\r\nx-big: " + b"a" * size
+    with connect(stock.port) as sock:
+        started = time.monotonic()
+        try:  # the server may close while the rest is still on its way
+            sock.sendall(head[:MAX_HEAD_BYTES + 512])  # h11 bounds what it holds of an unfinished head
+            time.sleep(0.2)
+            sock.sendall(head[MAX_HEAD_BYTES + 512:] + b"\r\n\r\n")
+        except OSError:
+            pass
+        answer = read_until_closed(sock)
+        elapsed = time.monotonic() - started
+    assert answer.startswith(b"HTTP/1.1 400 ")
+    assert elapsed < BODY_S  # refused as it came
+
+
+def test_a_request_head_just_under_the_bound_is_served(stock: LiveServer):
+    with httpx.Client(base_url=stock.base_url) as client:
+        response = client.get("/healthz", headers={"x-big": "a" * (MAX_HEAD_BYTES - 512)})
+    assert response.status_code == 200
+
+
+def test_a_body_trickled_a_byte_at_a_time_is_answered_408_at_the_body_deadline(stock: LiveServer):
+    with connect(stock.port) as sock:
+        started = time.monotonic()
+        got = trickle_until_closed([sock], trickled_body(), every=0.5)
+        elapsed = time.monotonic() - started
+    [answer] = got.values()
+    assert answer.startswith(b"HTTP/1.1 408 Request Timeout") and b"connection: close" in answer.lower()
+    assert BODY_S - 0.5 < elapsed < BODY_S + 2
+    # Not the server's error: the access log says 499 (client closed request), and nothing logs a traceback.
+    events = stock.settled_log()
+    assert [e["status"] for e in events if e.get("event") == "http.request" and e.get("path") == "/mcp"
+            and e.get("status") != 200] == [499]
+    assert [(e["awaiting"], e["peer"]) for e in events if e.get("event") == "http.slow_client"] == [
+        ("body", "127.0.0.1")]
+    assert [e["event"] for e in events if e.get("level") in ("error", "critical")] == []
+
+
+def test_a_whole_body_sent_in_time_in_pieces_is_served(stock: LiveServer):
+    body = b'{"jsonrpc": "2.0", "id": 1, "method": "ping"}'
+    with connect(stock.port) as sock:
+        sock.sendall(b"POST /mcp HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\n"
+                     b"accept: application/json\r\nmcp-protocol-version: 2025-06-18\r\nconnection: close\r\n"
+                     b"content-length: " + str(len(body)).encode() + b"\r\n\r\n")
+        for piece in (body[:10], body[10:30], body[30:]):
+            time.sleep(BODY_S / 5)  # three fifths of the deadline in all
+            sock.sendall(piece)
+        answer = read_until_closed(sock)
+    assert answer.startswith(b"HTTP/1.1 200 ") and answer.endswith(b'{"jsonrpc":"2.0","id":1,"result":{}}')
+
+
+def test_requests_in_time_on_a_kept_alive_connection_are_served(stock: LiveServer):
+    with httpx.Client(base_url=stock.base_url) as client:
+        answers = []
+        for _ in range(4):  # 4 x 0.9 s on one connection: longer than the body deadline in all
+            answers.append(client.post("/mcp", json={"jsonrpc": "2.0", "id": 1, "method": "ping"},
+                                       headers={"accept": "application/json, text/event-stream",
+                                                "mcp-protocol-version": "2025-06-18"}).status_code)
+            time.sleep(0.9)
+    assert answers == [200, 200, 200, 200]
