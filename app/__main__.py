@@ -52,7 +52,7 @@ def _serve(args: argparse.Namespace, settings: Settings) -> int:
     speedups = tuning(settings)
     return run_server(serve_config(settings, "app.main:create_app_from_env", host=args.host, port=args.port,
                                    workers=args.workers,
-                                   protocol=speedups.http_protocol(settings) if speedups is not None else None))
+                                   protocol=speedups.http_protocol(settings) if speedups else None))
 
 
 def observability_refusals() -> list[str]:

@@ -71,7 +71,7 @@ WIDGET_HINT = "Results render in widgets; do not repeat what a widget already sh
 
 def open_database(settings: Settings, speedups: SpeedUps | None = None) -> Database:
     """The database; its calls hop to threads of the speed-up package's when given, else anyio's."""
-    more = {"hops": speedups.hops} if speedups is not None else {}
+    more = {"hops": speedups.hops} if speedups is not None and speedups.hops is not None else {}
     return Database(settings.database_url, pool_size=settings.db_pool_size, read_threads=settings.db_read_threads,
                     connect_timeout=settings.db_connect_timeout, statement_timeout=settings.db_statement_timeout,
                     **more)

@@ -59,7 +59,8 @@ def authserver_package() -> ModuleType | None:
 
 
 def tuning(settings: Settings) -> SpeedUps | None:
-    """The speed-up package (``app/tuning``) when it is installed and APP_TUNING is on; None: the stock core."""
+    """The speed-up package (``app/tuning``) when it is installed and APP_TUNING names any of its pieces, with
+    those pieces; None: the stock core."""
     if not settings.tuning:
         return None
     try:
@@ -69,7 +70,8 @@ def tuning(settings: Settings) -> SpeedUps | None:
             raise  # the package is there and broken: that is its traceback to show
         return None
     # What `git rm -r` leaves behind (compiled files only) imports as an empty namespace package.
-    return getattr(module, "TUNING", None)
+    speedups = getattr(module, "Tuning", None)
+    return speedups(settings.tuning) if speedups is not None else None
 
 
 def load_authserver_models() -> None:
@@ -186,13 +188,14 @@ class AuthorizationServer(Protocol):
 
 
 class SpeedUps(Protocol):
-    """What the composition root installs from the speed-up package (app.tuning.Tuning)."""
+    """What the composition root installs from the speed-up package (app.tuning.Tuning): each piece, or None
+    where APP_TUNING leaves it out."""
 
-    hops: Hops  # database calls' threads
+    hops: Hops | None  # database calls' threads
 
-    def lane(self, manager: StreamableHTTPSessionManager) -> Lane: ...
+    def lane(self, manager: StreamableHTTPSessionManager) -> Lane | None: ...
 
-    def http_protocol(self, settings: Settings) -> ProtocolFactory: ...
+    def http_protocol(self, settings: Settings) -> ProtocolFactory | None: ...
 
     def settle(self) -> None: ...
 

@@ -26,6 +26,8 @@ ENVIRONMENTS = ("development", "production")
 SUPPORTED_DATABASES = "use sqlite:///path/to/app.db or postgresql+psycopg://user:password@host:5432/name"
 AUTH_MODES = ("builtin", "external")
 AUTH_CHALLENGES = ("auto", "meta", "http")
+# What the speed-up package (app/tuning) may install, each on its own (APP_TUNING; docs/performance.md).
+TUNING_PIECES = ("lane", "protocol", "threads", "settle")
 STORAGE_BACKENDS = ("local", "s3")
 S3_ENCRYPTIONS = ("none", "AES256", "aws:kms")
 # Settings that take one of a few values, accepted in any case.
@@ -67,9 +69,9 @@ class Settings(BaseSettings):
     log_format: str = "console"
     log_level: str = "info"
     max_body_bytes: int = Field(default=4 * 1024 * 1024, ge=1024)
-    # The speed-up package (app/tuning: the single-exchange lane, the httptools protocol, the database thread
-    # lane), installed when present; false: the stock core (uvicorn's h11, the SDK's transport, anyio's threads).
-    tuning: bool = True
+    # The speed-up package (app/tuning), installed when present: true (every piece), false (the stock core:
+    # uvicorn's h11, the SDK's transport, anyio's threads), or the pieces to install, of TUNING_PIECES.
+    tuning: Annotated[frozenset[str], NoDecode] = frozenset(TUNING_PIECES)
     migrate_on_start: bool = True
     seed_on_start: bool = True
     widget_domain: str = "https://web-sandbox.oaiusercontent.com"
@@ -147,6 +149,24 @@ class Settings(BaseSettings):
     @classmethod
     def _split_csv(cls, value: object) -> object:
         return comma_list(value)
+
+    @field_validator("tuning", mode="before")
+    @classmethod
+    def _tuning(cls, value: object) -> object:
+        if isinstance(value, bool):
+            return frozenset(TUNING_PIECES) if value else frozenset()
+        if not isinstance(value, str):
+            return value
+        text = value.strip().lower()
+        if text in ("true", "1", "yes", "on"):
+            return frozenset(TUNING_PIECES)
+        if text in ("false", "0", "no", "off", ""):
+            return frozenset()
+        pieces = frozenset(comma_list(text))  # type: ignore[arg-type]
+        if unknown := sorted(pieces - set(TUNING_PIECES)):
+            raise ValueError(f"must be true, false, or some of {', '.join(TUNING_PIECES)} (unknown: "
+                             f"{', '.join(unknown)})")
+        return pieces
 
     @field_validator(*CHOICES, mode="before")
     @classmethod

@@ -33,8 +33,10 @@ Usage::
                           [--concurrency C] [--tools zoo,search] [--targets app,bare,static,raw]
                           [--json PATH] [--baseline CHECKOUT --targets app,app-baseline]
 
-``app-nometrics`` is the app with ``APP_METRICS=false``; ``app-quiet`` the app logging warnings only (no line per
-request); ``app-baseline`` the app of another checkout
+``app-stock`` is the app without the speed-up package (``APP_TUNING=false``); ``app-nolane``, ``app-h11``,
+``app-anyio`` and ``app-nofreeze`` the app without one of its pieces each (the lane, the httptools protocol, the
+database thread lane, the frozen start-up objects); ``app-nometrics`` is the app with ``APP_METRICS=false``;
+``app-quiet`` the app logging warnings only (no line per request); ``app-baseline`` the app of another checkout
 (an earlier commit, its own ``.venv`` installed), on the same database: a change's cost in one run.
 """
 
@@ -82,12 +84,18 @@ CASES = {
 PATHS = ("legacy", "modern")
 VERSIONS = {"legacy": "2025-06-18", "modern": "2026-07-28"}
 TARGETS = ("app", "bare", "static", "raw")
-# Not measured unless asked for: the app with its requests through the SDK transport, without metrics, logging
-# warnings only (no line per request), and another checkout of it (--baseline).
-EXTRA_TARGETS = ("app-nolane", "app-nometrics", "app-quiet", "app-baseline")
+# Not measured unless asked for: the app on the stock core (without the speed-up package), without each of its
+# pieces, without metrics, logging warnings only (no line per request), and another checkout of it (--baseline).
+# What the extra targets change (the app-baseline checkout aside):
+EXTRA_ENV = {"app-stock": {"APP_TUNING": "false"},
+             "app-nolane": {"APP_TUNING": "protocol,threads,settle"},
+             "app-h11": {"APP_TUNING": "lane,threads,settle"},
+             "app-anyio": {"APP_TUNING": "lane,protocol,settle"},
+             "app-nofreeze": {"APP_TUNING": "lane,protocol,threads"},
+             "app-nometrics": {"APP_METRICS": "false"}, "app-quiet": {"APP_LOG_LEVEL": "warning"}}
+EXTRA_TARGETS = (*EXTRA_ENV, "app-baseline")
 APP_CASES = set(CASES)
-SERVES = {"app": APP_CASES, "app-nolane": APP_CASES, "app-nometrics": APP_CASES, "app-quiet": APP_CASES,
-          "app-baseline": APP_CASES,
+SERVES = {"app": APP_CASES, **dict.fromkeys(EXTRA_TARGETS, APP_CASES),
           "bare": {"zoo", "search"},
           "static": {"zoo"},
           "raw": {"zoo"}}
@@ -254,11 +262,6 @@ def migrate_and_seed(env: dict[str, str]) -> None:
         if done.returncode:
             raise RuntimeError(f"python -m app {step} failed:\n{done.stderr[-2000:]}")
 
-
-# What the extra targets change: the lane off; metrics off (what measuring every request costs); warnings only (what
-# the log lines of every request cost).
-EXTRA_ENV = {"app-nolane": {"APP_MCP_FAST_LANE": "false"}, "app-nometrics": {"APP_METRICS": "false"},
-             "app-quiet": {"APP_LOG_LEVEL": "warning"}}
 
 
 def start_servers(stack: ExitStack, tmp: Path, database_url: str, workers: int,
@@ -437,7 +440,7 @@ def ratios_of(rows: list[dict]) -> list[str]:
         if target != "app":
             continue
         parts = []
-        for base in ("raw", "static", "bare", "app-nolane", "app-nometrics", "app-quiet", "app-baseline"):
+        for base in ("raw", "static", "bare", *EXTRA_TARGETS):
             other = by.get((database, workers, tool, path, base))
             if other:
                 parts.append(f"app/{base} {r['rps'] / other['rps']:.2f}")

@@ -39,6 +39,7 @@ AREAS = (
     ("db: sqlalchemy", "sqlalchemy/"),
     ("db: sqlite3/psycopg driver", "sqlite3/"),
     ("db: sqlite3/psycopg driver", "psycopg/"),
+    ("write turns (filelock)", "filelock/"),
     ("thread hop (anyio.to_thread)", "anyio/to_thread"),
     ("thread hop (anyio.to_thread)", "anyio/_backends/_asyncio.py:run_sync_in_worker_thread"),
     ("logging (structlog + stdlib)", "structlog/"),

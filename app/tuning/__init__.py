@@ -2,13 +2,14 @@
 
 The core runs on stock parts (uvicorn's own protocol, the SDK's transport, anyio's threads) and keeps
 every protection without this package. When it is installed and ``APP_TUNING`` is on (the default),
-the composition root (``app.parts.tuning``) installs what ``TUNING`` hands over:
+the composition root (``app.parts.tuning``) installs what ``Tuning`` hands over, each piece unless
+``APP_TUNING`` lists others:
 
 - ``lane``: plain JSON-RPC exchanges answered in the ASGI task instead of by the SDK's transport
   (``lane.py``);
-- ``http_protocol``: uvicorn's httptools protocol for ``serve`` instead of h11, with the deadlines
-  stock uvicorn lacks (``protocol.py``);
-- ``hops``: database calls on a fixed set of threads whose results reach the loop in batches,
+- ``protocol``: uvicorn's httptools protocol for ``serve`` instead of h11, with the deadlines stock
+  uvicorn lacks (``protocol.py``);
+- ``threads``: database calls on a fixed set of threads whose results reach the loop in batches,
   instead of anyio's hop (``threads.py``);
 - ``settle``: start-up objects out of the cyclic collector's reach.
 
@@ -20,41 +21,43 @@ is the only place that subclasses or reads the internals of uvicorn or the SDK.
 from __future__ import annotations
 
 import gc
+from collections.abc import Collection
 
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 
+from app.db.database import Hops
 from app.http.serving import ProtocolFactory
 from app.mcp.admission import Lane
-from app.settings import Settings
+from app.settings import TUNING_PIECES, Settings
 from app.tuning.lane import SingleExchangeLane
 from app.tuning.protocol import Deadlines, deadline_protocol
 from app.tuning.threads import ThreadLane
 
 
 class Tuning:
-    """What the composition root installs from this package."""
+    """What the composition root installs from this package: the pieces named (APP_TUNING)."""
 
-    hops = ThreadLane  # app.db.database.Hops: (threads, name) -> a hop
+    def __init__(self, pieces: Collection[str] = TUNING_PIECES) -> None:
+        self.pieces = frozenset(pieces)
+        self.hops: Hops | None = ThreadLane if "threads" in self.pieces else None
 
-    @staticmethod
-    def lane(manager: StreamableHTTPSessionManager) -> Lane:
-        return SingleExchangeLane(manager)
+    def lane(self, manager: StreamableHTTPSessionManager) -> Lane | None:
+        return SingleExchangeLane(manager) if "lane" in self.pieces else None
 
-    @staticmethod
-    def http_protocol(settings: Settings) -> ProtocolFactory:
+    def http_protocol(self, settings: Settings) -> ProtocolFactory | None:
+        if "protocol" not in self.pieces:
+            return None
         return deadline_protocol(Deadlines(header=settings.http_header_timeout, body=settings.http_body_timeout,
                                            send=settings.http_send_timeout))
 
-    @staticmethod
-    def settle() -> None:
+    def settle(self) -> None:
         """Once a worker has started: everything built so far lives as long as the worker, so it leaves the
         collector's full passes, which otherwise walk it again and again under load (p99 pauses)."""
         global _settled
-        if not _settled:
+        if "settle" in self.pieces and not _settled:
             _settled = True
             gc.collect()  # start-up garbage goes now, not into the frozen set
             gc.freeze()
 
 
 _settled = False
-TUNING = Tuning()

@@ -5,12 +5,13 @@ As a forker works: the migration is generated against a development SQLite datab
 applied to the existing database of the run's backend (SQLite, or PostgreSQL in CI's
 second leg: "develop on SQLite, deploy on PostgreSQL").
 
-Deleting every demo at once, and the built-in authorization server with them (an external IdP signs the
-tokens), leaves the core: its unit, integration and end-to-end tests (those that need no fork of their own) run
-inside the fork, in external IdP mode, and must pass there, as CI's leg runs them. Deleting one demo
-shows that the others do not lean on it: the migration drops its tables alone, and the fork's remaining
-suite still loads (no module left behind imports the demo), passes `check`, boots and serves what remains;
-what the remaining demos' tests assert is the main suite's business, not three more runs of it.
+Deleting every demo at once, and the built-in authorization server and the speed-up package with them (an
+external IdP signs the tokens; uvicorn's own protocol, the SDK's transport and anyio's threads serve), leaves the
+core: its unit, integration and end-to-end tests (those that need no fork of their own) run inside the fork, in
+external IdP mode, and must pass there, as CI's leg runs them; the fork serves tools/call on both protocol eras.
+Deleting one demo shows that the others do not lean on it: the migration drops its tables alone, and the fork's
+remaining suite still loads (no module left behind imports the demo), passes `check`, boots and serves what
+remains; what the remaining demos' tests assert is the main suite's business, not three more runs of it.
 """
 
 from __future__ import annotations
@@ -25,8 +26,9 @@ import pytest
 from sqlalchemy import create_engine, inspect, text
 
 from app.db.migrate import head_revisions
+from tests.challenges import CHATGPT_META, plain_call
 from tests.conftest import ROOT, empty_database, prepare
-from tests.demos import AUTHSERVER, DEMOS, EXTERNAL_IDP, demo_test_modules
+from tests.demos import AUTHSERVER, DEMOS, EXTERNAL_IDP, TUNING, demo_test_modules
 from tests.e2e.isolated import base_env, copy_repository, fresh_venv, pip_install, run
 from tests.e2e.server import LiveServer, free_port
 
@@ -42,10 +44,11 @@ class Removal:
     resources: int  # widget templates it still serves (each removed demo takes its widget along)
     runs_suite: bool  # the fork's own suite runs inside it (else it is only collected)
     authserver: bool = False  # app/authserver goes too: the fork runs with an external IdP
+    tuning: bool = False  # app/tuning goes too: the fork runs on the stock core
 
     @property
     def parts(self) -> tuple[str, ...]:
-        return (*self.features, AUTHSERVER) if self.authserver else self.features
+        return (*self.features, *((AUTHSERVER,) if self.authserver else ()), *((TUNING,) if self.tuning else ()))
 
 
 # The account profile is core; the widget log comes with the widgets, whichever feature declares one.
@@ -74,10 +77,11 @@ REMOVALS = [
             (*ZOO_TOOLS, "recommend_cafe", *CORE_TOOLS, *RECIPE_TOOLS, *FILE_TOOLS), 4, False),
     Removal(("files",), frozenset(DEMO_TABLES["files"]), ("zoo_animals", 30),
             (*ZOO_TOOLS, "recommend_cafe", "search", *CORE_TOOLS, *RECIPE_TOOLS), 4, False),
-    # What a fork starts from: no demo at all, and its own IdP instead of the built-in authorization server (its
-    # accounts and OAuth state go with it). The migrations' version table is all a database then holds of ours.
+    # What a fork starts from: no demo at all, its own IdP instead of the built-in authorization server (its
+    # accounts and OAuth state go with it), and no speed-ups. The migrations' version table is all a database then
+    # holds of ours.
     Removal(DEMOS, frozenset().union(*DEMO_TABLES.values(), AUTHSERVER_TABLES), ("alembic_version", 1),
-            ("get_account_profile",), 0, True, authserver=True),
+            ("get_account_profile",), 0, True, authserver=True, tuning=True),
 ]
 
 
@@ -108,11 +112,12 @@ def _fork_without(tmp_path: Path, removal: Removal) -> Path:
     assert marked, f"no test module is marked with {removal.parts}"
     for feature in removal.features:
         shutil.rmtree(fork / "app" / "features" / feature)
-    if removal.authserver:
-        shutil.rmtree(fork / "app" / AUTHSERVER)
-        # What `git rm -r` leaves on a machine that ran the code: a folder of compiled files only.
-        (fork / "app" / AUTHSERVER / "__pycache__").mkdir(parents=True)
-        (fork / "app" / AUTHSERVER / "__pycache__" / "wiring.cpython-311.pyc").write_bytes(b"")
+    for package, deleted in ((AUTHSERVER, removal.authserver), (TUNING, removal.tuning)):
+        if deleted:
+            shutil.rmtree(fork / "app" / package)
+            # What `git rm -r` leaves on a machine that ran the code: a folder of compiled files only.
+            (fork / "app" / package / "__pycache__").mkdir(parents=True)
+            (fork / "app" / package / "__pycache__" / "__init__.cpython-311.pyc").write_bytes(b"")
     for module in marked:
         module.unlink()
     return fork
@@ -202,7 +207,14 @@ def test_a_fork_without_a_demo_migrates_an_existing_database_boots_and_passes_it
                         extra_env={"APP_SEED_ON_START": "true"}).start(timeout=60)
     try:
         tools = server.rpc("tools/list")["result"]["tools"]
+        # The profile tool on both eras (an anonymous ChatGPT call: its linking challenge, as a tool result).
+        answers = [plain_call(server.mcp_url, "get_account_profile", version=version, meta=CHATGPT_META)
+                   for version in ("2025-06-18", "2026-07-28")]
     finally:
         server.stop()
     assert tuple(sorted(t["name"] for t in tools)) == tuple(sorted(removal.tools))
+    for answer in answers:
+        assert answer.status_code == 200, answer.text
+        result = answer.json()["result"]
+        assert result["isError"] is True and "mcp/www_authenticate" in result["_meta"], result
 

@@ -35,6 +35,19 @@ def test_the_authorization_server_mark_is_read_alone_and_in_a_list_and_its_impor
     assert imported_demos("from app.auth.scopes import Scope\n") == set()  # the resource side is core
 
 
+def test_the_speed_up_package_mark_is_read_alone_and_in_a_list_and_its_imports_are_found():
+    assert marked_demos("pytestmark = pytest.mark.tuning\n") == {"tuning"}
+    assert marked_demos("pytestmark = [pytest.mark.anyio, pytest.mark.tuning, pytest.mark.authserver]\n") == {
+        "tuning", "authserver"}
+    assert imported_demos("from app.tuning.lane import SingleExchangeLane\n") == {"tuning"}
+    assert imported_demos("from app import tuning\nimport app.tuning.threads\n") == {"tuning"}
+    assert imported_demos("from app.mcp.admission import McpAdmission\nimport app.http.serving\n") == set()
+
+
+def test_the_speed_up_package_has_test_modules_to_go_with_it():
+    assert bool(demo_test_modules(ROOT, ("tuning",))) is (ROOT / "app" / "tuning" / "__init__.py").is_file()
+
+
 def test_imports_of_a_demo_are_found_in_every_spelling_and_core_packages_are_not_demos():
     source = ("import app.features.zoo.service\nfrom app.features.search.repository import SearchRepository\n"
               "from app.features import cafes\nfrom app.features.account import tool\nimport app.storage\n")

@@ -122,6 +122,14 @@ def test_log_level_and_format_are_read_whatever_their_case(monkeypatch, typed):
     assert (settings.log_level, settings.log_format) == ("warning", "json")
 
 
+@pytest.mark.parametrize(("typed", "pieces"), [
+    ("true", {"lane", "protocol", "threads", "settle"}), ("FALSE", set()), ("off", set()),
+    ("lane, threads", {"lane", "threads"}), (" Protocol ", {"protocol"})])
+def test_the_speed_up_package_is_turned_off_whole_or_kept_in_pieces(monkeypatch, typed, pieces):
+    monkeypatch.setenv("APP_TUNING", typed)
+    assert load_settings(_env_file=None).tuning == pieces
+
+
 @pytest.mark.parametrize(
     ("variable", "value", "line"),
     [
@@ -133,6 +141,9 @@ def test_log_level_and_format_are_read_whatever_their_case(monkeypatch, typed):
                                    "protection): list each public host name; 'host:*' allows any port (got '*')"),
         ("APP_DB_POOL_SIZE", "lots",
          "APP_DB_POOL_SIZE: Input should be a valid integer, unable to parse string as an integer (got 'lots')"),
+        ("APP_TUNING", "lane,turbo", "APP_TUNING: must be true, false, or some of lane, protocol, threads, settle "
+                                     "(unknown: turbo) (got 'lane,turbo')"),
+        ("APP_MCP_FAST_LANE", "false", "APP_MCP_FAST_LANE: renamed to APP_TUNING"),
     ],
 )
 def test_a_bad_setting_is_one_line_naming_the_variable(monkeypatch, variable, value, line):

@@ -1,4 +1,4 @@
-"""SQLite's writers take turns through a lock file (app.db.locks.WriteTurns, on filelock) before SQLite's own lock:
+"""SQLite's writers take turns through a lock file (app.db.locks.WriteTurns) before SQLite's own lock: in order,
 across threads and processes, and never stuck behind a holder for longer than the busy timeout."""
 
 from __future__ import annotations
@@ -108,12 +108,13 @@ def test_the_database_s_writes_on_a_sqlite_file_take_their_turn(tmp_path: Path):
 def test_a_file_system_that_cannot_lock_leaves_writers_to_sqlite_and_says_so_once(tmp_path: Path, monkeypatch,
                                                                                     json_log):
     import errno
-    import fcntl
+
+    from app.db import locks
 
     def no_locks(fd: int, operation: int) -> None:
         raise OSError(errno.ENOLCK, "No locks available")
 
-    monkeypatch.setattr(fcntl, "flock", no_locks)  # what filelock calls on Unix
+    monkeypatch.setattr(locks.fcntl, "flock", no_locks)
     turns = WriteTurns(str(tmp_path / "app.db"), timeout=10)
     for _ in range(3):
         with turns.turn():
