@@ -18,6 +18,7 @@ import os
 import queue
 import sys
 import threading
+import time
 from collections import deque
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -76,6 +77,9 @@ class RecentEvents:
             return [e for e in self._events if e["seq"] > after and e.get("widget_session_id") == widget_session_id]
 
 
+GIVE_UP_S = 2.0  # how long the end of a process (or a test's flush) waits for a stuck stream
+
+
 class LogWriter(logging.handlers.QueueListener):
     """Log lines go into a bounded queue; this listener's thread writes them to the stream in batches.
 
@@ -101,14 +105,16 @@ class LogWriter(logging.handlers.QueueListener):
         self._drop_lock = threading.Lock()  # taken only when lines are dropped, never on the normal path
         self._write_lock = threading.Lock()  # a sync line and the thread's batch never interleave
         self._stopping = threading.Event()  # cuts the thread's wait short: it writes what it has and stops
+        self._stop_seen = False  # a drain took the sentinel: the thread stops after its batch
+        self._stuck = False  # a write gave up on the stream: the next lines do not wait for it
         # sync: every line written as it is logged, by the caller (tests, whose capture ends with each test).
         self._sync = sync
         if not sync:
             self.start()
 
     def put(self, line: str) -> None:
-        if self._sync:
-            self._write([line])
+        if self._sync:  # a stream found stuck is not waited on again until it has taken a write
+            self._write([line], timeout=0 if self._stuck else GIVE_UP_S)
             return
         try:
             self.queue.put_nowait(line)
@@ -117,42 +123,63 @@ class LogWriter(logging.handlers.QueueListener):
 
     def flush(self) -> None:
         """Write everything logged so far, now, in order (tests): the thread writes up to the sentinel, and a new
-        one takes over."""
+        one takes over (once the stream moves, if it is stuck past ``GIVE_UP_S``: this returns then)."""
         if not self._sync:
-            self._stopping.set()
-            self.stop()
-            self._stopping.clear()
-            self.start()
+            self._stopped_within(GIVE_UP_S, restart=True)
 
     def write_through(self) -> None:
         """From now on write each line as it is logged, after what is queued: for the end of a process that may
         be ended by a signal (a uvicorn worker re-raises SIGTERM once it has drained), whose writer thread would
-        not get to write the last lines. A stuck stream gets two seconds."""
+        not get to write the last lines. A stuck stream gets ``GIVE_UP_S`` in all; what it would not take is
+        counted as dropped."""
         if self._sync:
             return
-        self._stopping.set()
-        stopper = threading.Thread(target=self.stop, name="log-writer-stop", daemon=True)
-        stopper.start()
-        stopper.join(timeout=2)
-        self._sync = True
-        self._write(self._drain(), timeout=2)  # what was queued after the thread's last batch
+        deadline = time.monotonic() + GIVE_UP_S
+        self._stopped_within(GIVE_UP_S)
+        # What was queued after the thread's last batch goes before any line logged from now on.
+        if not self._write_lock.acquire(timeout=max(0.0, deadline - time.monotonic())):
+            self._sync = self._stuck = True
+            self._count_dropped(len(self._drain()))  # the stream is stuck in the thread's write
+            return
+        try:
+            self._sync = True
+            self._write_locked(self._drain())
+        finally:
+            self._write_lock.release()
 
     def close(self) -> None:
         self.write_through()
 
+    def _stopped_within(self, seconds: float, restart: bool = False) -> bool:
+        """Stop the thread (it writes what is queued, then ends), and with ``restart`` start a new one; False if
+        that is still under way after ``seconds`` (a stuck stream: it goes on when the stream moves)."""
+        def stop() -> None:
+            self.stop()
+            if restart:
+                self._stopping.clear()
+                self.start()
+
+        self._stopping.set()
+        stopper = threading.Thread(target=stop, name="log-writer-stop", daemon=True)
+        stopper.start()
+        stopper.join(timeout=seconds)
+        return not stopper.is_alive()
+
     # QueueListener's hooks
     def dequeue(self, block: bool) -> Any:
-        self._stopping.wait(self.interval)  # lines gather meanwhile: one write for all of them
+        if not self._stop_seen:
+            self._stopping.wait(self.interval)  # lines gather meanwhile: one write for all of them
+        if self._stop_seen:  # a drain took the sentinel out of the queue
+            self._stop_seen = False
+            return self._sentinel
         return self.queue.get(block)
 
     def handle(self, record: Any) -> None:
-        self._write([record, *self._drain()])
+        with self._write_lock:
+            self._write_locked([record, *self._drain()])
 
     def enqueue_sentinel(self) -> None:
-        try:  # a full queue makes room as the thread writes; a stuck stream does not
-            self.queue.put(self._sentinel, timeout=2)
-        except queue.Full:
-            pass
+        self.queue.put(self._sentinel)  # a full queue makes room as the thread writes (stop runs apart: bounded)
 
     def _drain(self) -> list[str]:
         lines = []
@@ -162,7 +189,7 @@ class LogWriter(logging.handlers.QueueListener):
             except queue.Empty:
                 return lines
             if line is self._sentinel:  # stop() asked: the thread ends after this batch
-                self.queue.put_nowait(line)  # room: it was just taken
+                self._stop_seen = True
                 return lines
             lines.append(line)
 
@@ -173,32 +200,38 @@ class LogWriter(logging.handlers.QueueListener):
             _on_dropped(n)
 
     def _write(self, batch: list[str], timeout: float = -1) -> None:
-        if not self._write_lock.acquire(timeout=timeout):  # a stream stuck in the thread's write: give up on these
+        if not self._write_lock.acquire(timeout=timeout):  # a stream stuck in another write: these are dropped
+            self._stuck = True
+            self._count_dropped(len(batch))
             return
         try:
-            with self._drop_lock:
-                dropped, self._dropped = self._dropped, 0
-            if dropped:
-                batch.append(json.dumps({"event": "log.dropped", "level": "warning", "logger": "app.logging",
-                                         "count": dropped, "pid": os.getpid(),
-                                         "timestamp": datetime.now(UTC).isoformat().replace("+00:00", "Z")}))
-            if not batch:
-                return
-            stream = self._stream if self._stream is not None else sys.stderr
-            try:
-                try:
-                    stream.write("\n".join(batch) + "\n")
-                except UnicodeEncodeError:  # a stream that is not UTF-8: escape what it cannot take
-                    encoding = getattr(stream, "encoding", None) or "ascii"
-                    stream.write("\n".join(line.encode(encoding, "backslashreplace").decode(encoding)
-                                           for line in batch) + "\n")
-                stream.flush()
-            except (OSError, ValueError):  # the stream is gone or closed: count what it did not take
-                with self._drop_lock:
-                    self._dropped += dropped  # not new: still to be reported by the next batch that is written
-                self._count_dropped(len(batch) - (1 if dropped else 0))
+            self._write_locked(batch)
+            self._stuck = False
         finally:
             self._write_lock.release()
+
+    def _write_locked(self, batch: list[str]) -> None:
+        with self._drop_lock:
+            dropped, self._dropped = self._dropped, 0
+        if dropped:
+            batch.append(json.dumps({"event": "log.dropped", "level": "warning", "logger": "app.logging",
+                                     "count": dropped, "pid": os.getpid(),
+                                     "timestamp": datetime.now(UTC).isoformat().replace("+00:00", "Z")}))
+        if not batch:
+            return
+        stream = self._stream if self._stream is not None else sys.stderr
+        try:
+            try:
+                stream.write("\n".join(batch) + "\n")
+            except UnicodeEncodeError:  # a stream that is not UTF-8: escape what it cannot take
+                encoding = getattr(stream, "encoding", None) or "ascii"
+                stream.write("\n".join(line.encode(encoding, "backslashreplace").decode(encoding)
+                                       for line in batch) + "\n")
+            stream.flush()
+        except (OSError, ValueError):  # the stream is gone or closed: count what it did not take
+            with self._drop_lock:
+                self._dropped += dropped  # not new: still to be reported by the next batch that is written
+            self._count_dropped(len(batch) - (1 if dropped else 0))
 
 
 class _WriterLogger:

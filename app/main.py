@@ -35,7 +35,7 @@ from app.auth.tokens import ExternalTokenVerifier, RemoteJwks
 from app.broadcast import open_broadcast
 from app.db import Database
 from app.feature import Deps, Feature, LocalAccounts
-from app.http.deadlines import BodyDeadline
+from app.http.deadlines import BodyDeadline, HeadLimit
 from app.http.devhost import DevFiles, devhost_routes
 from app.http.health import health_routes
 from app.http.middleware import AccessLogMiddleware, McpPathAlias, client_address, log_written_through_shutdown
@@ -305,10 +305,11 @@ def served(app: ASGIApp, settings: Settings, metrics: Metrics | None, tracing: T
     if tracing is not None:  # the server span: around the access log, so its lines carry the span's ids
         logged = tracing.wrap(logged)
     # A body that does not arrive in time: 408, whatever serves the app; the access log (inside) sees the
-    # request end as the client's leaving (499), as it does under the speed-up package's protocol.
-    deadline = BodyDeadline(logged, settings.http_body_timeout)
+    # request end as the client's leaving (499), as it does under the speed-up package's protocol. A head past
+    # the bound: 431, before anything else reads it.
+    bounded = HeadLimit(BodyDeadline(logged, settings.http_body_timeout))
     # Outermost: every layer below, the access log and every limit included, sees the trusted client address.
-    return client_address(deadline, settings.trusted_proxies)
+    return client_address(bounded, settings.trusted_proxies)
 
 
 def create_app(

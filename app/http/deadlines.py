@@ -1,4 +1,5 @@
-"""A body that does not arrive in time is answered 408: the app's own deadline, whatever server runs it.
+"""Bounds the app keeps on a request itself, whatever server runs it: a body that does not arrive in time is
+answered 408, a head past ``MAX_HEAD_BYTES`` 431.
 
 Stock uvicorn reads a body for as long as the client keeps sending, a byte a second included, and the
 app's task waits for it all along. Here the time the app spends waiting in ``receive()`` for a request's
@@ -10,6 +11,10 @@ first) is not the client's; once the body's last part is in, nothing is counted.
 A server that cuts slow bodies itself says so in the request's ASGI extensions (``SERVER_BODY_DEADLINE``):
 the speed-up package's protocol does, at the same deadline, and then this layer stands aside (two 408s
 for one request would race for one connection).
+
+The head: uvicorn's h11 refuses a head still unfinished past 16 KiB, but parses one that arrives whole in
+a single read (up to the 256 KiB a read brings); ``HeadLimit`` refuses that one too, so the bound is the
+same on every path (the speed-up protocol's own is exact: it answers 400 before the app is called).
 """
 
 from __future__ import annotations
@@ -20,11 +25,38 @@ import anyio
 import structlog
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from app.http.serving import MAX_HEAD_BYTES
+
 log = structlog.get_logger("app.http")
 SERVER_BODY_DEADLINE = "app.body_deadline"  # in scope["extensions"]: the server cuts a slow body itself
 _TIMEOUT_BODY = b"The request took too long to arrive.\n"
 _TIMEOUT_HEADERS = [(b"content-type", b"text/plain; charset=utf-8"), (b"connection", b"close"),
                     (b"content-length", str(len(_TIMEOUT_BODY)).encode())]
+_TOO_LARGE_BODY = b"The request's headers are too large.\n"
+_TOO_LARGE_HEADERS = [(b"content-type", b"text/plain; charset=utf-8"), (b"connection", b"close"),
+                      (b"content-length", str(len(_TOO_LARGE_BODY)).encode())]
+
+
+class HeadLimit:
+    """A request line and headers past ``limit`` bytes (counted as on the wire: each header ``name: value``
+    and its line end) get ``431 Request Header Fields Too Large`` and the connection closed."""
+
+    def __init__(self, app: ASGIApp, limit: int = MAX_HEAD_BYTES) -> None:
+        self.app = app
+        self.limit = limit
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            size = len(scope.get("raw_path") or b"") + len(scope.get("query_string") or b"") + 16
+            for name, value in scope["headers"]:
+                size += len(name) + len(value) + 4
+            if size > self.limit:
+                client = scope.get("client")
+                log.info("http.head_too_large", peer=client[0] if client else None)
+                await send({"type": "http.response.start", "status": 431, "headers": _TOO_LARGE_HEADERS})
+                await send({"type": "http.response.body", "body": _TOO_LARGE_BODY})
+                return
+        await self.app(scope, receive, send)
 
 
 class BodyDeadline:
@@ -41,7 +73,9 @@ class BodyDeadline:
 
         async def receive_in_time() -> Message:
             nonlocal left, body_in, cut
-            if body_in or cut:
+            if cut:
+                return {"type": "http.disconnect"}  # as far as the app knows, the client is gone
+            if body_in:
                 return await receive()  # waiting for a disconnect is no body's time
             began = time.monotonic()
             with anyio.move_on_after(left):

@@ -3,8 +3,9 @@ writes the log and exits 0.
 
 What bounds a client here (``docs/lifecycle.md``, "Slow clients"):
 
-- uvicorn's h11 protocol refuses a request line and headers past ``MAX_HEAD_BYTES`` (400, connection
-  closed): ``h11_max_incomplete_event_size``; an idle kept-alive connection is closed after
+- uvicorn's h11 protocol refuses a request head still unfinished past ``MAX_HEAD_BYTES`` (400,
+  connection closed: ``h11_max_incomplete_event_size``), and the app one that arrived whole past it
+  (431, ``app.http.deadlines.HeadLimit``); an idle kept-alive connection is closed after
   ``timeout_keep_alive`` seconds;
 - a body that does not arrive in time is answered 408 by the app itself
   (``app.http.deadlines.BodyDeadline``), so any ASGI server gets that deadline;

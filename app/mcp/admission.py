@@ -64,7 +64,7 @@ _current: ContextVar[Admission | None] = ContextVar("app_mcp_admission", default
 class Admission:
     """What one ``POST /mcp`` is, decided once."""
 
-    request: Request  # its body replayable (``request.receive``)
+    request: Request  # the body already read: ``request.receive`` hands it out once, to whichever path answers
     started: float  # perf_counter at arrival
     version: str | None  # the MCP-Protocol-Version header
     token: AccessToken | None  # the verified bearer token, None for an anonymous caller
@@ -269,10 +269,10 @@ def normalise_headers(scope: Scope) -> None:
     ``application/octet-stream`` (or no type) and ``Accept: */*``, which the SDK answers 415 / 406, though the
     body is JSON-RPC either way. Changed in the scope, so the transport sees what the admission saw."""
     ctype = accept = None
-    for key, value in scope["headers"]:
-        if key == b"content-type":
+    for key, value in scope["headers"]:  # the first of each, as Starlette's Headers.get reads it
+        if key == b"content-type" and ctype is None:
             ctype = value
-        elif key == b"accept":
+        elif key == b"accept" and accept is None:
             accept = value
     updates: dict[bytes, bytes] = {}
     if (ctype or b"").split(b";")[0].strip().lower() in (b"", b"application/octet-stream", b"text/plain"):

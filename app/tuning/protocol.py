@@ -20,7 +20,9 @@ request began in (up to 256 KiB), so it is cut at that read plus 16 KiB. Also re
 Host header, or none in an HTTP/1.1 request, which h11 refused and llhttp serves.
 
 This module subclasses uvicorn's protocol and reads its state (the request cycle, flow control, the
-parser): it lives in the speed-up package, deletable, and ``tests/tuning`` pins what it relies on.
+parser): it lives in the speed-up package, deletable; its tests (marked ``tuning``:
+tests/integration/test_serving.py, tests/e2e/test_tuned_protocol.py) fail when an uvicorn release moves
+what it relies on.
 """
 
 from __future__ import annotations
@@ -112,7 +114,8 @@ class DeadlineProtocol(HttpToolsProtocol):
         self._head_open = self._head_began_now = True
         self._head_bytes = self._head_pending = self._hosts = 0
         super().on_message_begin()
-        self.scope["extensions"] = {SERVER_BODY_DEADLINE: {}}  # the request's scope: this protocol cuts a slow body
+        # The request's scope says that this protocol cuts a slow body (app.http.deadlines stands aside).
+        self.scope.setdefault("extensions", {})[SERVER_BODY_DEADLINE] = {}
 
     def on_url(self, url: bytes) -> None:
         self._count_head(len(url))
@@ -238,6 +241,7 @@ class DeadlineProtocol(HttpToolsProtocol):
         for cycle in (self._running, self.cycle, *(queued for queued, _ in self.pipeline)):
             if cycle is not None:
                 cycle.disconnected = True
+                cycle.message_event.set()  # an app waiting in receive() hears of it now
         self.transport.abort()
 
     def _close(self) -> None:

@@ -12,6 +12,7 @@ from collections import Counter
 from collections.abc import Callable, Iterator
 from typing import Any
 
+import pydantic
 import pydantic_core
 import pytest
 from mcp.server.auth.provider import AccessToken
@@ -68,11 +69,15 @@ class Decodes:
         self.marker = marker
         self.by: Counter[str] = Counter()
 
+    def count(self, data: Any, depth: int) -> None:
+        """Count a decode of ``data`` if it is this request's body, by the module ``depth`` frames up."""
+        if isinstance(data, bytes | bytearray | str) and self.marker in (
+                data.decode("utf-8", "replace") if not isinstance(data, str) else data):
+            self.by[sys._getframe(depth + 1).f_globals.get("__name__", "?")] += 1
+
     def wrap(self, decode: Callable[..., Any]) -> Callable[..., Any]:
         def counting(data: Any, *args: Any, **kwargs: Any) -> Any:
-            if isinstance(data, bytes | bytearray | str) and self.marker in (
-                    data.decode("utf-8", "replace") if not isinstance(data, str) else data):
-                self.by[sys._getframe(1).f_globals.get("__name__", "?")] += 1
+            self.count(data, 1)
             return decode(data, *args, **kwargs)
         return counting
 
@@ -90,6 +95,20 @@ def instrumented(monkeypatch: pytest.MonkeyPatch) -> tuple[Decodes, Counter[str]
     decodes = Decodes(f"note-{uuid.uuid4().hex}")
     for module, name in ((pydantic_core, "from_json"), (admission, "from_json"), (json, "loads")):
         monkeypatch.setattr(module, name, decodes.wrap(getattr(module, name)))
+    # pydantic's own ways to parse bytes into a model (what a second parse would most likely use)
+    validate_json = pydantic.TypeAdapter.validate_json
+    model_validate_json = pydantic.BaseModel.model_validate_json.__func__
+
+    def adapter_validate_json(adapter: Any, data: Any, *args: Any, **kwargs: Any) -> Any:
+        decodes.count(data, 1)
+        return validate_json(adapter, data, *args, **kwargs)
+
+    def model_validate(cls: Any, data: Any, *args: Any, **kwargs: Any) -> Any:
+        decodes.count(data, 1)
+        return model_validate_json(cls, data, *args, **kwargs)
+
+    monkeypatch.setattr(pydantic.TypeAdapter, "validate_json", adapter_validate_json)
+    monkeypatch.setattr(pydantic.BaseModel, "model_validate_json", classmethod(model_validate))
     checks: Counter[str] = Counter()
     real = schemes.unmet_scopes
 

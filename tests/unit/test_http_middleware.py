@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from app.http.deadlines import SERVER_BODY_DEADLINE, BodyDeadline
+from app.http.deadlines import SERVER_BODY_DEADLINE, BodyDeadline, HeadLimit
 from app.http.middleware import AccessLogMiddleware, McpPathAlias
 from app.mcp.admission import normalise_headers
 
@@ -62,6 +62,13 @@ def test_what_clients_send_to_mcp_is_read_in_the_shape_the_transport_expects(sen
     scope = _scope(headers=sent)
     normalise_headers(scope)
     assert {k.decode(): v.decode() for k, v in scope["headers"]} == read
+
+
+def test_a_repeated_header_is_judged_by_its_first_value_as_the_transport_reads_it():
+    scope = _scope(headers=[(b"content-type", b"text/plain"), (b"content-type", b"application/json")])
+    normalise_headers(scope)
+    assert scope["headers"] == [(b"content-type", b"application/json"),
+                                (b"accept", b"application/json, text/event-stream")]
 
 
 async def test_a_trailing_slash_on_mcp_is_served_as_mcp_not_redirected():
@@ -170,3 +177,13 @@ async def test_a_hostile_request_id_is_replaced():
     sent = await _run(AccessLogMiddleware(_read_all), _scope(headers=[(b"x-request-id", b"bad id\n\x00")]))
     rid = dict(sent[0]["headers"])[b"x-request-id"].decode()
     assert rid != "bad id\n\x00" and len(rid) == 32
+
+
+@pytest.mark.parametrize(("value", "status"), [(16_000, 200), (17_000, 431)])
+async def test_a_head_past_the_bound_is_refused_with_431_before_the_app_sees_it(value: int, status: int):
+    scope = {**_scope(method="GET", path="/x"), "raw_path": b"/x", "query_string": b"",
+             "headers": [(b"host", b"x"), (b"x-big", b"a" * value)]}
+    sent = await _run(HeadLimit(_read_all), scope)
+    assert sent[0]["status"] == status
+    if status == 431:
+        assert dict(sent[0]["headers"])[b"connection"] == b"close"

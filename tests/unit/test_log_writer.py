@@ -6,6 +6,7 @@ import io
 import json
 import logging
 import threading
+import time
 
 import structlog
 
@@ -135,3 +136,59 @@ def test_a_synchronous_writer_writes_each_line_as_it_is_logged():
     writer.put("{\"event\": \"now\"}")
     assert stream.getvalue() == "{\"event\": \"now\"}\n"
     writer.close()
+
+
+class StallingStream(io.StringIO):
+    """A collector that stalls its first write for ``seconds``, then takes everything."""
+
+    def __init__(self, seconds: float) -> None:
+        super().__init__()
+        self.seconds = seconds
+        self.stalled = threading.Event()
+
+    def write(self, text: str) -> int:
+        if not self.stalled.is_set():
+            self.stalled.set()
+            time.sleep(self.seconds)
+        return super().write(text)
+
+
+def test_write_through_on_a_stuck_stream_gives_up_within_its_bound_and_counts_what_it_could_not_write():
+    from app.logging import GIVE_UP_S, on_dropped_lines
+
+    counted: list[int] = []
+    on_dropped_lines(counted.append)
+    stream = StallingStream(GIVE_UP_S + 2)
+    writer = LogWriter(stream, interval=0.01)
+    try:
+        writer.put('{"event": "wake"}')
+        assert stream.stalled.wait(5)  # the thread is inside the stalled write
+        writer.put('{"event": "a"}')
+        writer.put('{"event": "b"}')
+        started = time.monotonic()
+        writer.write_through()
+        writer.put('{"event": "c"}')  # the stream is known stuck: not waited on again
+        waited = time.monotonic() - started
+        time.sleep(2.5)  # the stream moves
+        writer.put('{"event": "d"}')
+    finally:
+        on_dropped_lines(None)
+    events = [json.loads(line) for line in stream.getvalue().splitlines()]
+    assert GIVE_UP_S - 0.5 < waited < GIVE_UP_S + 0.5
+    assert [e["event"] for e in events] == ["wake", "d", "log.dropped"] and events[2]["count"] == 3
+    assert sum(counted) == 3
+
+
+def test_a_flush_behind_a_full_queue_and_a_stalled_stream_returns_and_writes_in_order_once_it_moves():
+    stream = StallingStream(3.0)
+    writer = LogWriter(stream, capacity=1, interval=0.01)
+    writer.put('{"event": "wake"}')
+    assert stream.stalled.wait(5)
+    writer.put('{"event": "x"}')  # the queue is full now
+    started = time.monotonic()
+    writer.flush()
+    assert time.monotonic() - started < 2.5  # bounded: the stream is still stalled
+    time.sleep(1.5)
+    writer.put('{"event": "y"}')  # a new thread took over once the stream moved
+    writer.close()
+    assert [json.loads(line)["event"] for line in stream.getvalue().splitlines()] == ["wake", "x", "y"]

@@ -43,83 +43,98 @@ def imported_names(tree: ast.AST) -> dict[str, str]:
     return names
 
 
-def our_private_names(modules: list[Path]) -> set[str]:
-    """Every underscore name this code defines itself: functions, classes, attributes it assigns, fields."""
-    ours: set[str] = set()
-    for module in modules:
-        for node in ast.walk(ast.parse(module.read_text(encoding="utf-8"))):
-            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-                ours.add(node.name)
-            elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store):
-                ours.add(node.attr)
-            elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
-                ours.add(node.id)
-            elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
-                ours.add(node.target.id)
-            elif isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "__slots__"
-                                                      for t in node.targets):
-                ours.update(c.value for c in ast.walk(node.value) if isinstance(c, ast.Constant))
-    return ours
+def defined_in(cls: ast.ClassDef) -> set[str]:
+    """The underscore names a class of ours defines itself: its methods and class attributes, and what its
+    methods assign to ``self`` (or ``cls``)."""
+    names: set[str] = set()
+    for node in ast.walk(cls):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            names.add(node.name)
+        elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store) \
+                and isinstance(node.value, ast.Name) and node.value.id in ("self", "cls"):
+            names.add(node.attr)
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            names.add(node.id)
+    return names
 
 
-def library_classes(tree: ast.AST, names: dict[str, str]) -> set[str]:
-    """The classes of a module that subclass one of the libraries' (their ``self`` is partly the library's)."""
-    return {node.name for node in ast.walk(tree) if isinstance(node, ast.ClassDef)
-            and any(names.get(ast.unparse(b).split(".")[0].split("[")[0], "").split(".")[0] in LIBRARIES
-                    for b in node.bases)}
+def library_origin(expression: ast.AST, names: dict[str, str]) -> str | None:
+    """What a name or dotted expression refers to when it comes from one of the libraries (module.Name)."""
+    first, _, rest = ast.unparse(expression).split("[")[0].partition(".")
+    origin = names.get(first)
+    if origin is None or origin.split(".")[0] not in LIBRARIES:
+        return None
+    return f"{origin}.{rest}" if rest else origin
 
 
-def owners(tree: ast.AST) -> dict[ast.AST, str]:
-    """Each node inside a class body, with that class's name."""
-    found: dict[ast.AST, str] = {}
-    for node in ast.walk(tree):
-        if isinstance(node, ast.ClassDef):
-            for inner in ast.walk(node):
-                found.setdefault(inner, node.name)
-    return found
+def forbidden_module(name: str) -> str | None:
+    """Why importing ``name`` (a dotted module path) is not the core's to do, or None."""
+    parts = name.split(".")
+    if parts[0] not in LIBRARIES:
+        return None
+    if parts[:2] == ["uvicorn", "protocols"]:
+        return f"imports {name}"
+    if any(part.startswith("_") and not part.startswith("__") for part in parts):
+        return f"imports the private module {name}"
+    return None
 
 
 def violations(modules: list[Path], root: Path = ROOT) -> list[str]:
-    ours = our_private_names(core_modules(root))
     found: list[str] = []
     for module in modules:
         where = module.relative_to(root).as_posix()
         tree = ast.parse(module.read_text(encoding="utf-8"))
         names = imported_names(tree)
-        theirs, inside = library_classes(tree, names), owners(tree)
+        # For each node inside a class: the class, when it also subclasses a library class (its self is partly
+        # the library's: only what the class defines itself is ours to read).
+        theirs: dict[ast.AST, set[str]] = {}
+        for cls in (n for n in ast.walk(tree) if isinstance(n, ast.ClassDef)):
+            if any(library_origin(base, names) for base in cls.bases):
+                own = defined_in(cls)
+                for inner in ast.walk(cls):
+                    theirs[inner] = own
+
+        def note(node: ast.AST, what: str, where: str = where) -> None:
+            found.append(f"{where}:{getattr(node, 'lineno', 0)} {what}")
+
         for node in ast.walk(tree):
-            imported = ([node.module] if isinstance(node, ast.ImportFrom) and node.module and node.level == 0
-                        else [a.name for a in node.names] if isinstance(node, ast.Import) else [])
-            for name in imported:
-                parts = name.split(".")
-                if parts[0] not in LIBRARIES:
-                    continue
-                if parts[:2] == ["uvicorn", "protocols"]:
-                    found.append(f"{where}:{node.lineno} imports {name}")
-                elif any(part.startswith("_") for part in parts):
-                    found.append(f"{where}:{node.lineno} imports the private module {name}")
+            if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                for alias in node.names:  # from uvicorn import protocols: the module is uvicorn.protocols
+                    for candidate in (node.module, f"{node.module}.{alias.name}"):
+                        if why := forbidden_module(candidate):
+                            note(node, why)
+                            break
+            elif isinstance(node, ast.Import):
+                for alias in node.names:
+                    if why := forbidden_module(alias.name):
+                        note(node, why)
             if isinstance(node, ast.ClassDef):
                 for base in node.bases:
-                    head = ast.unparse(base).split("[")[0]
-                    first, _, rest = head.partition(".")
-                    origin = names.get(first)
-                    if origin is None or origin.split(".")[0] not in LIBRARIES:
-                        continue
-                    full = f"{origin}.{rest}" if rest else origin
-                    if full not in EXTENSION_POINTS:
-                        found.append(f"{where}:{node.lineno} class {node.name} subclasses {full}")
+                    if (full := library_origin(base, names)) is not None and full not in EXTENSION_POINTS:
+                        note(node, f"class {node.name} subclasses {full}")
             if isinstance(node, ast.Attribute) and node.attr.startswith("_") and not node.attr.startswith("__"):
                 owner = ast.unparse(node.value)
-                # self of a class of ours is ours, unless the class is also one of the libraries'
-                mine = owner in ("self", "cls") and inside.get(node) not in theirs
-                if not mine and node.attr not in ours and f"{owner}.{node.attr}" not in STDLIB_PRIVATE:
-                    found.append(f"{where}:{node.lineno} reads {owner}.{node.attr}")
+                if owner in ("self", "cls"):
+                    if node in theirs and node.attr not in theirs[node]:
+                        note(node, f"reads {owner}.{node.attr}")
+                elif f"{owner}.{node.attr}" not in STDLIB_PRIVATE:  # another object's private attribute
+                    note(node, f"reads {owner}.{node.attr}")
+            if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant) \
+                    and isinstance(key := node.slice.value, str) and key.startswith("_") \
+                    and not key.startswith("__") and (ast.unparse(node.value).endswith(".__dict__")
+                                                     or ast.unparse(node.value).startswith("vars(")):
+                note(node, f"reads {ast.unparse(node)}")
+            if isinstance(node, ast.Call) and node.args and isinstance(arg := node.args[0], ast.Constant) \
+                    and isinstance(arg.value, str) and ast.unparse(node.func) in (
+                        "importlib.import_module", "import_module", "__import__", "import_from_string"):
+                if why := forbidden_module(arg.value.split(":")[0]):
+                    note(node, why)
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) \
-                    and node.func.id in ("getattr", "setattr") and len(node.args) > 1 \
+                    and node.func.id in ("getattr", "setattr", "hasattr") and len(node.args) > 1 \
                     and isinstance(name := node.args[1], ast.Constant) \
                     and isinstance(name.value, str) and name.value.startswith("_") \
-                    and not name.value.startswith("__") and name.value not in ours:
-                found.append(f"{where}:{node.lineno} {node.func.id}(..., {name.value!r})")
+                    and not name.value.startswith("__"):
+                note(node, f"{node.func.id}(..., {name.value!r})")
     return found
 
 
@@ -148,8 +163,19 @@ def test_the_check_finds_each_kind_of_reach_into_a_library(tmp_path: Path):
         "class Mine:\n"
         "    def __init__(self):\n"
         "        self._own = 1\n"
-        "    def read(self, other):\n"
-        "        return other._own, self._own\n", encoding="utf-8")
+        "    def read(self):\n"
+        "        return self._own\n", encoding="utf-8")
+    disguised = tmp_path / "app" / "http" / "disguised.py"
+    disguised.write_text(
+        "import importlib\n"
+        "from uvicorn import protocols\n"
+        "from mcp.server import _streamable_http_modern\n"
+        "class Fast(protocols.http.httptools_impl.HttpToolsProtocol): pass\n"
+        "def peek(request, manager):\n"
+        "    request._receive = None\n"
+        "    importlib.import_module('uvicorn.protocols.http.h11_impl')\n"
+        "    return request._receive, vars(manager)['_lifespan_state'], manager.__dict__['_task_group']\n",
+        encoding="utf-8")
     assert sorted(v.split(" ", 1)[1] for v in violations([sample], tmp_path)) == sorted([
         "imports uvicorn.protocols.http.h11_impl",
         "imports the private module mcp.server._streamable_http_modern",
@@ -160,6 +186,16 @@ def test_the_check_finds_each_kind_of_reach_into_a_library(tmp_path: Path):
         "reads request._receive",
         "reads manager._task_group",
         "getattr(..., '_lifespan_state')",
+    ])
+    assert sorted(v.split(" ", 1)[1] for v in violations([disguised], tmp_path)) == sorted([
+        "imports uvicorn.protocols",
+        "imports the private module mcp.server._streamable_http_modern",
+        "class Fast subclasses uvicorn.protocols.http.httptools_impl.HttpToolsProtocol",
+        "reads request._receive",
+        "reads request._receive",  # written, then read: neither is ours to do
+        "imports uvicorn.protocols.http.h11_impl",
+        "reads vars(manager)['_lifespan_state']",
+        "reads manager.__dict__['_task_group']",
     ])
 
 
