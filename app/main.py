@@ -35,7 +35,7 @@ from app.auth.tokens import ExternalTokenVerifier, RemoteJwks
 from app.broadcast import open_broadcast
 from app.db import Database
 from app.feature import Deps, Feature, LocalAccounts
-from app.http.deadlines import BodyDeadline, HeadLimit
+from app.http.bounds import ClientBounds
 from app.http.devhost import DevFiles, devhost_routes
 from app.http.health import health_routes
 from app.http.middleware import AccessLogMiddleware, McpPathAlias, client_address, log_written_through_shutdown
@@ -299,15 +299,18 @@ def core_routes(settings: Settings, deps: Deps, mcp_name: str, mcp_app: ASGIApp,
             Route("/", index, methods=["GET"]), *health_routes(deps.db, deps.limits), *storage_routes, *dev_routes]
 
 
-def served(app: ASGIApp, settings: Settings, metrics: Metrics | None, tracing: Tracing | None) -> ASGIApp:
+def served(app: Starlette, settings: Settings, metrics: Metrics | None, tracing: Tracing | None,
+           speedups: SpeedUps | None) -> ASGIApp:
     """The middleware around the routes, innermost first."""
-    logged: ASGIApp = AccessLogMiddleware(McpPathAlias(app), metrics)
+    routed: ASGIApp = app
+    if speedups is not None:  # /mcp past the router (its first route)
+        routed = speedups.route(app, next(r for r in app.routes if isinstance(r, Route) and r.path == "/mcp"))
+    logged: ASGIApp = AccessLogMiddleware(McpPathAlias(routed), metrics)
     if tracing is not None:  # the server span: around the access log, so its lines carry the span's ids
         logged = tracing.wrap(logged)
-    # A body that does not arrive in time: 408, whatever serves the app; the access log (inside) sees the
-    # request end as the client's leaving (499), as it does under the speed-up package's protocol. A head past
-    # the bound: 431, before anything else reads it.
-    bounded = HeadLimit(BodyDeadline(logged, settings.http_body_timeout))
+    # A head past the bound (431) and a body that does not arrive in time (408), whatever serves the app; the
+    # access log (inside) sees a request cut so as the client's leaving (499), as under the speed-up protocol.
+    bounded = ClientBounds(logged, body_timeout=settings.http_body_timeout)
     # Outermost: every layer below, the access log and every limit included, sees the trusted client address.
     return client_address(bounded, settings.trusted_proxies)
 
@@ -350,7 +353,7 @@ def create_app(
         lifespan=lifespan_of(deps, mcp, tracing, speedups),
         exception_handlers={Exception: internal_error},
     )
-    return served(app, settings, metrics, tracing)
+    return served(app, settings, metrics, tracing, speedups)
 
 
 async def internal_error(_: Request, __: Exception) -> JSONResponse:

@@ -18,7 +18,8 @@ from urllib.parse import urlsplit
 from mcp.server.auth.provider import TokenVerifier
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from pydantic_settings import BaseSettings
-from starlette.routing import BaseRoute
+from starlette.routing import BaseRoute, Route
+from starlette.types import ASGIApp
 
 from app.auth.scopes import ScopeCatalog
 from app.broadcast import Broadcast
@@ -196,6 +197,8 @@ class SpeedUps(Protocol):
     def lane(self, manager: StreamableHTTPSessionManager) -> Lane | None: ...
 
     def http_protocol(self, settings: Settings) -> ProtocolFactory | None: ...
+
+    def route(self, app: ASGIApp, mcp: Route) -> ASGIApp: ...
 
     def settle(self) -> None: ...
 

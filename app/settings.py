@@ -27,7 +27,7 @@ SUPPORTED_DATABASES = "use sqlite:///path/to/app.db or postgresql+psycopg://user
 AUTH_MODES = ("builtin", "external")
 AUTH_CHALLENGES = ("auto", "meta", "http")
 # What the speed-up package (app/tuning) may install, each on its own (APP_TUNING; docs/performance.md).
-TUNING_PIECES = ("lane", "protocol", "threads", "settle")
+TUNING_PIECES = ("lane", "protocol", "threads", "route", "settle")
 STORAGE_BACKENDS = ("local", "s3")
 S3_ENCRYPTIONS = ("none", "AES256", "aws:kms")
 # Settings that take one of a few values, accepted in any case.

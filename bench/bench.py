@@ -34,10 +34,11 @@ Usage::
                           [--json PATH] [--baseline CHECKOUT --targets app,app-baseline]
 
 ``app-stock`` is the app without the speed-up package (``APP_TUNING=false``); ``app-nolane``, ``app-h11``,
-``app-anyio`` and ``app-nofreeze`` the app without one of its pieces each (the lane, the httptools protocol, the
-database thread lane, the frozen start-up objects); ``app-nometrics`` is the app with ``APP_METRICS=false``;
-``app-quiet`` the app logging warnings only (no line per request); ``app-baseline`` the app of another checkout
-(an earlier commit, its own ``.venv`` installed), on the same database: a change's cost in one run.
+``app-anyio``, ``app-router`` and ``app-nofreeze`` the app without one of its pieces each (the lane, the httptools
+protocol, the database thread lane, the shortcut past the router, the frozen start-up objects);
+``app-nometrics`` is the app with ``APP_METRICS=false``; ``app-quiet`` the app logging warnings only (no line
+per request); ``app-baseline`` the app of another checkout (an earlier commit, its own ``.venv`` installed), on
+the same database: a change's cost in one run.
 """
 
 from __future__ import annotations
@@ -88,10 +89,11 @@ TARGETS = ("app", "bare", "static", "raw")
 # pieces, without metrics, logging warnings only (no line per request), and another checkout of it (--baseline).
 # What the extra targets change (the app-baseline checkout aside):
 EXTRA_ENV = {"app-stock": {"APP_TUNING": "false"},
-             "app-nolane": {"APP_TUNING": "protocol,threads,settle"},
-             "app-h11": {"APP_TUNING": "lane,threads,settle"},
-             "app-anyio": {"APP_TUNING": "lane,protocol,settle"},
-             "app-nofreeze": {"APP_TUNING": "lane,protocol,threads"},
+             "app-nolane": {"APP_TUNING": "protocol,threads,route,settle"},
+             "app-h11": {"APP_TUNING": "lane,threads,route,settle"},
+             "app-anyio": {"APP_TUNING": "lane,protocol,route,settle"},
+             "app-router": {"APP_TUNING": "lane,protocol,threads,settle"},
+             "app-nofreeze": {"APP_TUNING": "lane,protocol,threads,route"},
              "app-nometrics": {"APP_METRICS": "false"}, "app-quiet": {"APP_LOG_LEVEL": "warning"}}
 EXTRA_TARGETS = (*EXTRA_ENV, "app-baseline")
 APP_CASES = set(CASES)

@@ -5,10 +5,10 @@ What bounds a client here (``docs/lifecycle.md``, "Slow clients"):
 
 - uvicorn's h11 protocol refuses a request head still unfinished past ``MAX_HEAD_BYTES`` (400,
   connection closed: ``h11_max_incomplete_event_size``), and the app one that arrived whole past it
-  (431, ``app.http.deadlines.HeadLimit``); an idle kept-alive connection is closed after
+  (431, ``app.http.bounds.ClientBounds``); an idle kept-alive connection is closed after
   ``timeout_keep_alive`` seconds;
 - a body that does not arrive in time is answered 408 by the app itself
-  (``app.http.deadlines.BodyDeadline``), so any ASGI server gets that deadline;
+  (``app.http.bounds.ClientBounds``), so any ASGI server gets that deadline;
 - a client slow to send its request head, or slow to take in a response, is the front's to cut
   (the ingress or reverse proxy a deployment puts before the app): uvicorn has no deadline for
   either, and the app does not see a request before its head is complete.

@@ -11,6 +11,7 @@ the composition root (``app.parts.tuning``) installs what ``Tuning`` hands over,
   uvicorn lacks (``protocol.py``);
 - ``threads``: database calls on a fixed set of threads whose results reach the loop in batches,
   instead of anyio's hop (``threads.py``);
+- ``route``: ``POST /mcp`` straight to its endpoint, past Starlette's router (``shortcut.py``);
 - ``settle``: start-up objects out of the cyclic collector's reach.
 
 Each one's measured gain (the same run, with and without): ``docs/performance.md``. Deleting this
@@ -24,6 +25,8 @@ import gc
 from collections.abc import Collection
 
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+from starlette.routing import Route
+from starlette.types import ASGIApp
 
 from app.db.database import Hops
 from app.http.serving import ProtocolFactory
@@ -31,6 +34,7 @@ from app.mcp.admission import Lane
 from app.settings import TUNING_PIECES, Settings
 from app.tuning.lane import SingleExchangeLane
 from app.tuning.protocol import Deadlines, deadline_protocol
+from app.tuning.shortcut import Shortcut
 from app.tuning.threads import ThreadLane
 
 
@@ -49,6 +53,9 @@ class Tuning:
             return None
         return deadline_protocol(Deadlines(header=settings.http_header_timeout, body=settings.http_body_timeout,
                                            send=settings.http_send_timeout))
+
+    def route(self, app: ASGIApp, mcp: Route) -> ASGIApp:
+        return Shortcut(app, mcp) if "route" in self.pieces else app
 
     def settle(self) -> None:
         """Once a worker has started: everything built so far lives as long as the worker, so it leaves the

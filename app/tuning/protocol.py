@@ -10,8 +10,8 @@ its body within ``body_timeout`` seconds of its headers, not counting time the s
 not reading it; and a client that takes in nothing of a response for ``send_timeout`` seconds is cut
 off. A client that misses a read deadline gets ``408 Request Timeout`` (nothing, if it never sent a
 byte) and the connection is closed, which the app sees as the client's disconnect. It says so in each
-request's ASGI extensions, and the app's own body deadline (``app.http.deadlines``, for any server)
-stands aside.
+request's ASGI extensions, and the app's own bounds (``app.http.bounds``, for any server) stand
+aside.
 
 llhttp bounds nothing in the request head, so the protocol does: a request line and headers past
 ``MAX_HEAD_BYTES`` (h11's own default) are answered 400 and the connection is closed. A header that
@@ -36,7 +36,7 @@ from typing import Any
 import structlog
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
-from app.http.deadlines import SERVER_BODY_DEADLINE
+from app.http.bounds import SERVER_BOUNDS
 from app.http.serving import MAX_HEAD_BYTES, ProtocolFactory
 
 log = structlog.get_logger("app.http")
@@ -114,8 +114,9 @@ class DeadlineProtocol(HttpToolsProtocol):
         self._head_open = self._head_began_now = True
         self._head_bytes = self._head_pending = self._hosts = 0
         super().on_message_begin()
-        # The request's scope says that this protocol cuts a slow body (app.http.deadlines stands aside).
-        self.scope.setdefault("extensions", {})[SERVER_BODY_DEADLINE] = {}
+        # The request's scope says that this protocol bounds its head and cuts a slow body (app.http.bounds
+        # stands aside).
+        self.scope.setdefault("extensions", {})[SERVER_BOUNDS] = {}
 
     def on_url(self, url: bytes) -> None:
         self._count_head(len(url))

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from app.http.deadlines import SERVER_BODY_DEADLINE, BodyDeadline, HeadLimit
+from app.http.bounds import SERVER_BOUNDS, ClientBounds
 from app.http.middleware import AccessLogMiddleware, McpPathAlias
 from app.mcp.admission import normalise_headers
 
@@ -118,7 +118,8 @@ async def test_a_body_slower_than_its_deadline_is_answered_408_and_the_app_sees_
         await send({"type": "http.response.start", "status": 200, "headers": []})  # dropped: answered already
         await send({"type": "http.response.body", "body": b"too late"})
 
-    sent = await _collect(BodyDeadline(reader, 0.3), _scope(), _trickling(b"a", b"b", b"c", b"d", every=0.12))
+    sent = await _collect(ClientBounds(reader, body_timeout=0.3), _scope(),
+                          _trickling(b"a", b"b", b"c", b"d", every=0.12))
     assert seen == [b"a", b"b", "http.disconnect"]
     assert [m.get("status") for m in sent] == [408, None]
     assert dict(sent[0]["headers"])[b"connection"] == b"close"
@@ -140,13 +141,13 @@ async def test_time_the_app_spends_not_reading_is_not_the_clients():
         await send({"type": "http.response.start", "status": 200, "headers": []})
         await send({"type": "http.response.body", "body": body})
 
-    sent = await _collect(BodyDeadline(slow_starter, 0.3), _scope(), _trickling(b"a", b"b", every=0.1))
+    sent = await _collect(ClientBounds(slow_starter, body_timeout=0.3), _scope(), _trickling(b"a", b"b", every=0.1))
     assert [sent[0]["status"], sent[1]["body"]] == [200, b"ab"]
 
 
-async def test_a_server_that_cuts_slow_bodies_itself_is_left_to_it():
-    scope = {**_scope(), "extensions": {SERVER_BODY_DEADLINE: {}}}
-    sent = await _collect(BodyDeadline(_read_all, 0.1), scope, _trickling(b"a", b"b", every=0.15))
+async def test_a_server_that_keeps_the_bounds_itself_is_left_to_it():
+    scope = {**_scope(headers=[(b"x-big", b"a" * 17_000)]), "extensions": {SERVER_BOUNDS: {}}}
+    sent = await _collect(ClientBounds(_read_all, body_timeout=0.1), scope, _trickling(b"a", b"b", every=0.15))
     assert [m.get("status") for m in sent] == [200, None]
 
 
@@ -183,7 +184,7 @@ async def test_a_hostile_request_id_is_replaced():
 async def test_a_head_past_the_bound_is_refused_with_431_before_the_app_sees_it(value: int, status: int):
     scope = {**_scope(method="GET", path="/x"), "raw_path": b"/x", "query_string": b"",
              "headers": [(b"host", b"x"), (b"x-big", b"a" * value)]}
-    sent = await _run(HeadLimit(_read_all), scope)
+    sent = await _run(ClientBounds(_read_all, body_timeout=30), scope)
     assert sent[0]["status"] == status
     if status == 431:
         assert dict(sent[0]["headers"])[b"connection"] == b"close"

@@ -123,7 +123,7 @@ def test_log_level_and_format_are_read_whatever_their_case(monkeypatch, typed):
 
 
 @pytest.mark.parametrize(("typed", "pieces"), [
-    ("true", {"lane", "protocol", "threads", "settle"}), ("FALSE", set()), ("off", set()),
+    ("true", {"lane", "protocol", "threads", "route", "settle"}), ("FALSE", set()), ("off", set()),
     ("lane, threads", {"lane", "threads"}), (" Protocol ", {"protocol"})])
 def test_the_speed_up_package_is_turned_off_whole_or_kept_in_pieces(monkeypatch, typed, pieces):
     monkeypatch.setenv("APP_TUNING", typed)
@@ -141,8 +141,8 @@ def test_the_speed_up_package_is_turned_off_whole_or_kept_in_pieces(monkeypatch,
                                    "protection): list each public host name; 'host:*' allows any port (got '*')"),
         ("APP_DB_POOL_SIZE", "lots",
          "APP_DB_POOL_SIZE: Input should be a valid integer, unable to parse string as an integer (got 'lots')"),
-        ("APP_TUNING", "lane,turbo", "APP_TUNING: must be true, false, or some of lane, protocol, threads, settle "
-                                     "(unknown: turbo) (got 'lane,turbo')"),
+        ("APP_TUNING", "lane,turbo", "APP_TUNING: must be true, false, or some of lane, protocol, threads, route, "
+                                     "settle (unknown: turbo) (got 'lane,turbo')"),
         ("APP_MCP_FAST_LANE", "false", "APP_MCP_FAST_LANE: renamed to APP_TUNING"),
     ],
 )
