@@ -20,6 +20,7 @@ errors included, is the SDK's own. Everything here runs on stock parts; nothing 
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Callable, Iterable, Mapping
 from contextlib import AbstractAsyncContextManager
@@ -196,17 +197,33 @@ class McpAdmission:
         if version is not None and version not in HANDSHAKE_PROTOCOL_VERSIONS \
                 and version not in MODERN_PROTOCOL_VERSIONS:
             return  # an unknown version: the SDK tells the client which ones it serves
+        modern = version in MODERN_PROTOCOL_VERSIONS
         has_json, _ = check_accept_headers(request)
-        if not has_json or not _exactly_json(request.headers.get("content-type", "")):
+        # The handshake-era transport wants exactly application/json (its 415); the 2026-07-28 entry takes what the
+        # security settings took already (an application/json... type, in any case).
+        if not has_json or (not modern and not _exactly_json(request.headers.get("content-type", ""))):
             return  # the transport's 406 / 415
         try:
             decoded = from_json(body)
-            message = jsonrpc_message_adapter.validate_python(decoded, by_name=False)
-        except ValueError:  # a ValidationError is one too: the SDK's parse or validation error
+        except ValueError:
+            if not modern:
+                return  # the transport's parse error
+            try:  # the 2026-07-28 entry's own parser, which also reads a BOM, UTF-16/32 and NaN
+                decoded = json.loads(body)
+            except (ValueError, RecursionError):
+                return
+        try:
+            if modern:  # as its entry tells them apart: an object without "id" is a notification, else a request
+                if not isinstance(decoded, dict) or "id" not in decoded:
+                    return
+                message = JSONRPCRequest.model_validate(decoded)
+            else:
+                message = jsonrpc_message_adapter.validate_python(decoded, by_name=False)
+        except ValueError:  # a ValidationError is one too: the SDK's validation error
             return
         if not isinstance(message, JSONRPCRequest):
             return  # a notification or a posted response: the transport's 202
-        if version in MODERN_PROTOCOL_VERSIONS:
+        if modern:
             if message.method == "subscriptions/listen" or find_duplicated_routing_header(request.headers.items()):
                 return
             verdict = classify_inbound_request(decoded, headers=dict(request.headers))

@@ -17,7 +17,9 @@ llhttp bounds nothing in the request head, so the protocol does: a request line 
 ``MAX_HEAD_BYTES`` (h11's own default) are answered 400 and the connection is closed. A header that
 never ends reaches no parser callback: it is counted by the reads that bring it, after the one its
 request began in (up to 256 KiB), so it is cut at that read plus 16 KiB. Also refused: more than one
-Host header, or none in an HTTP/1.1 request, which h11 refused and llhttp serves.
+Host header, or none in an HTTP/1.1 request, which h11 refused and llhttp serves, and a request that asks
+to switch protocols (``Upgrade`` with ``Connection: upgrade``, ``CONNECT``), whose body llhttp would hand
+to a protocol uvicorn does not run.
 
 This module subclasses uvicorn's protocol and reads its state (the request cycle, flow control, the
 parser): it lives in the speed-up package, deletable; its tests (marked ``tuning``:
@@ -132,6 +134,11 @@ class DeadlineProtocol(HttpToolsProtocol):
         self._head_open = False
         if self._hosts > 1 or (self._hosts == 0 and self.parser.get_http_version() == "1.1"):
             raise BadHead("one Host header, and an HTTP/1.1 request needs it")  # RFC 9112 3.2, as h11 refuses
+        if self.parser.should_upgrade():
+            # Upgrade + Connection: upgrade (or CONNECT): llhttp hands what follows the head to the new protocol,
+            # which uvicorn without WebSockets drops, and parses the next read as a new request: a body would be
+            # lost and a request hidden in it run. This server switches to nothing: refused, connection closed.
+            raise BadHead("protocol upgrades are not served")
         super().on_headers_complete()
 
     def on_message_complete(self) -> None:

@@ -314,3 +314,33 @@ async def test_a_refused_call_goes_to_the_challenge_first_and_on_when_it_decline
     async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://127.0.0.1") as client:
         response = await client.post("/mcp", json=call("echo", {"text": "x"}), headers=LEGACY)
     assert asked == ["echo"] and response.json() == {"lane": True}
+
+
+# What the 2026-07-28 entry runs though the handshake-era transport would not (its own parser and type rule).
+MODERN_VARIANTS = ["content type in capitals", "a UTF-8 BOM", "UTF-16", "an extra member"]
+
+
+def _modern_variant(case: str) -> tuple[dict[str, str], bytes]:
+    headers, body = modern_call("echo", {"text": "x"})
+    if case == "an extra member":
+        body["result"] = {}
+    raw = json.dumps(body).encode()
+    if case == "content type in capitals":
+        headers["content-type"] = "Application/JSON"
+    elif case == "a UTF-8 BOM":
+        raw = b"\xef\xbb\xbf" + raw
+    elif case == "UTF-16":
+        raw = json.dumps(body).encode("utf-16")
+    return headers, raw
+
+
+@pytest.mark.parametrize("case", MODERN_VARIANTS)
+async def test_a_modern_request_the_2026_entry_runs_is_plain_whatever_the_older_transport_thinks(rig: Rig, case):
+    headers, raw = _modern_variant(case)
+    # What the SDK's transport does with it alone: it runs the call.
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=rig.transport.app),
+                                 base_url="http://127.0.0.1") as client:
+        alone = await client.post("/mcp", content=raw, headers=headers)
+    assert alone.status_code == 200 and alone.json()["result"]["content"][0]["text"] == "x", alone.text
+    assert (await rig.post(raw, headers)).json() == {"lane": True}
+    assert rig.admission.tool == "echo" and rig.admission.refused  # checked, so a plain client is challenged

@@ -168,3 +168,21 @@ def test_a_head_within_the_bound_over_many_reads_is_served():
         sock.sendall(b"connection: close\r\n\r\n")
         answer = read_all(sock)
     assert answer.startswith(b"HTTP/1.1 200 ") and answer.endswith(b"/fast")
+
+
+@pytest.mark.parametrize("upgrade", [b"upgrade: foo\r\nconnection: Upgrade\r\n",
+                                     b"upgrade: h2c\r\nconnection: Upgrade, HTTP2-Settings\r\n",
+                                     b"upgrade: websocket\r\nconnection: upgrade\r\n"],
+                         ids=["any protocol", "h2c", "websocket"])
+def test_a_request_that_asks_to_switch_protocols_is_refused_and_nothing_in_its_body_runs(upgrade: bytes):
+    hidden = b"GET /smuggled HTTP/1.1\r\nhost: x\r\n\r\n"
+    body = b"\r\n" * 150_000 + hidden  # past one read: llhttp would hand it to the new protocol, then parse on
+    with served(by_path) as port, socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
+        try:
+            sock.sendall(b"POST /mcp HTTP/1.1\r\nhost: x\r\n" + upgrade + b"content-length: "
+                         + str(len(body)).encode() + b"\r\n\r\n" + body)
+        except OSError:  # closed while the body was on its way
+            pass
+        answer = read_all(sock)
+    assert answer.startswith(b"HTTP/1.1 400 ") and answer.count(b"HTTP/1.1 ") == 1
+    assert b"/smuggled" not in answer
