@@ -16,6 +16,7 @@ import logging.handlers
 import multiprocessing.util
 import os
 import queue
+import re
 import sys
 import threading
 import time
@@ -39,6 +40,39 @@ REDACTED_KEYS = frozenset(
 def _redact(_: Any, __: str, event_dict: dict[str, Any]) -> dict[str, Any]:
     for key in REDACTED_KEYS.intersection(event_dict):
         event_dict[key] = "[redacted]"
+    return event_dict
+
+
+# Credentials inside text: a library's message ("Issue token {'access_token': 'eyJ…'}"), an exception's, a value
+# bound under a name the set above does not know. What the text holds is not known in advance, so what a
+# credential looks like is: a compact JWT/JWS/JWE (access tokens, ID tokens, client assertions), a value with one
+# of this server's secret prefixes (rt_ refresh tokens, ac_ authorization codes, cs_ client secrets), an
+# Authorization header's value, and the value after a credential's name (``code=…``, ``"password": "…"``).
+# Values shorter than 8 characters are left: a status ``code=400`` is not a secret, and no secret is that short.
+SECRET_TEXT = re.compile(
+    r"\beyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_.-]+"
+    r"|\b(?:rt|ac|cs)_[A-Za-z0-9_-]{16,}"
+    r"|\b(?:Bearer|Basic|DPoP) +[A-Za-z0-9._~+/=-]{8,}"
+    r"|\b(?P<name>(?i:access_token|refresh_token|id_token|client_secret|client_assertion|assertion|code_verifier"
+    r"|code|password|passwd|secret|token|session|cookie|set-cookie))(?P<sep>[\"']?\s*[:=]\s*[\"']?)"
+    r"[^\s\"'&,;}\]]{8,}")
+
+
+def _hide(match: re.Match[str]) -> str:
+    name = match.group("name")
+    return f"{name}{match.group('sep')}[redacted]" if name else "[redacted]"
+
+
+def scrub(text: str) -> str:
+    """``text`` with every credential-looking value replaced by ``[redacted]``."""
+    return SECRET_TEXT.sub(_hide, text)
+
+
+def _scrub_text(_: Any, __: str, event_dict: dict[str, Any]) -> dict[str, Any]:
+    # Every text value of the line, the message and a formatted exception included (after format_exc_info).
+    for key, value in event_dict.items():
+        if type(value) is str and key[0] != "_":
+            event_dict[key] = SECRET_TEXT.sub(_hide, value)
     return event_dict
 
 
@@ -351,7 +385,16 @@ _renderer: Any = structlog.dev.ConsoleRenderer(colors=False)
 # The same objects at every configure_logging: structlog caches a logger's chain on first use, so what
 # changes (writer, level, format, recent events) is read from the module state above, per line.
 _SHARED: list[Any] = [structlog.contextvars.merge_contextvars, _add_trace_context, structlog.processors.add_log_level,
-                      structlog.processors.TimeStamper(fmt="iso", utc=True), _add_pid, _redact, _record_recent]
+                      structlog.processors.TimeStamper(fmt="iso", utc=True), _add_pid, _redact]
+# After the exception is text: its message is scrubbed too, and the dev page's copy holds only what a line may.
+_FINAL: list[Any] = [structlog.processors.format_exc_info, _scrub_text, _record_recent, _render]
+
+# Libraries that print credentials at debug level, held to info whatever APP_LOG_LEVEL says: authlib logs every
+# token it issues ("Issue token {...}") and client reprs, httpcore the headers of outbound requests and responses
+# (the upstream token exchange, S3), botocore and urllib3 signed requests with session tokens, python-multipart
+# form fields. The text scrubber above is the second line, for what a library prints at info or above.
+CREDENTIAL_LOGGERS = ("authlib", "httpcore", "botocore", "boto3", "s3transfer", "urllib3", "python_multipart",
+                      "multipart", "joserfc")
 
 
 def configure_logging(log_format: str = "console", level: str = "INFO", recent: RecentEvents | None = None,
@@ -374,7 +417,8 @@ def configure_logging(log_format: str = "console", level: str = "INFO", recent: 
     _recent = recent
     _renderer = (structlog.processors.JSONRenderer(serializer=_to_json) if log_format == "json"
                  else structlog.dev.ConsoleRenderer(colors=False))
-    shared, renderer = _SHARED, _render
+    shared = _SHARED
+    at_least_info = max(level.upper(), "INFO", key=logging.getLevelName)
     logging.config.dictConfig(
         {
             "version": 1,
@@ -382,11 +426,7 @@ def configure_logging(log_format: str = "console", level: str = "INFO", recent: 
             "formatters": {
                 "structlog": {
                     "()": structlog.stdlib.ProcessorFormatter,
-                    "processors": [
-                        structlog.stdlib.ProcessorFormatter.remove_processors_meta,
-                        structlog.processors.format_exc_info,
-                        renderer,
-                    ],
+                    "processors": [structlog.stdlib.ProcessorFormatter.remove_processors_meta, *_FINAL],
                     "foreign_pre_chain": [structlog.stdlib.add_logger_name, *shared],
                 }
             },
@@ -407,13 +447,14 @@ def configure_logging(log_format: str = "console", level: str = "INFO", recent: 
                 # One line per stateless request ("Terminating session: None") is noise.
                 "mcp.server.streamable_http_manager": {"level": "WARNING"},
                 "mcp.server.streamable_http": {"level": "WARNING"},
+                **{name: {"level": at_least_info} for name in CREDENTIAL_LOGGERS},
             },
         }
     )
     # Our own events skip the stdlib machinery (records, handlers, formatter): a disabled level costs
     # nothing, an enabled one is rendered here and handed to the writer.
     structlog.configure(
-        processors=[_at_level, _add_logger_name, *shared, structlog.processors.format_exc_info, renderer],
+        processors=[_at_level, _add_logger_name, *shared, *_FINAL],
         logger_factory=lambda *args: _WriterLogger(str(args[0]) if args else ""),
         wrapper_class=structlog.make_filtering_bound_logger(logging.DEBUG),
         cache_logger_on_first_use=True,

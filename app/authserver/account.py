@@ -3,7 +3,8 @@ and sign-out.
 
 Signing in here is the login page's (a provider's link, or the password form under the same limits); what it
 leaves is a signed session cookie scoped to ``/account`` for ``SESSION_TTL``, checked against the account on
-every request (a disabled account's session ends). Every form carries this page's own CSRF token.
+every request (a disabled account's session ends). Every form carries a CSRF token: the sign-in form's is bound
+to a cookie of its own, a signed-in page's to the session cookie (``session_csrf``).
 Disconnect revokes the grant and its refresh tokens: its access tokens are refused at once by this worker and
 within the revocation bound by every other (``docs/oauth.md``: pushed through Redis, else APP_OAUTH_GRANT_CACHE_TTL).
 """
@@ -65,9 +66,19 @@ class AccountPages:
         return cookie if cookie and len(cookie) <= 100 else secrets.token_urlsafe(24)
 
     def account_csrf_ok(self, request: Request, form: dict[str, str]) -> bool:
+        """The sign-in form's token: bound to the CSRF cookie (no session exists yet to bind it to)."""
         cookie = request.cookies.get(ACCOUNT_CSRF)
         return bool(cookie) and len(cookie or "") <= 100 and hmac.compare_digest(
             form.get("csrf_token", "").encode(), self.signer.csrf_token(cookie or "").encode())
+
+    def session_csrf(self, request: Request) -> str:
+        """The token of a signed-in page's forms (disconnect, sign out): an HMAC of the session cookie itself. A
+        cookie and token of someone else's, planted beside the victim's session (cookie injection from a
+        sibling host, which SameSite does not stop), match no session but their own."""
+        return self.signer.csrf_token("session|" + request.cookies.get(SESSION_COOKIE, "")[:1024])
+
+    def session_csrf_ok(self, request: Request, form: dict[str, str]) -> bool:
+        return hmac.compare_digest(form.get("csrf_token", "").encode(), self.session_csrf(request).encode())
 
     def session_cookie(self, request: Request) -> tuple[str, int] | None:
         """(account id, session epoch) of a well-signed, unexpired session cookie; the account decides the rest."""
@@ -133,12 +144,10 @@ class AccountPages:
                             if (entry := self.config.catalog.get(s))],
                  "linked": _date(created), "last_used": _date(used) if used else None}
                 for grant_id, client_id, client, scope, created, used in grants]
-        csrf = self.account_csrf(request)
         notice = NOTICES.get(request.query_params.get("done", ""))
-        body = pages.account_page(locale=locale, account_name=name, grants=rows,
-                                  csrf_token=self.signer.csrf_token(csrf),
+        body = pages.account_page(locale=locale, account_name=name, grants=rows, csrf_token=self.session_csrf(request),
                                   notice=pages.text(locale, notice) if notice else None)
-        return self.html(body, csrf)
+        return self.html(body, self.account_csrf(request))
 
     async def account_login(self, request: Request) -> Response:
         form = dict(parse_form(await read_body(request)))
@@ -164,7 +173,7 @@ class AccountPages:
         session = self.session_cookie(request)
         if session is None:
             return self.login_form(request, status=401)
-        if not self.account_csrf_ok(request, form):
+        if not self.session_csrf_ok(request, form):
             return self.error_page(request, pages.text(self.locale(request), "csrf"), 403)
         account_id, epoch = session
         grant_id = form.get("grant", "")[:40]
@@ -184,11 +193,13 @@ class AccountPages:
 
     async def sign_out(self, request: Request) -> Response:
         form = dict(parse_form(await read_body(request)))
-        if not self.account_csrf_ok(request, form):
+        session = self.session_cookie(request)
+        if session is None:  # nothing to sign out of (expired, or signed out already): the sign-in page
+            return self.end_session(RedirectResponse("/account", status_code=303, headers=NO_STORE))
+        if not self.session_csrf_ok(request, form):
             return self.error_page(request, pages.text(self.locale(request), "csrf"), 403)
-        if (session := self.session_cookie(request)) is not None:
-            # Every session of the account ends, not only this browser's copy of the cookie.
-            await self.db.write(lambda uow: _end_sessions(uow, *session))
+        # Every session of the account ends, not only this browser's copy of the cookie.
+        await self.db.write(lambda uow: _end_sessions(uow, *session))
         return self.end_session(RedirectResponse("/account?done=signed_out", status_code=303, headers=NO_STORE))
 
 

@@ -4,8 +4,10 @@
    fetched through the outbound guard, only from ``APP_OAUTH_CIMD_HOSTS``, must name its own
    URL as ``client_id``, and is cached (in the database, shared by workers) per its HTTP
    caching headers.
-2. DCR (RFC 7591): open registration, limited per address and in all (``app.limits``); such clients never
-   expire.
+2. DCR (RFC 7591): open registration, limited per address, per network and in all (``app.limits``), a
+   document of at most ``MAX_REGISTRATION_BYTES``. A client no one has linked through is deleted
+   ``ServerConfig.dcr_unused_ttl`` after it registered (24 hours); the first grant made through it keeps it
+   for good (ChatGPT links again through the client it registered: one someone linked with never expires).
 3. Pre-registered: ``python -m app clients create``.
 """
 
@@ -27,7 +29,7 @@ import structlog
 from authlib.oauth2.rfc6749 import ClientMixin
 from joserfc.errors import JoseError
 from joserfc.jwk import KeySet
-from sqlalchemy import update
+from sqlalchemy import delete, update
 from sqlalchemy.orm import Session
 
 from app.auth.scopes import ScopeCatalog
@@ -44,6 +46,12 @@ GRANT_TYPES = ("authorization_code", "refresh_token")
 CIMD_MIN_TTL, CIMD_DEFAULT_TTL, CIMD_MAX_TTL = 60, 3600, 24 * 3600
 CIMD_MAX_BYTES = 64 * 1024
 MAX_REDIRECT_URIS = 10
+MAX_REDIRECT_URI_CHARS = 2048
+# A registration document: ChatGPT's is about 300 bytes, one with an inline JWKS of a few keys about 3 KB.
+MAX_REGISTRATION_BYTES = 16 * 1024
+MAX_METADATA_MEMBERS = 40
+MAX_SCOPE_CHARS = 1000
+MAX_JWKS_KEYS = 10
 _MAX_AGE = re.compile(r"(?:^|,)\s*(?:s-maxage|max-age)\s*=\s*\"?(\d+)", re.I)
 
 
@@ -134,7 +142,30 @@ class ClientRepository:
         self.session = session
 
     def get(self, client_id: str) -> OAuthClient | None:
-        return self.session.get(OAuthClient, client_id)
+        """The client, unless it is a self-registered one past its unused lifetime (deleted at the next sweep)."""
+        row = self.session.get(OAuthClient, client_id)
+        if row is not None and row.kind == "dcr" and row.expires_at is not None and row.expires_at < time.time():
+            return None
+        return row
+
+    def linked(self, client_id: str) -> None:
+        """A grant was made through the client: a self-registered one no longer expires."""
+        self.session.execute(update(OAuthClient).where(
+            OAuthClient.client_id == client_id, OAuthClient.kind == "dcr", OAuthClient.expires_at.is_not(None))
+            .values(expires_at=None))
+
+    def hold_until(self, client_id: str, when: int) -> None:
+        """A code was issued to the client: a self-registered one unlinked so far lives at least until ``when``,
+        so that the code can be redeemed."""
+        self.session.execute(update(OAuthClient).where(
+            OAuthClient.client_id == client_id, OAuthClient.kind == "dcr", OAuthClient.expires_at < when)
+            .values(expires_at=when))
+
+    def sweep_unused(self) -> int:
+        """Delete the self-registered clients past their unused lifetime (none has a grant: the first clears it)."""
+        result = self.session.execute(delete(OAuthClient).where(
+            OAuthClient.kind == "dcr", OAuthClient.expires_at < int(time.time())))
+        return int(getattr(result, "rowcount", 0) or 0)
 
     def add(self, row: OAuthClient) -> None:
         self.session.add(row)
@@ -170,8 +201,11 @@ def validate_redirect_uris(value: Any) -> list[str]:
     if not isinstance(value, list) or not value or len(value) > MAX_REDIRECT_URIS:
         raise ClientMetadataError(f"redirect_uris: a list of 1 to {MAX_REDIRECT_URIS} URIs", "invalid_redirect_uri")
     for uri in value:
+        if isinstance(uri, str) and len(uri) > MAX_REDIRECT_URI_CHARS:
+            raise ClientMetadataError(f"redirect_uris: each at most {MAX_REDIRECT_URI_CHARS} characters",
+                                      "invalid_redirect_uri")
         try:
-            parts = urlsplit(uri) if isinstance(uri, str) and len(uri) <= 2048 else None
+            parts = urlsplit(uri) if isinstance(uri, str) else None
             host = parts.hostname if parts else None
         except ValueError:  # e.g. an unclosed IPv6 bracket
             parts = host = None
@@ -196,6 +230,8 @@ def validate_metadata(data: Any, catalog: ScopeCatalog, *, auth_methods: tuple[s
     """The subset of RFC 7591 metadata we keep, normalised; unknown scopes are dropped, not refused."""
     if not isinstance(data, dict):
         raise ClientMetadataError("the client metadata must be a JSON object")
+    if len(data) > MAX_METADATA_MEMBERS:
+        raise ClientMetadataError(f"the client metadata has {len(data)} members; at most {MAX_METADATA_MEMBERS}")
     redirect_uris = validate_redirect_uris(data.get("redirect_uris"))
     method = data.get("token_endpoint_auth_method", default_auth)
     if method not in auth_methods:
@@ -212,14 +248,16 @@ def validate_metadata(data: Any, catalog: ScopeCatalog, *, auth_methods: tuple[s
     if name is not None and (not isinstance(name, str) or not name.strip() or len(name) > 200):
         raise ClientMetadataError("client_name: a string of at most 200 characters")
     scope = data.get("scope")
-    if scope is not None and not isinstance(scope, str):
-        raise ClientMetadataError("scope: a space-separated string")
+    if scope is not None and (not isinstance(scope, str) or len(scope) > MAX_SCOPE_CHARS):
+        raise ClientMetadataError(f"scope: a space-separated string of at most {MAX_SCOPE_CHARS} characters")
     jwks_uri, jwks = data.get("jwks_uri"), data.get("jwks")
     if jwks_uri is not None and jwks is not None:
         raise ClientMetadataError("jwks_uri and jwks are mutually exclusive")
     if jwks_uri is not None and not _https_or_loopback(jwks_uri):
         raise ClientMetadataError("jwks_uri: an https URL (http only on loopback)")
     if jwks is not None:
+        if isinstance(jwks, dict) and isinstance(jwks.get("keys"), list) and len(jwks["keys"]) > MAX_JWKS_KEYS:
+            raise ClientMetadataError(f"jwks: at most {MAX_JWKS_KEYS} keys")
         try:
             KeySet.import_key_set(jwks)
         except (JoseError, ValueError, TypeError, KeyError):
@@ -238,14 +276,17 @@ def validate_metadata(data: Any, catalog: ScopeCatalog, *, auth_methods: tuple[s
     }
 
 
-def register_client(uow: UnitOfWork, metadata: dict[str, Any], *, kind: str) -> tuple[OAuthClient, str | None]:
-    """Store a DCR or pre-registered client; returns it and its secret (shown once, stored hashed)."""
+def register_client(uow: UnitOfWork, metadata: dict[str, Any], *, kind: str, unused_ttl: int | None = None
+                    ) -> tuple[OAuthClient, str | None]:
+    """Store a DCR or pre-registered client; returns it and its secret (shown once, stored hashed).
+    ``unused_ttl`` (DCR): seconds it lives unless a grant is made through it (``ClientRepository.linked``)."""
     secret = None
     if metadata["token_endpoint_auth_method"] in ("client_secret_basic", "client_secret_post"):
-        secret = secrets.token_urlsafe(32)
+        secret = "cs_" + secrets.token_urlsafe(32)  # the prefix: recognised by the log's scrubber and by scanners
+    now = int(time.time())
     row = OAuthClient(client_id=("dcr_" if kind == "dcr" else "cli_") + secrets.token_urlsafe(18), kind=kind,
-                      client_secret_hash=digest(secret) if secret else None, created_at=int(time.time()),
-                      expires_at=None, **metadata)
+                      client_secret_hash=digest(secret) if secret else None, created_at=now,
+                      expires_at=now + unused_ttl if unused_ttl is not None else None, **metadata)
     uow.repository(ClientRepository).add(row)
     return row, secret
 

@@ -21,19 +21,21 @@ CORS = {"access-control-allow-origin": "*", "access-control-allow-headers": "aut
 
 
 class BodyTooLarge(Exception):
-    pass
+    def __init__(self, limit: int) -> None:
+        super().__init__(f"The request body exceeds {limit} bytes.")
+        self.limit = limit
 
 
 async def read_body(request: Request, limit: int = MAX_FORM_BYTES) -> bytes:
     """The whole body, refused past ``limit`` whether declared or chunked (nothing else has read it yet)."""
     declared = request.headers.get("content-length")
     if declared is not None and (not declared.isdigit() or int(declared) > limit):
-        raise BodyTooLarge
+        raise BodyTooLarge(limit)
     chunks, size = [], 0
     async for chunk in request.stream():
         size += len(chunk)
         if size > limit:
-            raise BodyTooLarge
+            raise BodyTooLarge(limit)
         chunks.append(chunk)
     return b"".join(chunks)
 

@@ -54,8 +54,9 @@ class OAuthClient(Base):
     jwks: Mapped[dict[str, Any] | None] = mapped_column(Json)
     client_secret_hash: Mapped[str | None] = mapped_column(String(64))
     created_at: Mapped[int] = mapped_column(BigInteger)
-    # CIMD: when the cached document must be fetched again (its HTTP caching headers).
-    expires_at: Mapped[int | None] = mapped_column(BigInteger)
+    # CIMD: when the cached document must be fetched again (its HTTP caching headers). DCR: when the client is
+    # deleted unless someone links through it first (then None: it stays). Static: None.
+    expires_at: Mapped[int | None] = mapped_column(BigInteger, index=True)
 
 
 class OAuthGrant(Base):

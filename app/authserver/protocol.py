@@ -55,6 +55,7 @@ class ServerConfig:
     refresh_ttl: int
     refresh_grace: int
     code_ttl: int
+    dcr_unused_ttl: int = 24 * 3600  # a DCR client no one linked through is deleted after this (clients.py)
 
     @property
     def token_endpoint(self) -> str:

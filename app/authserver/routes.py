@@ -26,6 +26,7 @@ from app.authserver import pages
 from app.authserver.account import AccountPages
 from app.authserver.clients import (
     AUTH_METHODS,
+    MAX_REGISTRATION_BYTES,
     CimdResolver,
     Client,
     ClientKeys,
@@ -38,7 +39,6 @@ from app.authserver.clients import (
 from app.authserver.federation import UpstreamSignIn
 from app.authserver.forms import (
     CORS,
-    MAX_FORM_BYTES,
     NO_STORE,
     BodyTooLarge,
     MalformedRequest,
@@ -53,8 +53,8 @@ from app.authserver.protocol import ASSERTION_ALGORITHMS, SECRET_AUTH, FormReque
 from app.authserver.server import OAuthServer
 from app.authserver.signin import SignInLimits, SignInPages
 from app.authserver.upstream import UpstreamProvider
-from app.db import Database, DatabaseNotMigrated, DatabaseUnavailable
-from app.limits import Check, Limits, OverLimit, Rate, address_key
+from app.db import Database, DatabaseNotMigrated, DatabaseUnavailable, UnitOfWork
+from app.limits import Check, Limits, OverLimit, Rate, address_key, network_key
 from app.observability.metrics import Metrics
 
 log = structlog.get_logger(__name__)
@@ -68,9 +68,11 @@ OAUTH_TOKEN_ERRORS = frozenset({"invalid_request", "invalid_client", "invalid_gr
 @dataclass(frozen=True)
 class RegistrationLimits:
     """``POST /register``: per client address (ChatGPT's users register from OpenAI's few addresses: sized
-    for that), and all addresses together."""
+    for that), per network (``network_key``: so that a handful of addresses cannot take the total between
+    them), and all addresses together."""
 
     per_address: Rate
+    per_network: Rate
     total: Rate
 
 
@@ -155,8 +157,9 @@ class AuthorizationServerRoutes(SignInPages, UpstreamSignIn, AccountPages):
                 return Response(status_code=204, headers=CORS)
             try:
                 return await endpoint(request)
-            except BodyTooLarge:
-                return oauth_error("invalid_request", f"The request body exceeds {MAX_FORM_BYTES} bytes.", 413)
+            except BodyTooLarge as exc:
+                error = "invalid_client_metadata" if request.url.path == "/register" else "invalid_request"
+                return oauth_error(error, str(exc), 413)
             except MalformedRequest as exc:
                 error = "invalid_client_metadata" if request.url.path == "/register" else "invalid_request"
                 return oauth_error(error, str(exc))
@@ -270,19 +273,25 @@ class AuthorizationServerRoutes(SignInPages, UpstreamSignIn, AccountPages):
         return parse_form(await read_body(request))
 
     async def register(self, request: Request) -> Response:
-        address = address_key(request.client.host if request.client else None)
+        host = request.client.host if request.client else None
         try:
             # Counted in this process while Redis is down: registration stays open, bounded per worker.
             await self.limits.acquire([
-                Check("register.address", self.registration.per_address, address, "this address"),
+                Check("register.address", self.registration.per_address, address_key(host), "this address"),
+                Check("register.network", self.registration.per_network, network_key(host), "this network"),
                 Check("register.total", self.registration.total, "*", "all addresses")])
         except OverLimit as over:
             return oauth_error("slow_down", f"Too many client registrations from {over.label}; retry later.", 429,
                                {"retry-after": str(over.retry_after)})
-        data = parse_json(await read_body(request))
+        data = parse_json(await read_body(request, MAX_REGISTRATION_BYTES))
         metadata = validate_metadata(data, self.config.catalog, auth_methods=AUTH_METHODS,
                                      default_auth="client_secret_basic")
-        row, secret = await self.db.write(lambda uow: register_client(uow, metadata, kind="dcr"))
+
+        def register(uow: UnitOfWork) -> tuple[Any, str | None]:
+            uow.repository(ClientRepository).sweep_unused()  # what registrations leave is cleared by registrations
+            return register_client(uow, metadata, kind="dcr", unused_ttl=self.config.dcr_unused_ttl)
+
+        row, secret = await self.db.write(register)
         log.info("oauth.client_registered", client_id=row.client_id, auth=row.token_endpoint_auth_method)
         return JSONResponse(registration_response(row, secret), status_code=201, headers={**NO_STORE, **CORS})
 

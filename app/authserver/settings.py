@@ -38,8 +38,13 @@ class AuthServerSettings(SettingsPart):
     limit_login_per_name: str = "5/minute"
     limit_login_per_address: str = "20/minute"
     limit_login_per_account: str = "10/10 minutes"
+    # POST /register: per address (an IPv6 address by its /64), per network (IPv4 /24, IPv6 /48: a handful of
+    # addresses cannot take the total between them) and all together.
     limit_registrations_per_address: str = "60/hour"
+    limit_registrations_per_network: str = "100/hour"
     limit_registrations_total: str = "1000/hour"
+    # Seconds a self-registered (DCR) client lives while no one has linked through it; the first grant keeps it.
+    oauth_dcr_unused_ttl: int = Field(default=24 * 3600, ge=3600, le=30 * 24 * 3600)
     # Upstream OpenID Connect providers the login page offers ("Continue with <name>"): a JSON list
     # (app/authserver/upstream_config.py, docs/oauth.md). A secret may come from APP_OIDC_<ID>_CLIENT_SECRET.
     oidc_providers: Annotated[tuple[OidcProvider, ...], NoDecode] = ()
@@ -83,7 +88,7 @@ class AuthServerSettings(SettingsPart):
         return comma_list(value)
 
     @field_validator("limit_login_per_name", "limit_login_per_address", "limit_login_per_account",
-                     "limit_registrations_per_address", "limit_registrations_total")
+                     "limit_registrations_per_address", "limit_registrations_per_network", "limit_registrations_total")
     @classmethod
     def _rate(cls, value: str) -> str:
         parse_rate(value)

@@ -103,7 +103,8 @@ class BuiltinAuthorizationServer:
         resource = normalise_resource(settings.mcp_url) or settings.mcp_url
         config = ServerConfig(issuer=settings.base_url, resources=(resource,), catalog=catalog, keys=keys,
                               access_ttl=own.oauth_access_token_ttl, refresh_ttl=own.oauth_refresh_token_ttl,
-                              refresh_grace=own.oauth_refresh_grace, code_ttl=own.oauth_code_ttl)
+                              refresh_grace=own.oauth_refresh_grace, code_ttl=own.oauth_code_ttl,
+                              dcr_unused_ttl=own.oauth_dcr_unused_ttl)
         server = AuthorizationServerRoutes(
             config=config, db=db, cimd=CimdResolver(guard, db, catalog, own.oauth_cimd_hosts),
             client_keys=ClientKeys(guard), signer=Signer(secret), limits=limits,
@@ -111,6 +112,7 @@ class BuiltinAuthorizationServer:
                                  per_address=parse_rate(own.limit_login_per_address),
                                  per_account=parse_rate(own.limit_login_per_account)),
             registration=RegistrationLimits(per_address=parse_rate(own.limit_registrations_per_address),
+                                            per_network=parse_rate(own.limit_registrations_per_network),
                                             total=parse_rate(own.limit_registrations_total)),
             secure_cookies=settings.base_url.startswith("https://"), jwks=keys.public_jwks, metrics=metrics,
             registration_open=own.oauth_dcr, password_login=own.password_login,

@@ -12,11 +12,20 @@ atomic, so concurrent requests can never get past a limit together.
   ``LimitsUnavailable``; the others count in this process meanwhile, logged once per outage.
 """
 
-from app.limits.caller import Budget, Caller, Sharing, address_key, bind_caller, current_caller, unbind_caller
+from app.limits.caller import (
+    Budget,
+    Caller,
+    Sharing,
+    address_key,
+    bind_caller,
+    current_caller,
+    network_key,
+    unbind_caller,
+)
 from app.limits.checks import Check, Rate, parse_rate, per_seconds, retry_phrase, scaled
 from app.limits.counters import SharedStoreRefused, check_shared_store
 from app.limits.limiter import Limits, LimitsUnavailable, OverLimit, Reservation
 
 __all__ = ["Budget", "Caller", "Check", "Limits", "LimitsUnavailable", "OverLimit", "Rate", "Reservation", "Sharing",
-           "SharedStoreRefused", "address_key", "bind_caller", "check_shared_store", "current_caller", "parse_rate",
-           "per_seconds", "retry_phrase", "scaled", "unbind_caller"]
+           "SharedStoreRefused", "address_key", "bind_caller", "check_shared_store", "current_caller", "network_key",
+           "parse_rate", "per_seconds", "retry_phrase", "scaled", "unbind_caller"]

@@ -38,6 +38,20 @@ def address_key(host: str | None) -> str:
     return str(ip)
 
 
+def network_key(host: str | None) -> str:
+    """The network a client address is counted in where one party may hold many addresses: an IPv4 /24, an IPv6
+    /48 (what one site is usually given). A limit per network shares a total fairly: a handful of hosts, or
+    one provider's block, cannot take it all between them."""
+    try:
+        ip = ipaddress.ip_address((host or "").strip())
+    except ValueError:
+        return (host or "unknown")[:64]
+    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
+        ip = ip.ipv4_mapped
+    prefix = 24 if isinstance(ip, ipaddress.IPv4Address) else 48
+    return str(ipaddress.ip_network((ip, prefix), strict=False))
+
+
 @dataclass(frozen=True, slots=True)
 class Caller:
     account: str | None  # the token's subject (or client id); None: anonymous

@@ -6,6 +6,8 @@
 - ``OutputGuard``: a result whose structuredContent breaks the tool's published
   outputSchema is replaced by an error result, never shipped.
 - ``ToolCallLog``: one log event per request with the correlation fields.
+- ``StorableText``: a call whose arguments hold a character no database stores (NUL, an unpaired surrogate)
+  is answered with an ``isError`` result before the tool runs.
 """
 
 from __future__ import annotations
@@ -23,6 +25,8 @@ from mcp.shared.exceptions import MCPError
 from mcp_types import INVALID_PARAMS
 from pydantic import ValidationError
 
+from app.mcp.errors import ToolFailure
+from app.mcp.registry import failed
 from app.mcp.results import WWW_AUTHENTICATE, request_meta
 from app.observability.metrics import Metrics
 
@@ -167,3 +171,60 @@ def _error_type(exc: BaseException) -> str:
     if isinstance(exc, ValidationError):  # what the SDK answers it with
         return str(INVALID_PARAMS)
     return type(exc).__qualname__
+
+
+def unstorable(arguments: Any) -> tuple[str, str] | None:
+    """Where (``file.file_id``, ``files[1].download_url``) the first string of ``arguments``, key or value, holds a
+    character that is never text a database can keep, and which: PostgreSQL refuses NUL in text (a driver error,
+    and a traceback, deep inside a tool), and an unpaired surrogate (JSON's ``"\\ud800"``) is not Unicode at all:
+    no encoder writes it, in a database, a file name or a log line."""
+    stack: list[tuple[str, Any]] = [("", arguments)]
+    while stack:  # iterative: the nesting is the client's, and JSON nests deeper than Python recurses
+        path, value = stack.pop()
+        if isinstance(value, str):
+            if (found := _bad_character(value)) is not None:
+                return path or "arguments", found
+        elif isinstance(value, dict):
+            for key, item in reversed(value.items()):
+                where = f"{path}.{key}" if path else str(key)
+                if isinstance(key, str) and (found := _bad_character(key)) is not None:
+                    return f"a key of {path or 'the arguments'}", found
+                stack.append((where, item))
+        elif isinstance(value, list):
+            stack.extend((f"{path}[{i}]", item) for i, item in reversed(list(enumerate(value))))
+    return None
+
+
+def _bad_character(text: str) -> str | None:
+    if "\x00" in text:
+        return "a NUL character (U+0000)"
+    if text.isascii():
+        return None
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        return f"an unpaired surrogate (U+{ord(text[exc.start]):04X}), which is not Unicode text"
+    return None
+
+
+class StorableText:
+    """Refuses a ``tools/call`` whose arguments no tool could store or pass on, before the tool (a fetch, a write)
+    and its budget: the person reads which argument held what; the model, to send it again without it."""
+
+    def __init__(self, tools: set[str]) -> None:
+        self.tools = tools
+
+    async def __call__(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
+        if ctx.method != "tools/call":
+            return await call_next(ctx)
+        params = ctx.params or {}
+        name = params.get("name")
+        found = unstorable(params.get("arguments")) if name in self.tools else None
+        if found is None:
+            return await call_next(ctx)
+        where, what = found
+        log.info("tool.unstorable_text", argument=where[:128])  # where, never the text
+        failure = ToolFailure(f"The text in {where[:128]} contains {what}, which cannot be saved or sent on.",
+                              f"Call {name} again with {where[:128]} written without that character: it is never "
+                              "part of real text. Do not retry with the same value.")
+        return failed(name, failure).model_dump(mode="json", by_alias=True, exclude_none=True)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from mcp.server.mcpserver import MCPServer
 
 from app.mcp.budgets import ToolBudgets
-from app.mcp.middleware import OutputGuard, ToolCallLog, restore_security_schemes
+from app.mcp.middleware import OutputGuard, StorableText, ToolCallLog, restore_security_schemes
 from app.mcp.registry import ToolRegistry
 from app.observability.metrics import Metrics
 
@@ -13,8 +13,10 @@ from app.observability.metrics import Metrics
 def build_mcp_server(registry: ToolRegistry, budgets: ToolBudgets, *, instructions: str | None = None,
                      metrics: Metrics | None = None) -> MCPServer:
     guard = OutputGuard()
-    # Outermost first: the log sees the guarded result; the guard sees what the budgets let through.
+    # Outermost first: the log sees the guarded result; the guard sees what the budgets let through; a call
+    # refused for its text costs no budget.
+    text = StorableText(set(registry.tool_names))
     server = registry.build(instructions=instructions,
-                            middleware=[ToolCallLog(metrics), guard, budgets, restore_security_schemes])
+                            middleware=[ToolCallLog(metrics), guard, text, budgets, restore_security_schemes])
     guard.bind(server)
     return server

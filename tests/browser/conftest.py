@@ -80,6 +80,7 @@ def browser_server(browser: object, database_url: str, file_host: FileServer,
         "APP_OUTBOUND_ALLOWLIST": f"{file_host.origin.removeprefix('http://')},127.0.0.1:{port}",
         # Every test signs in with a fresh browser context, so registers a new client.
         "APP_LIMIT_REGISTRATIONS_PER_ADDRESS": "1000/hour",
+        "APP_LIMIT_REGISTRATIONS_PER_NETWORK": "1000/hour",
     }).start()
     yield server
     server.stop()

@@ -58,6 +58,7 @@ def linking(database_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iter
             "APP_OUTBOUND_ALLOWLIST": host_port,
             # This suite registers many clients; the limit has its own tests (test_limits.py).
             "APP_LIMIT_REGISTRATIONS_PER_ADDRESS": "1000/hour",
+            "APP_LIMIT_REGISTRATIONS_PER_NETWORK": "1000/hour",
             # What a revocation made by another process (the CLI) waits for here: no Redis tells this server.
             "APP_OAUTH_GRANT_CACHE_TTL": str(LINKING_GRANT_CACHE_TTL),
         }).start()

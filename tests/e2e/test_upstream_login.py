@@ -20,6 +20,7 @@ from tests.e2e.conftest import Linking
 from tests.e2e.linking_steps import sql
 from tests.e2e.oauth_client import (
     CHATGPT_REDIRECT,
+    Browser,
     ClientSite,
     Pkce,
     authorize_params,
@@ -73,6 +74,7 @@ def _federation(database_url: str, log: Path, **env: str) -> Iterator[Federated]
             "APP_OIDC_PROVIDERS": json.dumps(providers),
             "APP_OIDC_CORP_CLIENT_SECRET": SECRET,
             "APP_LIMIT_REGISTRATIONS_PER_ADDRESS": "1000/hour",
+            "APP_LIMIT_REGISTRATIONS_PER_NETWORK": "1000/hour",
             # Every call reads its grant: the record of its use, to the hour, is what the account page test sets
             # by hand and reads back (a cached grant state is read again within its TTL: test_revocation_bound.py).
             "APP_OAUTH_GRANT_CACHE_TTL": "0",
@@ -291,3 +293,65 @@ def test_with_password_login_off_only_the_providers_sign_in(database_url: str, t
         assert off.status_code == 403 and "turned off" in off.text and "expired" not in off.text
         tokens = _cimd_link(f, "ann")
         assert _profile(f, tokens["access_token"])["email"] == "ann@corp.example"
+
+
+def test_at_debug_level_no_token_code_assertion_secret_or_password_reaches_the_log(database_url: str,
+                                                                                    tmp_path: Path):
+    """Every credential that crosses the server in a working day, with APP_LOG_LEVEL=debug: an upstream sign-in
+    (its code, our client secret to the provider, the ID token), a CIMD client's code grant with its assertion,
+    a refresh, a revocation, a confidential DCR client with its secret, a password sign-in, the /account
+    session. None of them may be in the log, at any level."""
+    seen: list[str] = [SECRET, SECRET + "-p", "demo-password"]
+
+    def record(request: httpx.Request) -> None:  # every code and state our browsers carry
+        seen.extend(value for name, value in query_of(str(request.url)).items() if name in ("code", "state"))
+
+    with _federation(database_url, tmp_path / "server.log", APP_LOG_LEVEL="debug") as f:
+        # A CIMD client through the upstream provider: code, PKCE verifier, assertion, tokens.
+        http = httpx.Client(base_url=f.base_url, follow_redirects=False, timeout=20,
+                            headers={"accept-language": "en"}, event_hooks={"request": [record]})
+        pkce = Pkce.new()
+        page = http.get("/authorize", params=authorize_params(f.site.client_id, pkce, f.resource,
+                                                              scope="recipes.write"))
+        consent_page = through_provider(http, _links(page.text)["Corp SSO"], "ann")
+        consent = only_form(consent_page.text)
+        done = http.post(consent["action"], data={**consent["fields"], "decision": "approve"})
+        code = query_of(done.headers["location"])["code"]
+        assertions = [f.site.assertion(f"{f.base_url}/token") for _ in range(3)]
+        issued = token(f.base_url, with_assertion(code_grant(code, pkce, f.resource), assertions[0])).json()
+        refreshed = token(f.base_url, with_assertion({"grant_type": "refresh_token", "resource": f.resource,
+                                                      "refresh_token": issued["refresh_token"]}, assertions[1]))
+        assert refreshed.status_code == 200, refreshed.text
+        revoked = httpx.post(f"{f.base_url}/revoke", data=with_assertion(
+            {"token": refreshed.json()["refresh_token"]}, assertions[2]), timeout=15)
+        assert revoked.status_code == 200, revoked.text
+        seen += [code, pkce.verifier, *assertions, issued["access_token"], issued["refresh_token"],
+                 refreshed.json()["access_token"], refreshed.json()["refresh_token"]]
+        # A confidential DCR client, linked with a password: its secret on /token (HTTP Basic).
+        registered = httpx.post(f"{f.base_url}/register", json={
+            "client_name": "Confidential client", "redirect_uris": [CHATGPT_REDIRECT],
+            "token_endpoint_auth_method": "client_secret_basic"}, timeout=15).json()
+        pkce = Pkce.new()
+        browser = Browser(f.base_url)
+        code = query_of(browser.sign_in(authorize_params(registered["client_id"], pkce, f.resource,
+                                                         scope="recipes.write"), "alice", "demo-password"))["code"]
+        basic = token(f.base_url, code_grant(code, pkce, f.resource),
+                      auth=(registered["client_id"], registered["client_secret"])).json()
+        seen += [registered["client_secret"], code, pkce.verifier, basic["access_token"], basic["refresh_token"],
+                 *(c.value for c in browser.http.cookies.jar if c.value)]
+        # The /account page, signed in with the password: its session cookie.
+        account = _browser(f.base_url)
+        login = account.get("/account")
+        form = dict(re.findall(r'name="([^"]+)" value="([^"]*)"', login.text))
+        signed_in = account.post("/account/login", data={**form, "username": "alice", "password": "demo-password"})
+        assert signed_in.status_code == 303, signed_in.text
+        assert _profile(f, basic["access_token"])["id"]
+        seen += [c.value for c in [*http.cookies.jar, *account.cookies.jar] if c.value]
+        events = f.server.settled_log()
+    text = (tmp_path / "server.log").read_text()
+    # The level was debug (the test would pass on a quieter log), and the flows above were logged.
+    assert any(e.get("level") == "debug" for e in events)
+    logged = {e.get("event") for e in events}
+    assert {"oauth.client_registered", "oauth.upstream_sign_in", "oauth.revoked", "oauth.token_issued"} <= logged
+    leaked = sorted({value[:12] + "…" for value in seen if len(value) >= 8 and value in text})
+    assert leaked == [], leaked

@@ -421,7 +421,7 @@ def test_a_declared_70_kb_registration_body_is_refused_with_413(open_registratio
                           headers={"content-type": "application/json"}, timeout=10)
     assert response.request.headers["content-length"] == str(len(body))
     assert response.status_code == 413
-    assert response.json()["error"] == "invalid_request"
+    assert response.json()["error"] == "invalid_client_metadata"  # RFC 7591's error for a registration
 
 
 def test_a_chunked_70_kb_registration_body_is_refused_with_413(open_registration):
@@ -436,7 +436,7 @@ def test_a_chunked_70_kb_registration_body_is_refused_with_413(open_registration
     assert "content-length" not in response.request.headers
     assert response.request.headers["transfer-encoding"] == "chunked"
     assert response.status_code == 413
-    assert response.json()["error"] == "invalid_request"
+    assert response.json()["error"] == "invalid_client_metadata"  # RFC 7591's error for a registration
 
 
 def test_with_open_registration_off_there_is_no_register_endpoint_nor_its_metadata(database_url, tmp_path):

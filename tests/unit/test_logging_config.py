@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import io
+import json
 import logging
 
 import psycopg  # noqa: F401  (its import sets its logger to WARNING)
+import structlog
 
 from app.logging import configure_logging
 
@@ -17,3 +20,48 @@ def test_a_library_that_sets_its_own_level_still_follows_the_chosen_one():
         assert logging.getLogger("psycopg").getEffectiveLevel() == logging.WARNING
     finally:
         configure_logging("console", "info", sync=True)
+
+
+JWT = "eyJhbGciOiJFUzI1NiJ9.eyJzdWIiOiJhbGljZSJ9.c2lnbmF0dXJlLXNpZ25hdHVyZQ"
+REFRESH = "rt_" + "Q6T3FNZSZk4zk7nFuKjvpxEu0123456789"
+
+
+def _logged(level: str, emit) -> list[dict]:
+    stream = io.StringIO()
+    try:
+        configure_logging("json", level, stream=stream, sync=True)
+        emit()
+    finally:
+        configure_logging("console", "info", sync=True)
+    return [json.loads(line) for line in stream.getvalue().splitlines()]
+
+
+def test_at_debug_level_the_libraries_that_print_credentials_stay_at_info():
+    def emit() -> None:
+        logging.getLogger("authlib.oauth2.rfc6749.grants.authorization_code").debug(
+            "Issue token %r to %r", {"access_token": "x" * 40}, "client")
+        logging.getLogger("httpcore.http11").debug("receive_response_headers.complete")
+        logging.getLogger("app.probe").debug("our own debug line")
+
+    assert [e["event"] for e in _logged("debug", emit)] == ["our own debug line"]
+
+
+def test_credentials_inside_message_text_are_redacted_whoever_logs_them():
+    def emit() -> None:
+        logging.getLogger("authlib.oauth2.rfc6749.grants.refresh_token").warning(
+            "Issue token %r", {"access_token": JWT, "refresh_token": REFRESH, "expires_in": 3600})
+        structlog.get_logger("app.probe").info(f"callback ?code=AbCdEfGhIjKlMnOp&state=s1 with Bearer {JWT}")
+        try:
+            raise ValueError(f"bad client_secret='cs_{'k' * 30}' and password: hunter2hunter2")
+        except ValueError:
+            logging.getLogger("app.probe").exception("failed")
+        # What is not a credential stays as it was.
+        structlog.get_logger("app.probe").info("status code=400, error_code: invalid_request, basic authentication")
+
+    lines = _logged("info", emit)
+    assert lines[0]["event"] == ("Issue token {'access_token': '[redacted]', 'refresh_token': '[redacted]', "
+                                 "'expires_in': 3600}")
+    assert lines[1]["event"] == "callback ?code=[redacted]&state=s1 with [redacted]"
+    assert "cs_k" not in lines[2]["exception"] and "hunter2" not in lines[2]["exception"]
+    assert "client_secret='[redacted]'" in lines[2]["exception"] and "password: [redacted]" in lines[2]["exception"]
+    assert lines[3]["event"] == "status code=400, error_code: invalid_request, basic authentication"
