@@ -45,22 +45,32 @@ def _redact(_: Any, __: str, event_dict: dict[str, Any]) -> dict[str, Any]:
 
 # Credentials inside text: a library's message ("Issue token {'access_token': 'eyJ…'}"), an exception's, a value
 # bound under a name the set above does not know. What the text holds is not known in advance, so what a
-# credential looks like is: a compact JWT/JWS/JWE (access tokens, ID tokens, client assertions), a value with one
-# of this server's secret prefixes (rt_ refresh tokens, ac_ authorization codes, cs_ client secrets), an
-# Authorization header's value, and the value after a credential's name (``code=…``, ``"password": "…"``).
-# Values shorter than 8 characters are left: a status ``code=400`` is not a secret, and no secret is that short.
+# credential looks like is: a compact JWT/JWS/JWE (access tokens, ID tokens, client assertions, signed cookies),
+# a value with one of this server's secret prefixes (rt_ refresh tokens, ac_ authorization codes, cs_ client
+# secrets), an Authorization header's value (token68, as HTTP clients capitalise the scheme), and the value after
+# a credential's name, at the end of a compound one too (``code=…``, ``"password": "…"``, ``csrf_token=…``): up
+# to its closing quote when quoted, else to the next space or delimiter. Values shorter than 8 characters are left
+# (a status ``code=400``), and so is an error code after ``code``/``token`` (``code: invalid_grant``: a-z and _).
+_NAMES = ("access_token|refresh_token|id_token|client_secret|client_assertion|assertion|code_verifier|code"
+          "|password|passwd|secret|token|session|cookie|set-cookie")
 SECRET_TEXT = re.compile(
     r"\beyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_.-]+"
-    r"|\b(?:rt|ac|cs)_[A-Za-z0-9_-]{16,}"
-    r"|\b(?:Bearer|Basic|DPoP) +[A-Za-z0-9._~+/=-]{8,}"
-    r"|\b(?P<name>(?i:access_token|refresh_token|id_token|client_secret|client_assertion|assertion|code_verifier"
-    r"|code|password|passwd|secret|token|session|cookie|set-cookie))(?P<sep>[\"']?\s*[:=]\s*[\"']?)"
-    r"[^\s\"'&,;}\]]{8,}")
+    r"|(?<![A-Za-z0-9])(?:rt|ac|cs)_[A-Za-z0-9_-]{16,}"
+    r"|\b(?:Bearer|Basic|DPoP) +[A-Za-z0-9._~+/-]{8,}=*(?![\w\"'=:.~+/-])"
+    rf"|(?<![A-Za-z0-9])(?P<name>(?i:{_NAMES}))(?P<sep>[\"']?[ \t]*[:=][ \t]*)"
+    r"(?:(?P<quote>[\"'])(?P<quoted>[^\"'\n]{8,})(?P=quote)|(?P<bare>[^\s\"'&,;}\]]{8,}))")
+_ERROR_CODE = re.compile(r"[a-z_]+")
 
 
 def _hide(match: re.Match[str]) -> str:
     name = match.group("name")
-    return f"{name}{match.group('sep')}[redacted]" if name else "[redacted]"
+    if not name:
+        return "[redacted]"
+    value = match.group("quoted") or match.group("bare")
+    if name.lower().endswith(("code", "token")) and _ERROR_CODE.fullmatch(value):
+        return match.group(0)
+    quote = match.group("quote") or ""
+    return f"{name}{match.group('sep')}{quote}[redacted]{quote}"
 
 
 def scrub(text: str) -> str:
@@ -68,10 +78,24 @@ def scrub(text: str) -> str:
     return SECRET_TEXT.sub(_hide, text)
 
 
+# Values this module and the access log write themselves, in shapes that hold no credential: not scanned (the
+# scan costs about half a microsecond a value; a request logs two lines of a dozen values).
+_OWN_VALUES = frozenset({"timestamp", "level", "logger", "request_id", "trace_id", "span_id"})
+_SHORTEST_MATCH = 9  # "eyJa.b" plus its payload: no credential shape above fits in fewer characters
+
+
+def _may_hold_credential(value: str) -> bool:
+    # What each shape above cannot do without; most values (ids, names, paths) have none, and these substring
+    # tests cost a fraction of the pattern's scan.
+    return ("=" in value or ":" in value or " " in value or "eyJ" in value or "rt_" in value or "ac_" in value
+            or "cs_" in value)
+
+
 def _scrub_text(_: Any, __: str, event_dict: dict[str, Any]) -> dict[str, Any]:
     # Every text value of the line, the message and a formatted exception included (after format_exc_info).
     for key, value in event_dict.items():
-        if type(value) is str and key[0] != "_":
+        if (type(value) is str and len(value) >= _SHORTEST_MATCH and key not in _OWN_VALUES and key[0] != "_"
+                and _may_hold_credential(value)):
             event_dict[key] = SECRET_TEXT.sub(_hide, value)
     return event_dict
 
@@ -390,11 +414,12 @@ _SHARED: list[Any] = [structlog.contextvars.merge_contextvars, _add_trace_contex
 _FINAL: list[Any] = [structlog.processors.format_exc_info, _scrub_text, _record_recent, _render]
 
 # Libraries that print credentials at debug level, held to info whatever APP_LOG_LEVEL says: authlib logs every
-# token it issues ("Issue token {...}") and client reprs, httpcore the headers of outbound requests and responses
-# (the upstream token exchange, S3), botocore and urllib3 signed requests with session tokens, python-multipart
-# form fields. The text scrubber above is the second line, for what a library prints at info or above.
-CREDENTIAL_LOGGERS = ("authlib", "httpcore", "botocore", "boto3", "s3transfer", "urllib3", "python_multipart",
-                      "multipart", "joserfc")
+# token it issues ("Issue token {...}") and client reprs; httpcore (and the SDK's httpcore2/httpx2) the headers
+# of outbound responses (the upstream token exchange, S3); botocore and urllib3 signed requests with session
+# tokens; python-multipart form fields. The text scrubber above is the second line, for what a library prints at
+# info or above.
+CREDENTIAL_LOGGERS = ("authlib", "httpcore", "httpcore2", "httpx2", "botocore", "boto3", "s3transfer", "urllib3",
+                      "python_multipart", "multipart", "joserfc")
 
 
 def configure_logging(log_format: str = "console", level: str = "INFO", recent: RecentEvents | None = None,

@@ -280,7 +280,7 @@ def lifespan_of(deps: Deps, mcp: McpEndpoint, tracing: Tracing | None, speedups:
     return lifespan
 
 
-def core_routes(settings: Settings, deps: Deps, mcp_name: str, mcp_app: ASGIApp,
+def core_routes(settings: Settings, deps: Deps, mcp_name: str, mcp_route: Route,
                 recent_events: RecentEvents | None) -> list[BaseRoute]:
     async def index(_: Request) -> JSONResponse:
         return JSONResponse({"name": mcp_name, "mcp": settings.mcp_url})
@@ -295,16 +295,21 @@ def core_routes(settings: Settings, deps: Deps, mcp_name: str, mcp_app: ASGIApp,
     dev_routes = [] if settings.production else devhost_routes(recent_events, DevFiles())
     # /mcp first: it carries nearly all the traffic, and the router tries the routes in order. Only /mcp passes
     # the bearer check: feature routes (OAuth endpoints take client credentials in Authorization) never see it.
-    return [Route("/mcp", mcp_app, methods=["POST", "DELETE"]), Route("/mcp", no_standalone_stream, methods=["GET"]),
+    return [mcp_route, Route("/mcp", no_standalone_stream, methods=["GET"]),
             Route("/", index, methods=["GET"]), *health_routes(deps.db, deps.limits), *storage_routes, *dev_routes]
 
 
+def mcp_route(mcp_app: ASGIApp) -> Route:
+    """``POST``/``DELETE /mcp``: the route the speed-up package may take the app past the router to."""
+    return Route("/mcp", mcp_app, methods=["POST", "DELETE"])
+
+
 def served(app: Starlette, settings: Settings, metrics: Metrics | None, tracing: Tracing | None,
-           speedups: SpeedUps | None) -> ASGIApp:
-    """The middleware around the routes, innermost first."""
+           speedups: SpeedUps | None, mcp: Route) -> ASGIApp:
+    """The middleware around the routes, innermost first. ``mcp``: the app's POST/DELETE /mcp route."""
     routed: ASGIApp = app
     if speedups is not None:  # /mcp past the router (its first route)
-        routed = speedups.route(app, next(r for r in app.routes if isinstance(r, Route) and r.path == "/mcp"))
+        routed = speedups.route(app, mcp)
     logged: ASGIApp = AccessLogMiddleware(McpPathAlias(routed), metrics)
     if tracing is not None:  # the server span: around the access log, so its lines carry the span's ids
         logged = tracing.wrap(logged)
@@ -347,13 +352,14 @@ def create_app(
     registry, feature_routes = build_registry(settings, features, deps, catalog)
     metrics_routes = observe(deps, features, registry, metrics, tracing)
     mcp = build_mcp(settings, registry, features, deps.limits, token_verifier, metrics, speedups)
+    route = mcp_route(mcp.app)
     app = Starlette(
-        routes=[*core_routes(settings, deps, mcp.server.name, mcp.app, recent_events), *metrics_routes,
+        routes=[*core_routes(settings, deps, mcp.server.name, route, recent_events), *metrics_routes,
                 *auth_routes, *feature_routes],
         lifespan=lifespan_of(deps, mcp, tracing, speedups),
         exception_handlers={Exception: internal_error},
     )
-    return served(app, settings, metrics, tracing, speedups)
+    return served(app, settings, metrics, tracing, speedups, route)
 
 
 async def internal_error(_: Request, __: Exception) -> JSONResponse:

@@ -30,7 +30,6 @@ from starlette.types import Receive, Send
 from app.auth.schemes import Access, challenge, refusal_description
 
 log = structlog.get_logger("app.mcp")  # the tool-call lines' logger, whichever path answered
-MODES = ("auto", "meta", "http")
 # (tool, seconds): a refusal answered here, for the operation metrics the SDK path would have recorded.
 Observe = Callable[[str, float], None]
 

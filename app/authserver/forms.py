@@ -65,9 +65,31 @@ def parse_json(body: bytes) -> Any:
         data = json.loads(body)
     except (ValueError, UnicodeError, RecursionError):
         raise MalformedRequest("The body must be JSON.") from None
-    if "\\u0000" in body.decode("utf-8", "replace"):
+    text = body.decode("utf-8", "replace")
+    if "\\u0000" in text:
         raise MalformedRequest("The body contains a NUL character.")
+    if _unpaired_surrogate(data):  # an escape, or its bytes (json.loads reads bytes with surrogatepass)
+        raise MalformedRequest("The body contains an unpaired surrogate (U+D800 to U+DFFF alone): not Unicode text.")
     return data
+
+
+def _unpaired_surrogate(data: Any) -> bool:
+    """Whether any string of the decoded document, key or value, holds a lone surrogate (no encoder writes one)."""
+    stack = [data]
+    while stack:
+        value = stack.pop()
+        if isinstance(value, str):
+            if not value.isascii():
+                try:
+                    value.encode("utf-8")
+                except UnicodeEncodeError:
+                    return True
+        elif isinstance(value, dict):
+            stack.extend(value.keys())
+            stack.extend(value.values())
+        elif isinstance(value, list):
+            stack.extend(value)
+    return False
 
 
 def oauth_error(error: str, description: str, status: int = 400, headers: dict[str, str] | None = None) -> Response:

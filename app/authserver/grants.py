@@ -123,11 +123,12 @@ class AuthorizationCodeGrant(_AuthorizationCodeGrant):
     def save_authorization_code(self, code: str, request: FormRequest) -> None:
         data = request.payload.data
         grants, clients = self.server.uow.repository(GrantRepository), self.server.uow.repository(ClientRepository)
+        expires_at = int(time.time()) + self.server.config.code_ttl
+        # An unlinked self-registered client outlives the code it was just given, whatever its age: held before
+        # the sweep, which would otherwise take a client whose day ended since it was read.
+        clients.hold_until(request.client.client_id, expires_at + CODE_RETRY_WINDOW + 60)
         grants.sweep()
         clients.sweep_unused()
-        expires_at = int(time.time()) + self.server.config.code_ttl
-        # An unlinked self-registered client outlives the code it was just given, whatever its age.
-        clients.hold_until(request.client.client_id, expires_at + CODE_RETRY_WINDOW + 60)
         grants.add(AuthorizationCode(
             code_hash=digest(code), client_id=request.client.client_id, account_id=request.user.id,
             redirect_uri=data.get("redirect_uri") or None,

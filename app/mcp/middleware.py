@@ -6,8 +6,8 @@
 - ``OutputGuard``: a result whose structuredContent breaks the tool's published
   outputSchema is replaced by an error result, never shipped.
 - ``ToolCallLog``: one log event per request with the correlation fields.
-- ``StorableText``: a call whose arguments hold a character no database stores (NUL, an unpaired surrogate)
-  is answered with an ``isError`` result before the tool runs.
+- ``StorableText``: a call whose arguments (or request ``_meta``) hold a character no database stores (NUL,
+  an unpaired surrogate) is answered with an ``isError`` result before the tool runs.
 """
 
 from __future__ import annotations
@@ -173,12 +173,12 @@ def _error_type(exc: BaseException) -> str:
     return type(exc).__qualname__
 
 
-def unstorable(arguments: Any) -> tuple[str, str] | None:
+def unstorable(arguments: Any, root: str = "") -> tuple[str, str] | None:
     """Where (``file.file_id``, ``files[1].download_url``) the first string of ``arguments``, key or value, holds a
     character that is never text a database can keep, and which: PostgreSQL refuses NUL in text (a driver error,
     and a traceback, deep inside a tool), and an unpaired surrogate (JSON's ``"\\ud800"``) is not Unicode at all:
-    no encoder writes it, in a database, a file name or a log line."""
-    stack: list[tuple[str, Any]] = [("", arguments)]
+    no encoder writes it, in a database, a file name or a log line. ``root``: what the paths start with."""
+    stack: list[tuple[str, Any]] = [(root, arguments)]
     while stack:  # iterative: the nesting is the client's, and JSON nests deeper than Python recurses
         path, value = stack.pop()
         if isinstance(value, str):
@@ -208,8 +208,9 @@ def _bad_character(text: str) -> str | None:
 
 
 class StorableText:
-    """Refuses a ``tools/call`` whose arguments no tool could store or pass on, before the tool (a fetch, a write)
-    and its budget: the person reads which argument held what; the model, to send it again without it."""
+    """Refuses a ``tools/call`` whose arguments (or request ``_meta``) no tool could store or pass on, before the
+    tool (a fetch, a write) and its budget: the person reads which argument held what; the model, to send it again
+    without it."""
 
     def __init__(self, tools: set[str]) -> None:
         self.tools = tools
@@ -219,12 +220,21 @@ class StorableText:
             return await call_next(ctx)
         params = ctx.params or {}
         name = params.get("name")
-        found = unstorable(params.get("arguments")) if name in self.tools else None
-        if found is None:
+        if not (isinstance(name, str) and name in self.tools):
+            return await call_next(ctx)  # not a tool of ours (or not a name): the SDK's own answer
+        found = unstorable(params.get("arguments"))
+        if found is not None:
+            where, what = found[0][:128], found[1]
+            advice = (f"Call {name} again with {where} written without that character: it is never part of real "
+                      "text. Do not retry with the same value.")
+        elif (found := unstorable(params.get("_meta"), "_meta")) is not None:
+            # The request _meta the tools and the budgets read (openai/userLocation's city, openai/subject as a
+            # limit key): the host wrote it, not the model.
+            where, what = found[0][:128], found[1]
+            advice = ("The request's metadata, which the host sends, not the arguments, is malformed: tell the user "
+                      "this request could not be processed; retrying it unchanged will fail the same way.")
+        else:
             return await call_next(ctx)
-        where, what = found
-        log.info("tool.unstorable_text", argument=where[:128])  # where, never the text
-        failure = ToolFailure(f"The text in {where[:128]} contains {what}, which cannot be saved or sent on.",
-                              f"Call {name} again with {where[:128]} written without that character: it is never "
-                              "part of real text. Do not retry with the same value.")
+        log.info("tool.unstorable_text", argument=where)  # where, never the text
+        failure = ToolFailure(f"The text in {where} contains {what}, which cannot be saved or sent on.", advice)
         return failed(name, failure).model_dump(mode="json", by_alias=True, exclude_none=True)

@@ -8,6 +8,7 @@ import os
 import subprocess
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 from urllib.parse import urljoin
 
@@ -30,10 +31,12 @@ def require_peer() -> None:
 
 
 @contextmanager
-def openid_provider(clients: list[dict[str, Any]], accounts: dict[str, dict[str, Any]]) -> Iterator[str]:
-    """The provider's issuer while it runs."""
+def openid_provider(clients: list[dict[str, Any]], accounts: dict[str, dict[str, Any]],
+                    issued: Path | None = None) -> Iterator[str]:
+    """The provider's issuer while it runs. ``issued``: a file it appends each token response to (a JSON line)."""
     require_peer()
-    process = subprocess.Popen([str(NODE), str(SCRIPT), json.dumps({"clients": clients, "accounts": accounts})],
+    config = {"clients": clients, "accounts": accounts, **({"issued": str(issued)} if issued else {})}
+    process = subprocess.Popen([str(NODE), str(SCRIPT), json.dumps(config)],
                                cwd=SCRIPT.parent, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         line = process.stdout.readline() if process.stdout else ""

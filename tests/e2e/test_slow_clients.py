@@ -9,12 +9,19 @@ from __future__ import annotations
 import time
 from collections.abc import Iterator
 
-import httpx
 import pytest
 
 from app.http.serving import MAX_HEAD_BYTES
 from tests.e2e.server import LiveServer
-from tests.slow_clients import BODY_S, DEADLINES_ENV, connect, read_until_closed, trickle_until_closed, trickled_body
+from tests.slow_clients import (
+    BODY_S,
+    DEADLINES_ENV,
+    a_head_just_under_the_bound_is_served,
+    a_trickled_body_is_answered_408_at_the_body_deadline,
+    connect,
+    read_until_closed,
+    requests_in_time_on_a_kept_alive_connection_are_served,
+)
 
 # Deadlines and connections: the database behind the server never decides them.
 pytestmark = pytest.mark.any_database
@@ -57,26 +64,13 @@ def test_a_request_head_past_the_bound_that_arrives_whole_is_refused_by_the_app(
 
 
 def test_a_request_head_just_under_the_bound_is_served(stock: LiveServer):
-    with httpx.Client(base_url=stock.base_url) as client:
-        response = client.get("/healthz", headers={"x-big": "a" * (MAX_HEAD_BYTES - 512)})
-    assert response.status_code == 200
+    a_head_just_under_the_bound_is_served(stock.base_url)
 
 
 def test_a_body_trickled_a_byte_at_a_time_is_answered_408_at_the_body_deadline(stock: LiveServer):
-    with connect(stock.port) as sock:
-        started = time.monotonic()
-        got = trickle_until_closed([sock], trickled_body(), every=0.5)
-        elapsed = time.monotonic() - started
-    [answer] = got.values()
-    assert answer.startswith(b"HTTP/1.1 408 Request Timeout") and b"connection: close" in answer.lower()
-    assert BODY_S - 0.5 < elapsed < BODY_S + 2
-    # Not the server's error: the access log says 499 (client closed request), and nothing logs a traceback.
-    events = stock.settled_log()
-    assert [e["status"] for e in events if e.get("event") == "http.request" and e.get("path") == "/mcp"
-            and e.get("status") != 200] == [499]
+    events = a_trickled_body_is_answered_408_at_the_body_deadline(stock)
     assert [(e["awaiting"], e["peer"]) for e in events if e.get("event") == "http.slow_client"] == [
         ("body", "127.0.0.1")]
-    assert [e["event"] for e in events if e.get("level") in ("error", "critical")] == []
 
 
 def test_a_whole_body_sent_in_time_in_pieces_is_served(stock: LiveServer):
@@ -93,11 +87,4 @@ def test_a_whole_body_sent_in_time_in_pieces_is_served(stock: LiveServer):
 
 
 def test_requests_in_time_on_a_kept_alive_connection_are_served(stock: LiveServer):
-    with httpx.Client(base_url=stock.base_url) as client:
-        answers = []
-        for _ in range(4):  # 4 x 0.9 s on one connection: longer than the body deadline in all
-            answers.append(client.post("/mcp", json={"jsonrpc": "2.0", "id": 1, "method": "ping"},
-                                       headers={"accept": "application/json, text/event-stream",
-                                                "mcp-protocol-version": "2025-06-18"}).status_code)
-            time.sleep(0.9)
-    assert answers == [200, 200, 200, 200]
+    requests_in_time_on_a_kept_alive_connection_are_served(stock.base_url)

@@ -8,21 +8,21 @@ import socket
 import time
 from collections.abc import Iterator
 
-import httpx
 import pytest
 
 from app.http.serving import MAX_HEAD_BYTES
 from tests.e2e.server import LiveServer
 from tests.slow_clients import (
-    BODY_S,
     DEADLINES_ENV,
     HEADER_S,
     SEND_S,
+    a_head_just_under_the_bound_is_served,
+    a_trickled_body_is_answered_408_at_the_body_deadline,
     connect,
     header_lines,
     read_until_closed,
+    requests_in_time_on_a_kept_alive_connection_are_served,
     trickle_until_closed,
-    trickled_body,
 )
 
 # Deadlines and connections: the database behind the server never decides them.
@@ -76,9 +76,7 @@ def test_a_request_head_over_the_bound_is_refused_at_once_and_the_connection_clo
 
 
 def test_a_request_head_just_under_the_bound_is_served(deadlines: LiveServer):
-    with httpx.Client(base_url=deadlines.base_url) as client:
-        response = client.get("/healthz", headers={"x-big": "a" * (MAX_HEAD_BYTES - 512)})
-    assert response.status_code == 200
+    a_head_just_under_the_bound_is_served(deadlines.base_url)
 
 
 def test_a_connection_that_never_sends_a_byte_is_closed_without_an_answer(deadlines: LiveServer):
@@ -89,17 +87,7 @@ def test_a_connection_that_never_sends_a_byte_is_closed_without_an_answer(deadli
 
 
 def test_a_body_trickled_a_byte_at_a_time_is_answered_408_at_the_body_deadline(deadlines: LiveServer):
-    with connect(deadlines.port) as sock:
-        started = time.monotonic()
-        got = trickle_until_closed([sock], trickled_body(), every=0.5)
-        elapsed = time.monotonic() - started
-    assert list(got.values())[0].startswith(b"HTTP/1.1 408 Request Timeout")
-    assert BODY_S - 0.5 < elapsed < BODY_S + 2
-    # Not the server's error: the access log says 499 (client closed request), and nothing logs a traceback.
-    events = deadlines.settled_log()
-    assert [e["status"] for e in events if e.get("event") == "http.request" and e.get("path") == "/mcp"
-            and e.get("status") != 200] == [499]
-    assert [e["event"] for e in events if e.get("level") in ("error", "critical")] == []
+    a_trickled_body_is_answered_408_at_the_body_deadline(deadlines)
 
 
 def test_a_request_answered_before_its_body_was_in_gets_no_stray_408_afterwards(deadlines: LiveServer):
@@ -139,11 +127,4 @@ def test_a_client_that_reads_none_of_the_answers_is_cut_off_at_the_send_deadline
 
 
 def test_requests_in_time_on_a_kept_alive_connection_are_served_past_the_deadlines(deadlines: LiveServer):
-    with httpx.Client(base_url=deadlines.base_url) as client:
-        answers = []
-        for _ in range(4):  # 4 x 0.9 s on one connection: longer than the header deadline in all
-            answers.append(client.post("/mcp", json={"jsonrpc": "2.0", "id": 1, "method": "ping"},
-                                       headers={"accept": "application/json, text/event-stream",
-                                                "mcp-protocol-version": "2025-06-18"}).status_code)
-            time.sleep(0.9)
-    assert answers == [200, 200, 200, 200]
+    requests_in_time_on_a_kept_alive_connection_are_served(deadlines.base_url)

@@ -52,14 +52,14 @@ class Federated(Linking):
 
 
 @contextmanager
-def _federation(database_url: str, log: Path, **env: str) -> Iterator[Federated]:
+def _federation(database_url: str, log: Path, issued: Path | None = None, **env: str) -> Iterator[Federated]:
     site = ClientSite()
     server = LiveServer(database_url, log)
     callbacks = {name: f"{server.base_url}/login/{name}/callback" for name in ("corp", "partners")}
     clients = [{"client_id": "mcp-app", "client_secret": SECRET, "redirect_uris": [callbacks["corp"]]},
                {"client_id": "mcp-partners", "redirect_uris": [callbacks["partners"]],
                 "token_endpoint_auth_method": "client_secret_post", "client_secret": SECRET + "-p"}]
-    with serving(lambda base: site.app()) as site_url, openid_provider(clients, PEOPLE) as issuer:
+    with serving(lambda base: site.app()) as site_url, openid_provider(clients, PEOPLE, issued) as issuer:
         site.base_url = site_url
         providers = [
             # The secret of this one comes from its own variable, as a deployment keeps it.
@@ -306,7 +306,8 @@ def test_at_debug_level_no_token_code_assertion_secret_or_password_reaches_the_l
     def record(request: httpx.Request) -> None:  # every code and state our browsers carry
         seen.extend(value for name, value in query_of(str(request.url)).items() if name in ("code", "state"))
 
-    with _federation(database_url, tmp_path / "server.log", APP_LOG_LEVEL="debug") as f:
+    issued = tmp_path / "upstream-tokens.jsonl"
+    with _federation(database_url, tmp_path / "server.log", issued, APP_LOG_LEVEL="debug") as f:
         # A CIMD client through the upstream provider: code, PKCE verifier, assertion, tokens.
         http = httpx.Client(base_url=f.base_url, follow_redirects=False, timeout=20,
                             headers={"accept-language": "en"}, event_hooks={"request": [record]})
@@ -348,6 +349,10 @@ def test_at_debug_level_no_token_code_assertion_secret_or_password_reaches_the_l
         assert _profile(f, basic["access_token"])["id"]
         seen += [c.value for c in [*http.cookies.jar, *account.cookies.jar] if c.value]
         events = f.server.settled_log()
+    # What the provider issued to this server: its ID token, access token (opaque here) and refresh token.
+    upstream = [json.loads(line) for line in issued.read_text().splitlines()]
+    assert upstream and all("id_token" in t and "access_token" in t for t in upstream)
+    seen += [t[k] for t in upstream for k in ("id_token", "access_token", "refresh_token") if k in t]
     text = (tmp_path / "server.log").read_text()
     # The level was debug (the test would pass on a quieter log), and the flows above were logged.
     assert any(e.get("level") == "debug" for e in events)

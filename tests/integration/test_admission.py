@@ -19,31 +19,23 @@ from mcp.server.auth.provider import AccessToken
 from mcp.server.mcpserver import MCPServer
 from mcp.server.transport_security import TransportSecuritySettings
 from pydantic import Field
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.types import Receive, Send
 
 from app.auth.schemes import Access
 from app.mcp.admission import Admission, McpAdmission, current
+from tests.mcp_requests import (
+    ENVELOPE,
+    LEGACY,
+    MODERN,
+    NO_REBINDING_CHECK,
+    CountingTransport,
+    call,
+    modern_call,
+    post,
+)
 
 pytestmark = pytest.mark.anyio
-NO_REBINDING_CHECK = TransportSecuritySettings(enable_dns_rebinding_protection=False)
-LEGACY = {"content-type": "application/json", "accept": "application/json, text/event-stream",
-          "mcp-protocol-version": "2025-06-18"}
-MODERN = {**LEGACY, "mcp-protocol-version": "2026-07-28"}
-ENVELOPE = {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
-            "io.modelcontextprotocol/clientCapabilities": {}}
 LIMIT = 4096
-
-
-@dataclass
-class CountingTransport:
-    app: ASGIApp
-    calls: int = 0
-    admissions: list[Admission | None] = field(default_factory=list)
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        self.calls += 1
-        self.admissions.append(current())
-        await self.app(scope, receive, send)
 
 
 @dataclass
@@ -97,8 +89,7 @@ class Rig:
 
     async def post(self, body: object, headers: dict[str, str] | list[tuple[str, str]] | None = None
                    ) -> httpx.Response:
-        content = body if isinstance(body, bytes) else json.dumps(body).encode()
-        return await self.client.post("/mcp", content=content, headers=headers if headers is not None else LEGACY)
+        return await post(self.client, body, headers)
 
     @property
     def admission(self) -> Admission:
@@ -116,17 +107,6 @@ async def rig() -> AsyncIterator[Rig]:
         async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app, client=("203.0.113.9", 5000)),
                                      base_url="http://127.0.0.1") as client:
             yield Rig(client, transport, lane)
-
-
-def call(name: str, arguments: dict, id_: int | str = 1, meta: dict | None = None) -> dict:
-    params: dict = {"name": name, "arguments": arguments}
-    if meta is not None:
-        params["_meta"] = meta
-    return {"jsonrpc": "2.0", "id": id_, "method": "tools/call", "params": params}
-
-
-def modern_call(name: str, arguments: dict, id_: int | str = 1) -> tuple[dict[str, str], dict]:
-    return {**MODERN, "mcp-method": "tools/call", "mcp-name": name}, call(name, arguments, id_, dict(ENVELOPE))
 
 
 async def test_a_legacy_tool_call_is_one_plain_exchange_with_what_it_names_and_who_sends_it(rig: Rig):

@@ -25,33 +25,26 @@ from mcp.server.connection import Connection
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.runner import modern_error_data, serve_one
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
-from mcp.server.transport_security import TransportSecuritySettings
 from mcp.shared.dispatcher import DispatchContext
 from mcp.shared.exceptions import MCPError
 from mcp_types import ErrorData
 from pydantic import BaseModel, Field
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.types import ASGIApp
 
 from app.mcp.admission import McpAdmission
 from app.tuning.lane import ExchangeContext, SingleExchangeLane
+from tests.mcp_requests import (
+    ENVELOPE,
+    LEGACY,
+    MODERN,
+    NO_REBINDING_CHECK,
+    CountingTransport,
+    call,
+    modern_call,
+    post,
+)
 
 pytestmark = [pytest.mark.anyio, pytest.mark.tuning]
-NO_REBINDING_CHECK = TransportSecuritySettings(enable_dns_rebinding_protection=False)
-LEGACY = {"content-type": "application/json", "accept": "application/json, text/event-stream",
-          "mcp-protocol-version": "2025-06-18"}
-MODERN = {**LEGACY, "mcp-protocol-version": "2026-07-28"}
-ENVELOPE = {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
-            "io.modelcontextprotocol/clientCapabilities": {}}
-
-
-@dataclass
-class CountingFallback:
-    app: ASGIApp
-    calls: int = 0
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        self.calls += 1
-        await self.app(scope, receive, send)
 
 
 def build_server() -> MCPServer:
@@ -85,13 +78,12 @@ def build_server() -> MCPServer:
 @dataclass
 class Rig:
     client: httpx.AsyncClient
-    fallback: CountingFallback
+    fallback: CountingTransport
     lane: SingleExchangeLane
 
     async def post(self, body: object, headers: dict[str, str] | list[tuple[str, str]] | None = None
                    ) -> httpx.Response:
-        content = body if isinstance(body, bytes) else json.dumps(body).encode()
-        return await self.client.post("/mcp", content=content, headers=headers if headers is not None else LEGACY)
+        return await post(self.client, body, headers)
 
     async def post_to_the_transport(self, body: object, headers: dict[str, str] | list[tuple[str, str]]
                                     ) -> httpx.Response:
@@ -110,7 +102,7 @@ def admitted(mcp: MCPServer, fallback: ASGIApp, lane: SingleExchangeLane, max_bo
 @pytest.fixture
 async def rig() -> AsyncIterator[Rig]:
     mcp = build_server()
-    fallback = CountingFallback(mcp.streamable_http_app(streamable_http_path="/mcp", stateless_http=True,
+    fallback = CountingTransport(mcp.streamable_http_app(streamable_http_path="/mcp", stateless_http=True,
                                                         json_response=True, max_request_body_size=4096,
                                                         transport_security=NO_REBINDING_CHECK))
     lane = SingleExchangeLane(mcp.session_manager)
@@ -134,10 +126,6 @@ def raising(exc: Exception) -> Callable[[], object]:
         raise exc
 
     return answer
-
-
-def call(name: str, arguments: dict, id_: int | str = 1) -> dict:
-    return {"jsonrpc": "2.0", "id": id_, "method": "tools/call", "params": {"name": name, "arguments": arguments}}
 
 
 async def test_a_legacy_tool_call_is_answered_without_the_sdk_transport(rig: Rig):
@@ -203,12 +191,6 @@ async def test_notifications_sent_mid_request_are_dropped_and_the_answer_still_a
     response = await rig.post(request)
     assert response.json()["result"]["content"][0]["text"] == "done"
     assert rig.fallback.calls == 0
-
-
-def modern_call(name: str, arguments: dict, id_: int | str = 1) -> tuple[dict[str, str], dict]:
-    body = call(name, arguments, id_)
-    body["params"]["_meta"] = dict(ENVELOPE)
-    return {**MODERN, "mcp-method": "tools/call", "mcp-name": name}, body
 
 
 async def test_a_modern_tool_call_is_answered_without_the_sdk_transport(rig: Rig):

@@ -4,6 +4,7 @@ database."""
 
 from __future__ import annotations
 
+import json
 import time
 from pathlib import Path
 
@@ -86,7 +87,7 @@ def test_a_client_no_one_linked_through_expires_and_one_someone_linked_with_stay
         [(unused_expiry,)] = _sql(database_url, expiry, c=unused)
         assert registered + 24 * 3600 - 5 <= unused_expiry <= time.time() + 24 * 3600
         # The day is nearly over for one and over for the other (the rows are moved on: nobody waits 24 hours).
-        _sql(database_url, "UPDATE oauth_clients SET expires_at = :t WHERE client_id = :c", t=int(time.time()) + 3,
+        _sql(database_url, "UPDATE oauth_clients SET expires_at = :t WHERE client_id = :c", t=int(time.time()) + 20,
              c=used)
         resource, pkce = f"{base_url}/mcp", Pkce.new()
         code = query_of(Browser(base_url).sign_in(authorize_params(used, pkce, resource, scope=""), "alice",
@@ -116,3 +117,13 @@ def test_a_client_no_one_linked_through_expires_and_one_someone_linked_with_stay
         assert "code" in query_of(again)
         assert _sql(database_url, count, c=other) == [(0,)]
         assert _sql(database_url, expiry, c=used) == [(None,)]
+
+
+def test_a_registration_with_an_unpaired_surrogate_is_invalid_client_metadata(database_url: str, tmp_path: Path):
+    body = json.dumps({**REGISTRATION, "client_name": "a\ud800b"}).encode()  # the \ud800 escape: valid JSON text
+    with auth_server(database_url, tmp_path / "var") as base_url:
+        response = httpx.post(f"{base_url}/register", content=body, headers={"content-type": "application/json"},
+                              timeout=10)
+    assert response.status_code == 400, response.text
+    assert response.json()["error"] == "invalid_client_metadata"
+    assert "unpaired surrogate" in response.json()["error_description"]

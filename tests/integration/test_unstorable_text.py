@@ -36,8 +36,9 @@ def _post(mcp_url: str, version: str, method: str, params: dict[str, Any], token
     headers = {"accept": "application/json, text/event-stream", "content-type": "application/json",
                "mcp-protocol-version": version}
     if version == MODERN:
-        params = {**params, "_meta": ENVELOPE}
-        headers |= {"mcp-method": method, **({"mcp-name": params["name"]} if "name" in params else {})}
+        params = {**params, "_meta": {**params.get("_meta", {}), **ENVELOPE}}
+        named = isinstance(params.get("name"), str)
+        headers |= {"mcp-method": method, **({"mcp-name": params["name"]} if named else {})}
     if token:
         headers["authorization"] = f"Bearer {token}"
     # json.dumps writes a lone surrogate as its \ud800 escape: valid JSON text, as a client would send it.
@@ -157,7 +158,23 @@ def test_a_character_no_database_stores_is_refused_in_every_string_of_every_tool
         assert cases >= 30, cases  # every demo's strings: a schema walk that found none would prove nothing
         assert files.hits == hits  # nothing fetched
         assert _row_counts(database_url) == before  # nothing written
+        # The request _meta a tool reads (recommend_cafe: the city of openai/userLocation) is held to the same rule.
+        for what, character in BAD.items():
+            meta = {"openai/userLocation": {"city": f"Par{character}is", "country": "FR"}}
+            response = _post(mcp_url, version, "tools/call", {"name": "recommend_cafe", "arguments": {},
+                                                             "_meta": meta})
+            if version != MODERN and what == "surrogate":
+                assert response.json()["error"]["code"] == -32700
+                continue
+            result = response.json()["result"]
+            assert result["isError"] is True, result
+            assert "The text in _meta.openai/userLocation.city contains" in result["content"][0]["text"]
+            assert "metadata" in result["content"][1]["text"]
+        # A name that is not a string gets the SDK's own error, as before (invalid params; on 2026-07-28 the
+        # routing header's mismatch comes first): not a crash of the check.
+        not_a_name = _post(mcp_url, version, "tools/call", {"name": ["search"], "arguments": {"q": "a\x00"}})
+        assert not_a_name.json()["error"]["code"] == (-32020 if version == MODERN else -32602), not_a_name.text
     lines = json_log()
     assert not [e for e in lines if e.get("level") in ("error", "critical") or "exception" in e], lines
     assert sum(e.get("event") == "tool.unstorable_text" for e in lines) == cases - (
-        0 if version == MODERN else cases // 2)
+        0 if version == MODERN else cases // 2) + (2 if version == MODERN else 1)

@@ -14,6 +14,9 @@ def test_it_names_the_first_string_that_holds_a_nul_or_an_unpaired_surrogate_whe
         "files[1].file_id", "an unpaired surrogate (U+DC01), which is not Unicode text")
     assert unstorable({"data": {"k\x00": 1}}) == ("a key of data", "a NUL character (U+0000)")
     assert unstorable("\x00") == ("arguments", "a NUL character (U+0000)")
+    assert unstorable({"openai/userLocation": {"city": "Par\x00is"}}, "_meta") == (
+        "_meta.openai/userLocation.city", "a NUL character (U+0000)")
+    assert unstorable({"k\x00": 1}, "_meta") == ("a key of _meta", "a NUL character (U+0000)")
 
 
 def test_text_of_any_script_and_paired_surrogates_pass():

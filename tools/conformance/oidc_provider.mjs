@@ -1,13 +1,16 @@
 // A real, independent OpenID provider on loopback for the tests: npm `oidc-provider` (panva's, OpenID
 // Certified), configured by the JSON argument:
 //   node oidc_provider.mjs '{"clients": [{"client_id", "client_secret", "redirect_uris"}],
-//                            "accounts": {"<sub>": {"email", "email_verified", "name", ...claims}}}'
-// It prints {"issuer": "http://127.0.0.1:<port>"} once it listens, then serves until killed.
+//                            "accounts": {"<sub>": {"email", "email_verified", "name", ...claims}},
+//                            "issued": "<file>"}'
+// With "issued", every token response it sends (ID, access and refresh tokens) is appended to that file as a JSON
+// line: tests look for them where they must not be (the server's log). It prints {"issuer": "http://127.0.0.1:<port>"} once it listens, then serves until killed.
 // Discovery, JWKS, PKCE, the ID token (signed with a fresh RSA key), UserInfo and the RFC 9207 `iss` of the
 // authorization response are the library's own. Only the person is played: the interaction page below is a
 // form with a `login` field (the account's sub, no password) that finishes login and consent in one step,
 // which is how oidc-provider's documentation shows custom interactions.
 import { generateKeyPairSync, randomUUID } from "node:crypto";
+import { appendFileSync } from "node:fs";
 import Provider from "oidc-provider";
 
 const config = JSON.parse(process.argv[2] ?? "{}");
@@ -37,6 +40,13 @@ async function start() {
     },
   });
   provider.proxy = false;
+
+  provider.use(async (ctx, next) => {
+    await next();
+    if (config.issued && ctx.path === "/token" && ctx.body && typeof ctx.body === "object") {
+      appendFileSync(config.issued, `${JSON.stringify(ctx.body)}\n`);
+    }
+  });
 
   provider.use(async (ctx, next) => {
     const match = ctx.path.match(/^\/interaction\/([^/]+)$/);
