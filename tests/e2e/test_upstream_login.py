@@ -306,8 +306,8 @@ def test_at_debug_level_no_token_code_assertion_secret_or_password_reaches_the_l
     def record(request: httpx.Request) -> None:  # every code and state our browsers carry
         seen.extend(value for name, value in query_of(str(request.url)).items() if name in ("code", "state"))
 
-    issued = tmp_path / "upstream-tokens.jsonl"
-    with _federation(database_url, tmp_path / "server.log", issued, APP_LOG_LEVEL="debug") as f:
+    upstream_log = tmp_path / "upstream-tokens.jsonl"
+    with _federation(database_url, tmp_path / "server.log", upstream_log, APP_LOG_LEVEL="debug") as f:
         # A CIMD client through the upstream provider: code, PKCE verifier, assertion, tokens.
         http = httpx.Client(base_url=f.base_url, follow_redirects=False, timeout=20,
                             headers={"accept-language": "en"}, event_hooks={"request": [record]})
@@ -350,7 +350,7 @@ def test_at_debug_level_no_token_code_assertion_secret_or_password_reaches_the_l
         seen += [c.value for c in [*http.cookies.jar, *account.cookies.jar] if c.value]
         events = f.server.settled_log()
     # What the provider issued to this server: its ID token, access token (opaque here) and refresh token.
-    upstream = [json.loads(line) for line in issued.read_text().splitlines()]
+    upstream = [json.loads(line) for line in upstream_log.read_text().splitlines()]
     assert upstream and all("id_token" in t and "access_token" in t for t in upstream)
     seen += [t[k] for t in upstream for k in ("id_token", "access_token", "refresh_token") if k in t]
     text = (tmp_path / "server.log").read_text()
