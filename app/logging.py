@@ -51,13 +51,16 @@ def _redact(_: Any, __: str, event_dict: dict[str, Any]) -> dict[str, Any]:
 # a credential's name, at the end of a compound one too (``code=…``, ``"password": "…"``, ``csrf_token=…``): up
 # to its closing quote when quoted, else to the next space or delimiter. Values shorter than 8 characters are left
 # (a status ``code=400``), and so is an error code after ``code``/``token`` (``code: invalid_grant``: a-z and _).
+# Signed links and keys by name too: ``sig=`` (this server's local file links), ``X-Amz-Signature=`` and
+# ``X-Amz-Security-Token=`` (presigned S3 URLs), ``api_key=``; a separator may be %-encoded (``%3D``, a form
+# quoted inside a URL).
 _NAMES = ("access_token|refresh_token|id_token|client_secret|client_assertion|assertion|code_verifier|code"
-          "|password|passwd|secret|token|session|cookie|set-cookie")
+          "|password|passwd|secret|token|session|cookie|set-cookie|sig|signature|credential|api_key|apikey|api-key")
 SECRET_TEXT = re.compile(
     r"\beyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_.-]+"
-    r"|(?<![A-Za-z0-9])(?:rt|ac|cs)_[A-Za-z0-9_-]{16,}"
+    r"|(?:(?<![A-Za-z0-9])|(?<=%3[Dd]))(?:rt|ac|cs)_[A-Za-z0-9_-]{16,}"
     r"|\b(?:Bearer|Basic|DPoP) +[A-Za-z0-9._~+/-]{8,}=*(?![\w\"'=:.~+/-])"
-    rf"|(?<![A-Za-z0-9])(?P<name>(?i:{_NAMES}))(?P<sep>[\"']?[ \t]*[:=][ \t]*)"
+    rf"|(?<![A-Za-z0-9])(?P<name>(?i:{_NAMES}))(?P<sep>[\"']?[ \t]*[:=][ \t]*|%3[Dd])"
     r"(?:(?P<quote>[\"'])(?P<quoted>[^\"'\n]{8,})(?P=quote)|(?P<bare>[^\s\"'&,;}\]]{8,}))")
 _ERROR_CODE = re.compile(r"[a-z_]+")
 
@@ -78,9 +81,9 @@ def scrub(text: str) -> str:
     return SECRET_TEXT.sub(_hide, text)
 
 
-# Values this module and the access log write themselves, in shapes that hold no credential: not scanned (the
-# scan costs about half a microsecond a value; a request logs two lines of a dozen values).
-_OWN_VALUES = frozenset({"timestamp", "level", "logger", "request_id", "trace_id", "span_id"})
+# Values this module writes itself, in shapes that hold no credential: not scanned (the scan costs about half a
+# microsecond a value; a request logs two lines of a dozen values). Not request_id: a client may choose it.
+_OWN_VALUES = frozenset({"timestamp", "level", "logger", "trace_id", "span_id"})
 _SHORTEST_MATCH = 9  # "eyJa.b" plus its payload: no credential shape above fits in fewer characters
 
 
@@ -88,15 +91,38 @@ def _may_hold_credential(value: str) -> bool:
     # What each shape above cannot do without; most values (ids, names, paths) have none, and these substring
     # tests cost a fraction of the pattern's scan.
     return ("=" in value or ":" in value or " " in value or "eyJ" in value or "rt_" in value or "ac_" in value
-            or "cs_" in value)
+            or "cs_" in value or "%3" in value)
+
+
+_NESTED = frozenset({dict, list, tuple})
+
+
+def _scrubbed(value: Any, depth: int = 0) -> Any:
+    """A nested value (a widget event's data, a library's dict) scrubbed like a line: text scanned, and the values
+    of keys named as the set above redacted, at any depth up to 8 (deeper: left out)."""
+    if type(value) is str:
+        return SECRET_TEXT.sub(_hide, value) if len(value) >= _SHORTEST_MATCH and _may_hold_credential(value) \
+            else value
+    if isinstance(value, dict):
+        if depth >= 8:
+            return "[too deep]"
+        return {k: "[redacted]" if isinstance(k, str) and k.lower() in REDACTED_KEYS else _scrubbed(v, depth + 1)
+                for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return "[too deep]" if depth >= 8 else [_scrubbed(v, depth + 1) for v in value]
+    return value
 
 
 def _scrub_text(_: Any, __: str, event_dict: dict[str, Any]) -> dict[str, Any]:
     # Every text value of the line, the message and a formatted exception included (after format_exc_info).
     for key, value in event_dict.items():
-        if (type(value) is str and len(value) >= _SHORTEST_MATCH and key not in _OWN_VALUES and key[0] != "_"
-                and _may_hold_credential(value)):
-            event_dict[key] = SECRET_TEXT.sub(_hide, value)
+        kind = type(value)
+        if kind is str:
+            if len(value) >= _SHORTEST_MATCH and key not in _OWN_VALUES and key[0] != "_" \
+                    and _may_hold_credential(value):
+                event_dict[key] = SECRET_TEXT.sub(_hide, value)
+        elif kind in _NESTED and key[0] != "_":
+            event_dict[key] = _scrubbed(value)
     return event_dict
 
 
@@ -439,6 +465,9 @@ def configure_logging(log_format: str = "console", level: str = "INFO", recent: 
         # uvicorn's worker processes leave through multiprocessing, which skips atexit but runs these.
         multiprocessing.util.Finalize(None, _close_writer, exitpriority=100)
     _threshold = logging.getLevelName(level.upper())
+    # Python's warnings (a library's SecurityWarning on a weak client key, say) as log lines of their own, through
+    # the same chain (redaction, JSON), instead of raw text on stderr between the JSON lines.
+    logging.captureWarnings(True)
     _recent = recent
     _renderer = (structlog.processors.JSONRenderer(serializer=_to_json) if log_format == "json"
                  else structlog.dev.ConsoleRenderer(colors=False))

@@ -33,6 +33,7 @@ from sqlalchemy import delete, update
 from sqlalchemy.orm import Session
 
 from app.auth.scopes import ScopeCatalog
+from app.authserver.forms import storable
 from app.authserver.models import OAuthClient
 from app.db import Database, UnitOfWork
 from app.db.upsert import upsert
@@ -52,6 +53,7 @@ MAX_REGISTRATION_BYTES = 16 * 1024
 MAX_METADATA_MEMBERS = 40
 MAX_SCOPE_CHARS = 1000
 MAX_JWKS_KEYS = 10
+PRIVATE_KEY_MEMBERS = frozenset({"d", "p", "q", "dp", "dq", "qi", "oth", "k"})
 _MAX_AGE = re.compile(r"(?:^|,)\s*(?:s-maxage|max-age)\s*=\s*\"?(\d+)", re.I)
 
 
@@ -142,7 +144,11 @@ class ClientRepository:
         self.session = session
 
     def get(self, client_id: str) -> OAuthClient | None:
-        """The client, unless it is a self-registered one past its unused lifetime (deleted at the next sweep)."""
+        """The client, unless it is a self-registered one past its unused lifetime (deleted at the next sweep). An id
+        no database can hold as text (a NUL, an unpaired surrogate: from a Basic header or an assertion's ``sub``)
+        names no client, and is not sent to the database (PostgreSQL would raise)."""
+        if not storable(client_id):
+            return None
         row = self.session.get(OAuthClient, client_id)
         if row is not None and row.kind == "dcr" and row.expires_at is not None and row.expires_at < time.time():
             return None
@@ -207,12 +213,15 @@ def validate_redirect_uris(value: Any) -> list[str]:
         try:
             parts = urlsplit(uri) if isinstance(uri, str) else None
             host = parts.hostname if parts else None
-        except ValueError:  # e.g. an unclosed IPv6 bracket
-            parts = host = None
-        if parts is None or "\x00" in uri or not parts.netloc or parts.fragment or (
+            port = parts.port if parts else None  # raises for one out of range or not a number
+        except ValueError:  # e.g. an unclosed IPv6 bracket, port 99999
+            parts = host = port = None
+        if parts is None or port == 0 or any(ord(ch) < 0x21 or ord(ch) == 0x7F for ch in uri) or not parts.netloc \
+                or parts.fragment or (
                 parts.scheme != "https" and not (parts.scheme == "http" and _loopback(host))):
             raise ClientMetadataError(f"redirect_uris: {str(uri)[:200]!r} is not an absolute https URI without a "
-                                      f"fragment (http only on loopback)", "invalid_redirect_uri")
+                                      f"fragment, spaces or control characters, with a valid port if any (http only "
+                                      f"on loopback)", "invalid_redirect_uri")
         if "\\" in uri or "%" in parts.netloc or not parts.netloc.isascii():
             # A backslash browsers read as a slash, an encoded or look-alike (non-ASCII) host: each can show one
             # host on the consent page and send the code to another. IDNs go in their ASCII (xn--) form.
@@ -258,6 +267,10 @@ def validate_metadata(data: Any, catalog: ScopeCatalog, *, auth_methods: tuple[s
     if jwks is not None:
         if isinstance(jwks, dict) and isinstance(jwks.get("keys"), list) and len(jwks["keys"]) > MAX_JWKS_KEYS:
             raise ClientMetadataError(f"jwks: at most {MAX_JWKS_KEYS} keys")
+        if isinstance(jwks, dict) and any(isinstance(key, dict) and PRIVATE_KEY_MEMBERS & key.keys()
+                                          for key in jwks.get("keys") or ()):
+            # A private (or symmetric) key published in a registration is no longer private: refused, not stored.
+            raise ClientMetadataError("jwks: public keys only (no d, p, q, dp, dq, qi or k members)")
         try:
             KeySet.import_key_set(jwks)
         except (JoseError, ValueError, TypeError, KeyError):

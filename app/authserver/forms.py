@@ -9,7 +9,7 @@ import json
 import time
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import parse_qsl
+from urllib.parse import parse_qsl, unquote
 
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
@@ -53,6 +53,34 @@ def parse_form(body: bytes | str) -> list[tuple[str, str]]:
     return no_nul(pairs)
 
 
+def storable(value: str) -> bool:
+    """Whether a database can hold ``value`` as text: no NUL (PostgreSQL refuses it), no unpaired surrogate."""
+    if "\x00" in value:
+        return False
+    if value.isascii():
+        return True
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def basic_credentials_ok(headers: Any) -> bool:
+    """Whether an HTTP Basic ``Authorization`` header, if there is one, is base64 of UTF-8 ``id:secret`` whose
+    parts (%-decoded, as authlib reads them) a database can look up: authlib would fail on anything else with an
+    exception, not an OAuth error."""
+    auth = headers.get("authorization") or ""
+    scheme, _, token = auth.strip().partition(" ")
+    if scheme.lower() != "basic":
+        return True
+    try:
+        text = base64.b64decode(token.strip(), validate=True).decode("utf-8")
+    except ValueError:  # binascii.Error and UnicodeDecodeError are both ValueErrors
+        return False
+    return all(storable(unquote(part)) for part in text.split(":", 1))
+
+
 def no_nul(pairs: list[tuple[str, str]]) -> list[tuple[str, str]]:
     # A NUL is never part of a valid parameter, and PostgreSQL refuses it in text: stop it at the door.
     if any("\x00" in key or "\x00" in value for key, value in pairs):
@@ -62,15 +90,20 @@ def no_nul(pairs: list[tuple[str, str]]) -> list[tuple[str, str]]:
 
 def parse_json(body: bytes) -> Any:
     try:
-        data = json.loads(body)
+        data = json.loads(body, parse_constant=_no_constant)
     except (ValueError, UnicodeError, RecursionError):
-        raise MalformedRequest("The body must be JSON.") from None
+        raise MalformedRequest("The body must be JSON (no NaN or Infinity).") from None
     text = body.decode("utf-8", "replace")
     if "\\u0000" in text:
         raise MalformedRequest("The body contains a NUL character.")
     if _unpaired_surrogate(data):  # an escape, or its bytes (json.loads reads bytes with surrogatepass)
         raise MalformedRequest("The body contains an unpaired surrogate (U+D800 to U+DFFF alone): not Unicode text.")
     return data
+
+
+def _no_constant(name: str) -> Any:
+    # NaN and Infinity are not JSON (RFC 8259), though Python reads them: nothing could write them back out.
+    raise ValueError(name)
 
 
 def _unpaired_surrogate(data: Any) -> bool:

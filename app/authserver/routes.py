@@ -43,6 +43,7 @@ from app.authserver.forms import (
     BodyTooLarge,
     MalformedRequest,
     Signer,
+    basic_credentials_ok,
     no_nul,
     oauth_error,
     parse_form,
@@ -270,6 +271,9 @@ class AuthorizationServerRoutes(SignInPages, UpstreamSignIn, AccountPages):
     async def urlencoded(self, request: Request) -> list[tuple[str, str]] | Response:
         if request.headers.get("content-type", "").split(";")[0].strip().lower() != "application/x-www-form-urlencoded":
             return oauth_error("invalid_request", "Send the parameters as application/x-www-form-urlencoded.")
+        if not basic_credentials_ok(request.headers):
+            return oauth_error("invalid_client", "The Authorization header's client credentials are not base64 of "
+                               "UTF-8 text client_id:client_secret.", 401, {"www-authenticate": 'Basic realm="oauth"'})
         return parse_form(await read_body(request))
 
     async def register(self, request: Request) -> Response:

@@ -102,6 +102,21 @@ def test_a_malformed_file_gives_a_partial_analysis_with_a_warning(deployed: Depl
     assert out["warnings"], out
 
 
+def test_content_no_database_keeps_as_text_is_reported_not_fatal(deployed: Deployed, file_server: FileServer):
+    # A NUL in a JSON key and value, an unpaired surrogate, a NUL in a PDF's title: the file's own content, valid
+    # JSON and PDF. PostgreSQL refuses NUL in text and no encoder writes a lone surrogate: each is shown as U+FFFD.
+    document = b'{"a\\u0000b": 1, "title": "x\\u0000y", "lone": "\\ud800", "ok": "\xc3\xa9"}'
+    pdf = samples.pdf_bytes(["text"], title="Nul\x00title")
+    for body, name in ((document, "nul.json"), (pdf, "nul.pdf"), (b'{"k\\u0000": 1}\n{"k\\u0000": 2}\n', "nul.jsonl")):
+        arg = file_arg(file_server.offer(body), name=name)
+        out = ok(anyio.run(call, deployed, "analyze_file", {"file": arg}, "alice"))
+        assert rows_for(deployed, arg["file_id"]) == 1, name
+        report = download(out["report"]["download_url"]).json()
+        text = repr(out) + repr(report)
+        assert "\\x00" not in text and "\\ud800" not in text, text
+        assert "\ufffd" in text, (name, text)
+
+
 # --- accounts: library, search, delete ------------------------------------------------------------------
 
 def test_a_signed_in_upload_joins_its_owners_library_only_and_deletes_with_its_bytes(

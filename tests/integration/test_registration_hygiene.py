@@ -10,6 +10,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+from joserfc.jwk import ECKey
 from sqlalchemy import create_engine, text
 
 from app.limits import address_key, network_key
@@ -127,3 +128,35 @@ def test_a_registration_with_an_unpaired_surrogate_is_invalid_client_metadata(da
     assert response.status_code == 400, response.text
     assert response.json()["error"] == "invalid_client_metadata"
     assert "unpaired surrogate" in response.json()["error_description"]
+
+
+def test_registrations_a_database_or_a_browser_could_not_take_are_refused_before_anything_is_stored(
+        database_url: str, tmp_path: Path):
+    private = ECKey.generate_key("P-256", private=True).as_dict(private=True)
+    key = {name: value for name, value in private.items() if name != "d"}
+    jwt_client = {**REGISTRATION, "token_endpoint_auth_method": "private_key_jwt"}
+    bodies = {
+        "NaN in the jwks": (b'{"redirect_uris": ["https://chatgpt.com/cb"], "token_endpoint_auth_method": '
+                            b'"private_key_jwt", "jwks": {"keys": [{"kty": "EC", "junk": NaN}]}}'),
+        "a control character in a redirect URI": json.dumps({**REGISTRATION,
+                                                            "redirect_uris": ["https://a.example/cb\x01"]}).encode(),
+        "a port out of range": json.dumps({**REGISTRATION, "redirect_uris": ["https://a.example:99999/cb"]}).encode(),
+        "a private key": json.dumps({**jwt_client, "jwks": {"keys": [private]}}).encode(),
+        "a symmetric key": json.dumps({**jwt_client, "jwks": {"keys": [{"kty": "oct", "k": "c2VjcmV0LXNlY3JldA"}]}}
+                                      ).encode(),
+    }
+    with auth_server(database_url, tmp_path / "var") as base_url:
+        before = _sql(database_url, "SELECT count(*) FROM oauth_clients")
+        answers = {name: httpx.post(f"{base_url}/register", content=body,
+                                    headers={"content-type": "application/json"}, timeout=10)
+                   for name, body in bodies.items()}
+        public = httpx.post(f"{base_url}/register", json={**jwt_client, "jwks": {"keys": [key]}}, timeout=10)
+        after = _sql(database_url, "SELECT count(*) FROM oauth_clients")
+    assert {name: (r.status_code, r.json()["error"]) for name, r in answers.items()} == {
+        "NaN in the jwks": (400, "invalid_client_metadata"),
+        "a control character in a redirect URI": (400, "invalid_redirect_uri"),
+        "a port out of range": (400, "invalid_redirect_uri"),
+        "a private key": (400, "invalid_client_metadata"),
+        "a symmetric key": (400, "invalid_client_metadata")}
+    assert public.status_code == 201, public.text  # the same key without its private part
+    assert after == [(before[0][0] + 1,)]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import json
 import logging
+import warnings
 
 import psycopg  # noqa: F401  (its import sets its logger to WARNING)
 import structlog
@@ -65,3 +66,32 @@ def test_credentials_inside_message_text_are_redacted_whoever_logs_them():
     assert "cs_k" not in lines[2]["exception"] and "hunter2" not in lines[2]["exception"]
     assert "client_secret='[redacted]'" in lines[2]["exception"] and "password: [redacted]" in lines[2]["exception"]
     assert lines[3]["event"] == "status code=400, error_code: invalid_request, basic authentication"
+
+
+def test_signed_links_encoded_forms_nested_values_and_a_chosen_request_id_are_redacted_too():
+    def emit() -> None:
+        structlog.get_logger("app.probe").info(
+            "links", url="https://files.example/f/1?sig=AbCdEf0123456789&exp=1",
+            s3="https://b.s3/x?X-Amz-Signature=abcdef0123456789&X-Amz-Security-Token=FwoGZXIvYXdzEJr",
+            form=f"grant_type=refresh_token&refresh_token%3D{REFRESH}",
+            data={"note": "ac_" + "a" * 30, "password": "short", "deeper": [{"auth": f"Bearer {REFRESH}x1"}]},
+            request_id=REFRESH)
+
+    [line] = _logged("info", emit)
+    assert line["url"] == "https://files.example/f/1?sig=[redacted]&exp=1"
+    assert line["s3"] == "https://b.s3/x?X-Amz-Signature=[redacted]&X-Amz-Security-Token=[redacted]"
+    assert line["form"] == "grant_type=refresh_token&refresh_token%3D[redacted]"
+    assert line["data"] == {"note": "[redacted]", "password": "[redacted]", "deeper": [{"auth": "[redacted]"}]}
+    assert line["request_id"] == "[redacted]"
+
+
+def test_a_python_warning_is_a_log_line_of_its_own_through_the_same_redaction():
+    def emit() -> None:
+        warnings.warn(f"weak key for client_secret={'k' * 20}", UserWarning, stacklevel=1)
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("always")
+        logging.captureWarnings(False)  # pytest's recorder took the hook's place: configure_logging installs it anew
+        [line] = _logged("info", emit)
+    assert line["logger"] == "py.warnings" and line["level"] == "warning"
+    assert "client_secret=[redacted]" in line["event"] and "k" * 20 not in line["event"]
