@@ -106,6 +106,8 @@ class ClientSite:
     base_url: str = ""
     document_path: str = "/oauth/client.json"
     overrides: dict[str, Any] = field(default_factory=dict)
+    # Key sets a test publishes for a client of its own, at /oauth/keys/<name>.json (a jwks_uri).
+    key_sets: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     @property
     def client_id(self) -> str:
@@ -129,7 +131,13 @@ class ClientSite:
             return JSONResponse({"keys": [{**self.key.as_dict(private=False), "kid": self.kid, "alg": "ES256",
                                            "use": "sig"}]})
 
-        return Starlette(routes=[Route("/oauth/jwks.json", jwks), Route("/oauth/{name}.json", document)])
+        async def key_set(request: Request) -> JSONResponse:
+            found = self.key_sets.get(request.path_params["name"])
+            return JSONResponse(found if found is not None else {"error": "not found"},
+                                status_code=200 if found is not None else 404)
+
+        return Starlette(routes=[Route("/oauth/jwks.json", jwks), Route("/oauth/keys/{name}.json", key_set),
+                                 Route("/oauth/{name}.json", document)])
 
     def assertion(self, audience: str, *, client_id: str | None = None, jti: str | None = None,
                   key: ECKey | None = None, kid: str | None = None, exp_in: int = 60) -> str:

@@ -277,14 +277,21 @@ def test_an_rs256_assertion_from_an_unpublished_rsa_key_is_invalid_client(linkin
 
 
 def test_a_client_publishing_a_symmetric_key_still_cannot_authenticate_with_hmac(linking: Linking):
-    """A client's JWKS is public: an HMAC 'key' in it would let anyone sign. Only its asymmetric keys count."""
+    """A client's JWKS is public: an HMAC 'key' in it would let anyone sign. Registered inline, such a key set is
+    refused; served from the client's jwks_uri (fetched, never registered), only its asymmetric keys count."""
     secret = secrets.token_bytes(32)
     oct_key, ec_key = OctKey.import_key(secret), ECKey.generate_key("P-256", private=True)
     rsa_key = RSAKey.generate_key(2048, private=True)
     jwks = {"keys": [{**oct_key.as_dict(private=True), "kid": "oct-1"},
                      {**ec_key.as_dict(private=False), "kid": "ec-1"},
                      {**rsa_key.as_dict(private=False), "kid": "rsa-1"}]}
-    client_id = steps.register(linking, token_endpoint_auth_method="private_key_jwt", jwks=jwks)["client_id"]
+    inline = httpx.post(f"{linking.base_url}/register", json={
+        "redirect_uris": [CHATGPT_REDIRECT], "token_endpoint_auth_method": "private_key_jwt", "jwks": jwks}, timeout=15)
+    assert (inline.status_code, inline.json()["error"]) == (400, "invalid_client_metadata"), inline.text
+    name = secrets.token_hex(6)
+    linking.site.key_sets[name] = jwks
+    client_id = steps.register(linking, token_endpoint_auth_method="private_key_jwt",
+                               jwks_uri=f"{linking.site.base_url}/oauth/keys/{name}.json")["client_id"]
     audience = _token_url(linking)
     steps.refused(_revoke_with(linking, _signed(client_id, audience, oct_key, "HS256", kid="oct-1")), "invalid_client")
     steps.refused(_revoke_with(linking, _signed(client_id, audience, oct_key, "HS512", kid="oct-1")), "invalid_client")
