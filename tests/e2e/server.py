@@ -95,7 +95,9 @@ class LiveServer:
         return resp.json()
 
     def log_lines(self) -> list[str]:
-        return self.log_path.read_text(encoding="utf-8", errors="replace").splitlines()
+        """The whole lines of the log so far: a worker may be writing its next batch while this reads."""
+        text = self.log_path.read_text(encoding="utf-8", errors="replace")
+        return text[:text.rfind("\n") + 1].splitlines()
 
     def settled_log(self, timeout: float = 10.0) -> list[dict]:
         """Every JSON line the server has logged so far, once its log writer has caught up: a request marked
