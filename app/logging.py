@@ -94,7 +94,11 @@ def _may_hold_credential(value: str) -> bool:
             or "cs_" in value or "%3" in value)
 
 
-_NESTED = frozenset({dict, list, tuple})
+# A nested key holding a credential, any case: the fields above, and the names the text scan knows (but
+# "code", which nested data uses for status and error codes).
+_NESTED_SECRET_KEYS = frozenset({key.lower() for key in REDACTED_KEYS} | {
+    "id_token", "client_assertion", "assertion", "passwd", "secret", "session", "set-cookie", "sig", "signature",
+    "credential", "api_key", "apikey", "api-key"})
 
 
 def _scrubbed(value: Any, depth: int = 0) -> Any:
@@ -106,7 +110,7 @@ def _scrubbed(value: Any, depth: int = 0) -> Any:
     if isinstance(value, dict):
         if depth >= 8:
             return "[too deep]"
-        return {k: "[redacted]" if isinstance(k, str) and k.lower() in REDACTED_KEYS else _scrubbed(v, depth + 1)
+        return {k: "[redacted]" if isinstance(k, str) and k.lower() in _NESTED_SECRET_KEYS else _scrubbed(v, depth + 1)
                 for k, v in value.items()}
     if isinstance(value, list | tuple):
         return "[too deep]" if depth >= 8 else [_scrubbed(v, depth + 1) for v in value]
@@ -121,7 +125,7 @@ def _scrub_text(_: Any, __: str, event_dict: dict[str, Any]) -> dict[str, Any]:
             if len(value) >= _SHORTEST_MATCH and key not in _OWN_VALUES and key[0] != "_" \
                     and _may_hold_credential(value):
                 event_dict[key] = SECRET_TEXT.sub(_hide, value)
-        elif kind in _NESTED and key[0] != "_":
+        elif kind is not int and kind is not float and isinstance(value, dict | list | tuple) and key[0] != "_":
             event_dict[key] = _scrubbed(value)
     return event_dict
 
@@ -494,6 +498,8 @@ def configure_logging(log_format: str = "console", level: str = "INFO", recent: 
                 "uvicorn.error": {"handlers": [], "propagate": True},
                 "uvicorn": {"handlers": [], "propagate": True},
                 "httpx": {"level": "WARNING"},
+                # Python's warnings, at warning level even where the rest logs errors only (the one-shot commands).
+                "py.warnings": {"level": "WARNING"},
                 # psycopg sets its own logger to WARNING on import; hold it to the chosen level.
                 "psycopg": {"level": max(level.upper(), "WARNING", key=logging.getLevelName)},
                 "sqlalchemy.engine": {"level": "WARNING"},

@@ -33,7 +33,7 @@ from sqlalchemy import delete, update
 from sqlalchemy.orm import Session
 
 from app.auth.scopes import ScopeCatalog
-from app.authserver.forms import storable
+from app.authserver.forms import json_document, storable
 from app.authserver.models import OAuthClient
 from app.db import Database, UnitOfWork
 from app.db.upsert import upsert
@@ -267,10 +267,10 @@ def validate_metadata(data: Any, catalog: ScopeCatalog, *, auth_methods: tuple[s
     if jwks is not None:
         if isinstance(jwks, dict) and isinstance(jwks.get("keys"), list) and len(jwks["keys"]) > MAX_JWKS_KEYS:
             raise ClientMetadataError(f"jwks: at most {MAX_JWKS_KEYS} keys")
-        if isinstance(jwks, dict) and any(isinstance(key, dict) and PRIVATE_KEY_MEMBERS & key.keys()
-                                          for key in jwks.get("keys") or ()):
+        if isinstance(jwks, dict) and isinstance(jwks.get("keys"), list) and any(
+                isinstance(key, dict) and PRIVATE_KEY_MEMBERS & key.keys() for key in jwks["keys"]):
             # A private (or symmetric) key published in a registration is no longer private: refused, not stored.
-            raise ClientMetadataError("jwks: public keys only (no d, p, q, dp, dq, qi or k members)")
+            raise ClientMetadataError("jwks: public keys only (no d, p, q, dp, dq, qi, oth or k members)")
         try:
             KeySet.import_key_set(jwks)
         except (JoseError, ValueError, TypeError, KeyError):
@@ -373,7 +373,7 @@ class CimdResolver:
                                              max_bytes=CIMD_MAX_BYTES)
             if fetched.status != 200:
                 raise OutboundRefused(f"{parts.hostname} answered HTTP {fetched.status}")
-            document = json.loads(fetched.body)
+            document = json_document(fetched.body)
         except (OutboundRefused, ValueError, RecursionError) as exc:
             if cached is not None and cached.kind == "cimd":
                 log.warning("oauth.cimd_stale", client_id=client_id, error=str(exc))

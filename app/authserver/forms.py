@@ -71,12 +71,18 @@ def basic_credentials_ok(headers: Any) -> bool:
     parts (%-decoded, as authlib reads them) a database can look up: authlib would fail on anything else with an
     exception, not an OAuth error."""
     auth = headers.get("authorization") or ""
-    scheme, _, token = auth.strip().partition(" ")
+    if not auth or not any(ch.isspace() for ch in auth):
+        return True
+    scheme, token = auth.split(None, 1)  # read as authlib reads it (any whitespace, base64 leniently)
     if scheme.lower() != "basic":
         return True
     try:
-        text = base64.b64decode(token.strip(), validate=True).decode("utf-8")
-    except ValueError:  # binascii.Error and UnicodeDecodeError are both ValueErrors
+        raw = base64.b64decode(token)
+    except ValueError:  # binascii.Error: authlib takes it for no credentials at all
+        return True
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
         return False
     return all(storable(unquote(part)) for part in text.split(":", 1))
 
@@ -88,9 +94,14 @@ def no_nul(pairs: list[tuple[str, str]]) -> list[tuple[str, str]]:
     return pairs
 
 
+def json_document(body: bytes | str) -> Any:
+    """``json.loads`` without NaN and Infinity, which are not JSON: raises ValueError for them too."""
+    return json.loads(body, parse_constant=_no_constant)
+
+
 def parse_json(body: bytes) -> Any:
     try:
-        data = json.loads(body, parse_constant=_no_constant)
+        data = json_document(body)
     except (ValueError, UnicodeError, RecursionError):
         raise MalformedRequest("The body must be JSON (no NaN or Infinity).") from None
     text = body.decode("utf-8", "replace")

@@ -49,6 +49,7 @@ from app.authserver.forms import (
     parse_form,
     parse_json,
     read_body,
+    storable,
 )
 from app.authserver.protocol import ASSERTION_ALGORITHMS, SECRET_AUTH, FormRequest, ServerConfig
 from app.authserver.server import OAuthServer
@@ -233,8 +234,8 @@ class AuthorizationServerRoutes(SignInPages, UpstreamSignIn, AccountPages):
                 kid = extracted.headers().get("kid")
             except (JoseError, ValueError, UnicodeError, RecursionError, AttributeError):
                 return None  # authlib reports the malformed assertion
-        if not isinstance(client_id, str) or not client_id:
-            return None
+        if not isinstance(client_id, str) or not client_id or not storable(client_id):
+            return None  # no such client: authlib says invalid_client
         if self.cimd.is_document_url(client_id):
             await self.cimd.ensure(client_id)
         if not assertion:

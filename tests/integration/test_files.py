@@ -105,7 +105,7 @@ def test_a_malformed_file_gives_a_partial_analysis_with_a_warning(deployed: Depl
 def test_content_no_database_keeps_as_text_is_reported_not_fatal(deployed: Deployed, file_server: FileServer):
     # A NUL in a JSON key and value, an unpaired surrogate, a NUL in a PDF's title: the file's own content, valid
     # JSON and PDF. PostgreSQL refuses NUL in text and no encoder writes a lone surrogate: each is shown as U+FFFD.
-    document = b'{"a\\u0000b": 1, "title": "x\\u0000y", "lone": "\\ud800", "ok": "\xc3\xa9"}'
+    document = b'{"a\\u0000b": 1, "title": "x\\u0000y", "\\ud800k": "\\ud800", "ok": "\xc3\xa9"}'
     pdf = samples.pdf_bytes(["text"], title="Nul\x00title")
     for body, name in ((document, "nul.json"), (pdf, "nul.pdf"), (b'{"k\\u0000": 1}\n{"k\\u0000": 2}\n', "nul.jsonl")):
         arg = file_arg(file_server.offer(body), name=name)

@@ -136,8 +136,8 @@ def test_registrations_a_database_or_a_browser_could_not_take_are_refused_before
     key = {name: value for name, value in private.items() if name != "d"}
     jwt_client = {**REGISTRATION, "token_endpoint_auth_method": "private_key_jwt"}
     bodies = {
-        "NaN in the jwks": (b'{"redirect_uris": ["https://chatgpt.com/cb"], "token_endpoint_auth_method": '
-                            b'"private_key_jwt", "jwks": {"keys": [{"kty": "EC", "junk": NaN}]}}'),
+        "NaN in the jwks": json.dumps({**jwt_client, "jwks": {"keys": [{**key, "junk": float("nan")}]}}).encode(),
+        "keys that are not a list": json.dumps({**jwt_client, "jwks": {"keys": 5}}).encode(),
         "a control character in a redirect URI": json.dumps({**REGISTRATION,
                                                             "redirect_uris": ["https://a.example/cb\x01"]}).encode(),
         "a port out of range": json.dumps({**REGISTRATION, "redirect_uris": ["https://a.example:99999/cb"]}).encode(),
@@ -152,11 +152,13 @@ def test_registrations_a_database_or_a_browser_could_not_take_are_refused_before
                    for name, body in bodies.items()}
         public = httpx.post(f"{base_url}/register", json={**jwt_client, "jwks": {"keys": [key]}}, timeout=10)
         after = _sql(database_url, "SELECT count(*) FROM oauth_clients")
-    assert {name: (r.status_code, r.json()["error"]) for name, r in answers.items()} == {
+    assert {name: (r.status_code, r.json().get("error")) for name, r in answers.items()} == {
         "NaN in the jwks": (400, "invalid_client_metadata"),
+        "keys that are not a list": (400, "invalid_client_metadata"),
         "a control character in a redirect URI": (400, "invalid_redirect_uri"),
         "a port out of range": (400, "invalid_redirect_uri"),
         "a private key": (400, "invalid_client_metadata"),
         "a symmetric key": (400, "invalid_client_metadata")}
+    assert "NaN" in answers["NaN in the jwks"].json()["error_description"]
     assert public.status_code == 201, public.text  # the same key without its private part
     assert after == [(before[0][0] + 1,)]

@@ -74,14 +74,16 @@ def test_signed_links_encoded_forms_nested_values_and_a_chosen_request_id_are_re
             "links", url="https://files.example/f/1?sig=AbCdEf0123456789&exp=1",
             s3="https://b.s3/x?X-Amz-Signature=abcdef0123456789&X-Amz-Security-Token=FwoGZXIvYXdzEJr",
             form=f"grant_type=refresh_token&refresh_token%3D{REFRESH}",
-            data={"note": "ac_" + "a" * 30, "password": "short", "deeper": [{"auth": f"Bearer {REFRESH}x1"}]},
+            data={"note": "ac_" + "a" * 30, "password": "short", "deeper": [{"auth": f"Bearer {REFRESH}x1"}],
+                  "userLocation": {"city": "Paris"}, "Secret": "hunter2hunter2", "code": 400},
             request_id=REFRESH)
 
     [line] = _logged("info", emit)
     assert line["url"] == "https://files.example/f/1?sig=[redacted]&exp=1"
     assert line["s3"] == "https://b.s3/x?X-Amz-Signature=[redacted]&X-Amz-Security-Token=[redacted]"
     assert line["form"] == "grant_type=refresh_token&refresh_token%3D[redacted]"
-    assert line["data"] == {"note": "[redacted]", "password": "[redacted]", "deeper": [{"auth": "[redacted]"}]}
+    assert line["data"] == {"note": "[redacted]", "password": "[redacted]", "deeper": [{"auth": "[redacted]"}],
+                            "userLocation": "[redacted]", "Secret": "[redacted]", "code": 400}
     assert line["request_id"] == "[redacted]"
 
 
@@ -93,5 +95,6 @@ def test_a_python_warning_is_a_log_line_of_its_own_through_the_same_redaction():
         warnings.simplefilter("always")
         logging.captureWarnings(False)  # pytest's recorder took the hook's place: configure_logging installs it anew
         [line] = _logged("info", emit)
-    assert line["logger"] == "py.warnings" and line["level"] == "warning"
+        [quiet] = _logged("error", emit)  # the one-shot commands log errors only, and warnings still
+    assert line["logger"] == "py.warnings" and line["level"] == "warning" and quiet["event"] == line["event"]
     assert "client_secret=[redacted]" in line["event"] and "k" * 20 not in line["event"]
