@@ -24,9 +24,10 @@ from app.logging import configure_logging
 from app.main import discover_features
 from app.parts import seed
 from app.settings import Settings, load_settings
-from tests.demos import DEMOS, tree_auth_env
+from tests.demos import feature_names, tree_auth_env
 
 ROOT = Path(__file__).resolve().parents[1]
+FEATURE_NAMES = feature_names(ROOT)  # what pytest.mark.demo may name
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -71,10 +72,10 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         if DATABASE_FIXTURES & set(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.database)
         for mark in item.iter_markers("demo"):
-            unknown = [name for name in mark.args if name not in DEMOS]
+            unknown = [name for name in mark.args if name not in FEATURE_NAMES]
             if not mark.args or unknown:
-                raise pytest.UsageError(f"{item.nodeid}: pytest.mark.demo needs demo names from {DEMOS}, "
-                                        f"got {mark.args!r}")
+                raise pytest.UsageError(f"{item.nodeid}: pytest.mark.demo needs names of features (app/features) "
+                                        f"from {FEATURE_NAMES}, got {mark.args!r}")
 
 
 @pytest.fixture

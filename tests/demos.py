@@ -29,6 +29,15 @@ EXTERNAL_IDP = {"APP_AUTH_MODE": "external", "APP_OAUTH_ISSUER": "https://idp.in
                 "APP_OAUTH_JWKS_URL": "https://idp.invalid/jwks.json"}
 
 
+def feature_names(root: Path) -> tuple[str, ...]:
+    """What ``pytest.mark.demo`` may name: the demos, and every feature package this tree has (a forker's own
+    ``weather``, marked so that it goes with its folder as a demo does)."""
+    features = root / "app" / "features"
+    present = {path.name for path in features.iterdir() if (path / "__init__.py").is_file()} if features.is_dir() \
+        else set()
+    return tuple(sorted(set(DEMOS) | present))
+
+
 def authserver_installed() -> bool:
     # Its __init__.py, not the folder: ``git rm -r`` leaves __pycache__ behind, which Python takes for a package.
     spec = importlib.util.find_spec("app.authserver")

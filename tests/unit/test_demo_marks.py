@@ -4,7 +4,7 @@ needs a demo without saying so would stay behind and break the fork's suite."""
 from __future__ import annotations
 
 from tests.conftest import ROOT
-from tests.demos import DEMOS, demo_test_modules, imported_demos, marked_demos, suite_modules
+from tests.demos import DEMOS, demo_test_modules, feature_names, imported_demos, marked_demos, suite_modules
 
 
 def test_every_test_module_that_imports_a_demo_is_marked_with_it():
@@ -57,3 +57,12 @@ def test_imports_of_a_demo_are_found_in_every_spelling_and_core_packages_are_not
 def test_each_demo_this_tree_has_test_modules_to_go_with_it():
     here = [demo for demo in DEMOS if (ROOT / "app" / "features" / demo).is_dir()]  # a fork may have none
     assert {demo: bool(demo_test_modules(ROOT, (demo,))) for demo in here} == dict.fromkeys(here, True)
+
+
+def test_a_mark_may_name_a_forkers_own_feature_as_well_as_a_demo(tmp_path):
+    for name in ("weather", "zoo"):
+        (tmp_path / "app" / "features" / name).mkdir(parents=True)
+        (tmp_path / "app" / "features" / name / "__init__.py").write_text("")
+    (tmp_path / "app" / "features" / "__pycache__").mkdir()  # what `git rm -r` leaves: not a feature
+    (tmp_path / "app" / "features" / "notes").mkdir()  # no __init__.py: not a package
+    assert feature_names(tmp_path) == tuple(sorted({*DEMOS, "weather"}))
