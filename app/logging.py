@@ -60,7 +60,7 @@ SECRET_TEXT = re.compile(
     r"\beyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_.-]+"
     r"|(?:(?<![A-Za-z0-9])|(?<=%3[Dd]))(?:rt|ac|cs)_[A-Za-z0-9_-]{16,}"
     r"|\b(?:Bearer|Basic|DPoP) +[A-Za-z0-9._~+/-]{8,}=*(?![\w\"'=:.~+/-])"
-    rf"|(?<![A-Za-z0-9])(?P<name>(?i:{_NAMES}))(?P<sep>[\"']?[ \t]*[:=][ \t]*|%3[Dd])"
+    r"|(?<![A-Za-z0-9])(?P<name>(?i:" + _NAMES + r"))(?P<sep>[\"']?[ \t]*[:=][ \t]*|%3[Dd])"
     r"(?:(?P<quote>[\"'])(?P<quoted>[^\"'\n]{8,})(?P=quote)|(?P<bare>[^\s\"'&,;}\]]{8,}))")
 _ERROR_CODE = re.compile(r"[a-z_]+")
 

@@ -14,6 +14,8 @@ from urllib.parse import parse_qsl, unquote
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
+from app.text import unstorable, unstorable_character
+
 MAX_FORM_BYTES = 64 * 1024
 NO_STORE = {"cache-control": "no-store", "pragma": "no-cache"}
 CORS = {"access-control-allow-origin": "*", "access-control-allow-headers": "authorization, content-type",
@@ -54,16 +56,8 @@ def parse_form(body: bytes | str) -> list[tuple[str, str]]:
 
 
 def storable(value: str) -> bool:
-    """Whether a database can hold ``value`` as text: no NUL (PostgreSQL refuses it), no unpaired surrogate."""
-    if "\x00" in value:
-        return False
-    if value.isascii():
-        return True
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
+    """Whether a database can hold ``value`` as text (``app.text``)."""
+    return unstorable_character(value) is None
 
 
 def basic_credentials_ok(headers: Any) -> bool:
@@ -71,9 +65,9 @@ def basic_credentials_ok(headers: Any) -> bool:
     parts (%-decoded, as authlib reads them) a database can look up: authlib would fail on anything else with an
     exception, not an OAuth error."""
     auth = headers.get("authorization") or ""
-    if not auth or not any(ch.isspace() for ch in auth):
+    if " " not in auth:  # read as authlib reads it: no space, no credentials; then any whitespace splits
         return True
-    scheme, token = auth.split(None, 1)  # read as authlib reads it (any whitespace, base64 leniently)
+    scheme, token = auth.split(None, 1)
     if scheme.lower() != "basic":
         return True
     try:
@@ -104,36 +98,15 @@ def parse_json(body: bytes) -> Any:
         data = json_document(body)
     except (ValueError, UnicodeError, RecursionError):
         raise MalformedRequest("The body must be JSON (no NaN or Infinity).") from None
-    text = body.decode("utf-8", "replace")
-    if "\\u0000" in text:
-        raise MalformedRequest("The body contains a NUL character.")
-    if _unpaired_surrogate(data):  # an escape, or its bytes (json.loads reads bytes with surrogatepass)
-        raise MalformedRequest("The body contains an unpaired surrogate (U+D800 to U+DFFF alone): not Unicode text.")
+    # An escape, or a surrogate's bytes (json.loads reads bytes with surrogatepass).
+    if (found := unstorable(data, whole="document")) is not None:
+        raise MalformedRequest(f"In the body, {found[0]} contains {found[1]}.")
     return data
 
 
 def _no_constant(name: str) -> Any:
     # NaN and Infinity are not JSON (RFC 8259), though Python reads them: nothing could write them back out.
     raise ValueError(name)
-
-
-def _unpaired_surrogate(data: Any) -> bool:
-    """Whether any string of the decoded document, key or value, holds a lone surrogate (no encoder writes one)."""
-    stack = [data]
-    while stack:
-        value = stack.pop()
-        if isinstance(value, str):
-            if not value.isascii():
-                try:
-                    value.encode("utf-8")
-                except UnicodeEncodeError:
-                    return True
-        elif isinstance(value, dict):
-            stack.extend(value.keys())
-            stack.extend(value.values())
-        elif isinstance(value, list):
-            stack.extend(value)
-    return False
 
 
 def oauth_error(error: str, description: str, status: int = 400, headers: dict[str, str] | None = None) -> Response:

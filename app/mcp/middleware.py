@@ -29,6 +29,7 @@ from app.mcp.errors import ToolFailure
 from app.mcp.registry import failed
 from app.mcp.results import WWW_AUTHENTICATE, request_meta
 from app.observability.metrics import Metrics
+from app.text import unstorable
 
 log = structlog.get_logger("app.mcp")
 
@@ -171,40 +172,6 @@ def _error_type(exc: BaseException) -> str:
     if isinstance(exc, ValidationError):  # what the SDK answers it with
         return str(INVALID_PARAMS)
     return type(exc).__qualname__
-
-
-def unstorable(arguments: Any, root: str = "") -> tuple[str, str] | None:
-    """Where (``file.file_id``, ``files[1].download_url``) the first string of ``arguments``, key or value, holds a
-    character that is never text a database can keep, and which: PostgreSQL refuses NUL in text (a driver error,
-    and a traceback, deep inside a tool), and an unpaired surrogate (JSON's ``"\\ud800"``) is not Unicode at all:
-    no encoder writes it, in a database, a file name or a log line. ``root``: what the paths start with."""
-    stack: list[tuple[str, Any]] = [(root, arguments)]
-    while stack:  # iterative: the nesting is the client's, and JSON nests deeper than Python recurses
-        path, value = stack.pop()
-        if isinstance(value, str):
-            if (found := _bad_character(value)) is not None:
-                return path or "arguments", found
-        elif isinstance(value, dict):
-            for key, item in reversed(value.items()):
-                where = f"{path}.{key}" if path else str(key)
-                if isinstance(key, str) and (found := _bad_character(key)) is not None:
-                    return f"a key of {path or 'the arguments'}", found
-                stack.append((where, item))
-        elif isinstance(value, list):
-            stack.extend((f"{path}[{i}]", item) for i, item in reversed(list(enumerate(value))))
-    return None
-
-
-def _bad_character(text: str) -> str | None:
-    if "\x00" in text:
-        return "a NUL character (U+0000)"
-    if text.isascii():
-        return None
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError as exc:
-        return f"an unpaired surrogate (U+{ord(text[exc.start]):04X}), which is not Unicode text"
-    return None
 
 
 class StorableText:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from app.mcp.middleware import unstorable
+from app.text import unstorable
 
 
 def test_it_names_the_first_string_that_holds_a_nul_or_an_unpaired_surrogate_wherever_it_is():

@@ -8,12 +8,13 @@ import structlog
 
 from app.features.files.analysis.binary import analyze_binary
 from app.features.files.analysis.images import analyze_image
-from app.features.files.analysis.model import MAX_SUMMARY_CHARS, Analysis, Notes, Result, clip, fit_details, storable
+from app.features.files.analysis.model import MAX_SUMMARY_CHARS, Analysis, Notes, Result, clip, fit_details
 from app.features.files.analysis.pdfs import analyze_pdf
 from app.features.files.analysis.plaintext import analyze_text
 from app.features.files.analysis.sniffing import Sniffed, detect
 from app.features.files.analysis.structured import analyze_json, analyze_jsonl
 from app.features.files.analysis.tabular import analyze_csv
+from app.text import storable_text
 
 log = structlog.get_logger(__name__)
 
@@ -36,10 +37,10 @@ def analyze(path: Path, *, file_name: str | None = None, max_pixels: int = 50_00
     if sniffed.size == 0:
         notes.add("file is empty")
     details = fit_details({"bytes": sniffed.size, **result.details}, notes)
-    summary = clip(" ".join(storable(result.summary).split()), MAX_SUMMARY_CHARS)
+    summary = clip(" ".join(storable_text(result.summary).split()), MAX_SUMMARY_CHARS)
     if sniffed.size == 0:
         summary = "Empty file (0 bytes)."
-    text = storable(result.text) if sniffed.kind not in ("image", "binary") else ""
+    text = storable_text(result.text) if sniffed.kind not in ("image", "binary") else ""
     return Analysis(sniffed.kind, sniffed.mime_type, summary, details, notes.as_list(), text)
 
 

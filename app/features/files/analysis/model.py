@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import json
 import math
-import re
 from dataclasses import dataclass, field
 from typing import NamedTuple
+
+from app.text import storable_text
 
 KINDS = ("text", "csv", "json", "jsonl", "image", "pdf", "binary")
 MAX_INDEX_CHARS = 200_000
@@ -35,16 +36,6 @@ class Result(NamedTuple):
     text: str = ""
 
 
-_UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
-
-
-def storable(text: str) -> str:
-    """``text`` with what no database keeps as text (NUL, which PostgreSQL refuses, and surrogate code points, which
-    no encoder writes) replaced by U+FFFD: a file's content is the file's, and may hold either (a JSON key, a PDF
-    title); the analysis reports it, it does not fail on it."""
-    return _UNSTORABLE.sub("\ufffd", text) if not text.isascii() or "\x00" in text else text
-
-
 def clip(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
@@ -58,7 +49,7 @@ class Notes:
         self._more = 0
 
     def add(self, message: str) -> None:
-        message = clip(" ".join(storable(message).split()), MAX_WARNING_CHARS)
+        message = clip(" ".join(storable_text(message).split()), MAX_WARNING_CHARS)
         if message in self._seen:
             return
         if len(self._items) < MAX_WARNINGS:
@@ -84,13 +75,13 @@ def plain(value: object, list_limit: int | None = None, str_limit: int | None = 
     if isinstance(value, float):
         return value if math.isfinite(value) else None
     if isinstance(value, str):
-        value = storable(value)
+        value = storable_text(value)
         return value if str_limit is None else clip(value, str_limit)
     if isinstance(value, dict):
         items = list(value.items())
         if list_limit is not None:
             items = items[:list_limit]
-        return {storable(str(k)) if str_limit is None else clip(storable(str(k)), str_limit):
+        return {storable_text(str(k)) if str_limit is None else clip(storable_text(str(k)), str_limit):
                 plain(v, list_limit, str_limit) for k, v in items}
     if isinstance(value, list | tuple | set | frozenset):
         seq = list(value)
