@@ -14,21 +14,22 @@ from __future__ import annotations
 import hmac
 import secrets
 import time
-from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import urlsplit
 
 import structlog
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, RedirectResponse, Response
+from starlette.responses import RedirectResponse, Response
 from starlette.routing import BaseRoute, Route
 
 from app.authserver import pages
 from app.authserver.accounts import AccountRepository, SignedIn
 from app.authserver.clients import Client
 from app.authserver.forms import NO_STORE, Signer, parse_form, read_body
+from app.authserver.pages import GrantView, Pages
 from app.authserver.protocol import ServerConfig
+from app.authserver.signin import PasswordSignIn, ProviderLinks
 from app.db import Database
 
 log = structlog.get_logger(__name__)
@@ -39,22 +40,22 @@ NOTICES = {"disconnected": "account.disconnected", "signed_out": "account.signed
 
 
 class AccountPages:
-    """The routes, for ``AuthorizationServerRoutes`` (which holds what they use)."""
+    """``/account``: the sign-in form (or a provider's link), the connected apps, Disconnect, Sign out."""
 
-    config: ServerConfig
-    db: Database
-    signer: Signer
-    secure_cookies: bool
-    password_login: bool
-    locale: Callable[..., str]
-    error_page: Callable[..., Response]
-    as_page: Callable[[Callable[[Request], Awaitable[Response]]], Callable[[Request], Awaitable[Response]]]
-    providers: Callable[[str], list[tuple[str, str]]]
-    check_password: Callable[..., Awaitable[Any]]
-    device_cookie: Callable[[Response, str, str | None], None]
+    def __init__(self, *, config: ServerConfig, db: Database, signer: Signer, pages: Pages,
+                 passwords: PasswordSignIn, providers: ProviderLinks, secure_cookies: bool,
+                 password_login: bool) -> None:
+        self.config = config
+        self.db = db
+        self.signer = signer
+        self.pages = pages
+        self.passwords = passwords
+        self.providers = providers
+        self.secure_cookies = secure_cookies
+        self.password_login = password_login
 
-    def account_routes(self) -> list[BaseRoute]:
-        page = self.as_page
+    def routes(self) -> list[BaseRoute]:
+        page = self.pages.guarded
         return [Route("/account", page(self.account), methods=["GET"]),
                 Route("/account/login", page(self.account_login), methods=["POST"]),
                 Route("/account/disconnect", page(self.disconnect), methods=["POST"]),
@@ -88,10 +89,8 @@ class AccountPages:
             return payload["a"], payload["e"]
         return None
 
-    def html(self, body: str, csrf: str, status: int = 200) -> Response:
-        response = HTMLResponse(body, status_code=status, headers={
-            "content-security-policy": pages.PAGE_CSP, "x-frame-options": "DENY", "referrer-policy": "no-referrer",
-            **NO_STORE})
+    def html(self, request: Request, page: pages.Page, csrf: str, status: int = 200) -> Response:
+        response = self.pages.respond(request, page, status=status)
         response.set_cookie(ACCOUNT_CSRF, csrf, max_age=SESSION_TTL, path="/account", httponly=True,
                             secure=self.secure_cookies, samesite="lax")
         return response
@@ -117,46 +116,46 @@ class AccountPages:
     # --- pages -------------------------------------------------------------------------------------
     def login_form(self, request: Request, *, error: str | None = None, username: str = "", status: int = 200
               ) -> Response:
-        locale = self.locale(request)
+        locale = self.pages.locale(request)
         csrf = self.account_csrf(request)
         notice = NOTICES.get(request.query_params.get("done", ""))
         message = pages.text(locale, error) if error else pages.text(locale, notice) if notice else None
-        body = pages.login_page(locale=locale, client_name=None, client_host="", action="/account/login",
+        page = pages.login_page(locale=locale, client_name=None, client_host="", action="/account/login",
                                 hidden={}, csrf_token=self.signer.csrf_token(csrf), error=message,
                                 username=username, providers=self.providers("next=account"),
                                 password=self.password_login)
-        return self.html(body, csrf, status)
+        return self.html(request, page, csrf, status)
 
     async def account(self, request: Request) -> Response:
         session = self.session_cookie(request)
         if session is None:
             return self.login_form(request)
         view = await self.db.read(lambda uow: _view(uow, *session))
-        if view == "ended":  # signed out (here or elsewhere) since
+        if isinstance(view, str):  # "ended": signed out (here or elsewhere) since
             return self.end_session(self.login_form(request))
         if view is None:  # gone, or disabled since: the session ends with it
             return self.end_session(self.login_form(request, error="account.disabled", status=403))
         name, grants = view
-        locale = self.locale(request)
-        rows = [{"id": grant_id, "client": client.display_name if client else urlsplit(client_id).hostname or
-                 client_id, "host": client.display_host if client else urlsplit(client_id).hostname or "",
-                 "scopes": [(s, entry.describe(locale)) for s in scope.split()
-                            if (entry := self.config.catalog.get(s))],
-                 "linked": _date(created), "last_used": _date(used) if used else None}
+        locale = self.pages.locale(request)
+        rows = [GrantView(id=grant_id, client=client.display_name if client else urlsplit(client_id).hostname or
+                          client_id, host=client.display_host if client else urlsplit(client_id).hostname or "",
+                          scopes=[(s, entry.describe(locale)) for s in scope.split()
+                                  if (entry := self.config.catalog.get(s))],
+                          linked=_date(created), last_used=_date(used) if used else None)
                 for grant_id, client_id, client, scope, created, used in grants]
         notice = NOTICES.get(request.query_params.get("done", ""))
-        body = pages.account_page(locale=locale, account_name=name, grants=rows, csrf_token=self.session_csrf(request),
+        page = pages.account_page(locale=locale, account_name=name, grants=rows, csrf_token=self.session_csrf(request),
                                   notice=pages.text(locale, notice) if notice else None)
-        return self.html(body, self.account_csrf(request))
+        return self.html(request, page, self.account_csrf(request))
 
     async def account_login(self, request: Request) -> Response:
         form = dict(parse_form(await read_body(request)))
         username = form.get("username", "")[:64]
         if not self.password_login:
-            return self.error_page(request, "Password sign-in is turned off here: use a provider's button.", 403)
+            return self.pages.error(request, "error.password_off", 403)
         if not self.account_csrf_ok(request, form):
             return self.login_form(request, error="csrf", username=username, status=403)
-        outcome = await self.check_password(request, username, form.get("password", ""))
+        outcome = await self.passwords.check(request, username, form.get("password", ""))
         if outcome.error == "locked":
             locked = self.login_form(request, error="locked", username=username, status=429)
             locked.headers["retry-after"] = str(outcome.retry_after)
@@ -165,7 +164,7 @@ class AccountPages:
             return self.login_form(request, error="bad_credentials", username=username, status=401)
         account_id, name = outcome.account
         response = await self.start_session(request, SignedIn(account_id, name, True))
-        self.device_cookie(response, username, outcome.device)
+        self.passwords.device_cookie(response, username, outcome.device)
         return response
 
     async def disconnect(self, request: Request) -> Response:
@@ -174,7 +173,7 @@ class AccountPages:
         if session is None:
             return self.login_form(request, status=401)
         if not self.session_csrf_ok(request, form):
-            return self.error_page(request, pages.text(self.locale(request), "csrf"), 403)
+            return self.pages.error(request, "csrf", 403)
         account_id, epoch = session
         grant_id = form.get("grant", "")[:40]
 
@@ -187,7 +186,7 @@ class AccountPages:
         if ended is None:
             return self.end_session(self.login_form(request, status=401))
         if not ended:
-            return self.error_page(request, "That app is not connected to your account (any more).", 404)
+            return self.pages.error(request, "error.not_connected", 404)
         log.info("oauth.grant_disconnected", subject=account_id, grant=grant_id)
         return RedirectResponse("/account?done=disconnected", status_code=303, headers=NO_STORE)
 
@@ -197,7 +196,7 @@ class AccountPages:
         if session is None:  # nothing to sign out of (expired, or signed out already): the sign-in page
             return self.end_session(RedirectResponse("/account", status_code=303, headers=NO_STORE))
         if not self.session_csrf_ok(request, form):
-            return self.error_page(request, pages.text(self.locale(request), "csrf"), 403)
+            return self.pages.error(request, "csrf", 403)
         # Every session of the account ends, not only this browser's copy of the cookie.
         await self.db.write(lambda uow: _end_sessions(uow, *session))
         return self.end_session(RedirectResponse("/account?done=signed_out", status_code=303, headers=NO_STORE))

@@ -12,17 +12,18 @@ from __future__ import annotations
 import hmac
 import secrets
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Mapping
 
 import structlog
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 from starlette.routing import BaseRoute, Route
 
-from app.authserver import pages
-from app.authserver.accounts import SignedIn, account_for_identity
-from app.authserver.clients import Client
+from app.authserver.account import AccountPages
+from app.authserver.accounts import account_for_identity
 from app.authserver.forms import NO_STORE, Signer, no_nul, parse_form
+from app.authserver.pages import Pages
+from app.authserver.signin import SignInCounter, SignInPages
 from app.authserver.upstream import Flow, NotAllowed, UpstreamError, UpstreamProvider
 from app.db import Database
 
@@ -35,71 +36,65 @@ PURPOSES = ("authorize", "account")
 
 
 class UpstreamSignIn:
-    """The two routes, for ``AuthorizationServerRoutes`` (which holds what they use)."""
+    """The two routes; a sign-in that comes back goes on to ``authorize``'s consent page, or to ``account``."""
 
-    db: Database
-    signer: Signer
-    secure_cookies: bool
-    upstream: dict[str, UpstreamProvider]
-    count_sign_in: Callable[[str], None]
-    error_page: Callable[..., Response]
-    locale: Callable[..., str]
-    validate: Callable[[Request, list[tuple[str, str]]], Awaitable[Response | tuple[Client, str, str]]]
-    consent_step: Callable[..., Response]
-    start_session: Callable[[Request, SignedIn], Awaitable[Response]]
-    as_page: Callable[[Callable[[Request], Awaitable[Response]]], Callable[[Request], Awaitable[Response]]]
+    def __init__(self, *, db: Database, signer: Signer, pages: Pages, upstream: Mapping[str, UpstreamProvider],
+                 authorize: SignInPages, account: AccountPages, count: SignInCounter,
+                 secure_cookies: bool) -> None:
+        self.db = db
+        self.signer = signer
+        self.pages = pages
+        self.upstream = upstream
+        self.authorize = authorize
+        self.account = account
+        self.count = count
+        self.secure_cookies = secure_cookies
 
-    def upstream_routes(self) -> list[BaseRoute]:
+    def routes(self) -> list[BaseRoute]:
         if not self.upstream:
             return []
-        return [Route("/login/{provider}", self.as_page(self.upstream_start), methods=["GET"]),
-                Route("/login/{provider}/callback", self.as_page(self.upstream_callback), methods=["GET"])]
+        return [Route("/login/{provider}", self.pages.guarded(self.start), methods=["GET"]),
+                Route("/login/{provider}/callback", self.pages.guarded(self.callback), methods=["GET"])]
 
-    def providers(self, query: str) -> list[tuple[str, str]]:
-        """(name, start URL) of each provider, the start carrying ``query`` (the request to come back to)."""
-        return [(p.name, f"/login/{p.id}?{query}") for p in self.upstream.values()]
+    def failed(self, request: Request, provider: UpstreamProvider, key: str, status: int) -> Response:
+        return self.pages.error(request, key, status, provider=provider.name)
 
-    def upstream_failed(self, request: Request, provider: UpstreamProvider, key: str, status: int,
-                        message: str | None = None) -> Response:
-        locale = self.locale(request)
-        return self.error_page(request, message or pages.text(locale, key, provider=provider.name), status)
-
-    async def upstream_start(self, request: Request) -> Response:
+    async def start(self, request: Request) -> Response:
         provider = self.upstream.get(request.path_params["provider"])
         if provider is None:
-            return self.error_page(request, "There is no such sign-in provider here.", 404)
+            return self.pages.error(request, "error.no_provider", 404)
         query = dict(no_nul(list(request.query_params.multi_items())))
         if "oauth_request" in query:
             purpose, request_text = "authorize", query["oauth_request"]
-            validated = await self.validate(request, parse_form(request_text))
+            validated = await self.authorize.validate(request, parse_form(request_text))
             if isinstance(validated, Response):
                 return validated
         elif query.get("next") == "account":
             purpose, request_text = "account", ""
         else:
-            return self.error_page(request, "Start signing in from the sign-in page.")
+            return self.pages.error(request, "error.start_from_sign_in")
         try:
             found = await provider.discovery()
         except UpstreamError as exc:
             log.warning("oauth.upstream_unavailable", provider=provider.id, reason=str(exc))
-            return self.upstream_failed(request, provider, "upstream.unavailable", 503)
+            return self.failed(request, provider, "upstream.unavailable", 503)
         flow = Flow(state=secrets.token_urlsafe(24), nonce=secrets.token_urlsafe(24),
                     verifier=secrets.token_urlsafe(48))
         cookie = self.signer.sign({"p": "upstream", "i": provider.id, "s": flow.state, "n": flow.nonce,
                                    "v": flow.verifier, "t": purpose, "r": request_text,
                                    "exp": int(time.time()) + FLOW_TTL})
         if len(cookie) > MAX_COOKIE:
-            return self.error_page(request, "This authorization request is too long to sign in with a provider.")
+            return self.pages.error(request, "error.request_too_long")
         response = RedirectResponse(provider.authorization_url(found, flow), status_code=303,
                                     headers={"referrer-policy": "no-referrer", **NO_STORE})
         response.set_cookie(FLOW_COOKIE, cookie, max_age=FLOW_TTL, path=f"/login/{provider.id}/callback",
                             httponly=True, secure=self.secure_cookies, samesite="lax")
         return response
 
-    async def upstream_callback(self, request: Request) -> Response:
+    async def callback(self, request: Request) -> Response:
         provider = self.upstream.get(request.path_params["provider"])
         if provider is None:
-            return self.error_page(request, "There is no such sign-in provider here.", 404)
+            return self.pages.error(request, "error.no_provider", 404)
         response = await self.finish(request, provider)
         # Single use, whatever happened: a reload cannot replay the code or the flow.
         response.delete_cookie(FLOW_COOKIE, path=f"/login/{provider.id}/callback", httponly=True,
@@ -113,13 +108,13 @@ class UpstreamSignIn:
         if (flow_data is None or flow_data.get("p") != "upstream" or flow_data.get("i") != provider.id
                 or flow_data.get("t") not in PURPOSES
                 or not hmac.compare_digest(state.encode(), str(flow_data.get("s", "")).encode())):
-            self.count_sign_in("upstream_failed")
-            return self.upstream_failed(request, provider, "upstream.expired", 400)
+            self.count("upstream_failed")
+            return self.failed(request, provider, "upstream.expired", 400)
         flow = Flow(state=flow_data["s"], nonce=flow_data["n"], verifier=flow_data["v"])
         if "error" in params:  # the person cancelled, or the provider refused
             log.info("oauth.upstream_refused", provider=provider.id, error=params["error"][:64])
-            self.count_sign_in("upstream_failed")
-            return self.upstream_failed(request, provider, "upstream.failed", 400)
+            self.count("upstream_failed")
+            return self.failed(request, provider, "upstream.failed", 400)
         try:
             found = await provider.discovery()
             # RFC 9207 (mix-up defence): the response names this issuer, and must when the provider says it does.
@@ -131,30 +126,30 @@ class UpstreamSignIn:
             identity = await provider.identity(found, tokens, flow)
         except NotAllowed as exc:
             log.info("oauth.upstream_not_admitted", provider=provider.id)
-            self.count_sign_in("upstream_refused")
-            return self.upstream_failed(request, provider, "", 403, message=str(exc))
+            self.count("upstream_refused")
+            return self.pages.refusal(request, str(exc), 403)
         except UpstreamError as exc:
             log.warning("oauth.upstream_failed", provider=provider.id, reason=str(exc))
-            self.count_sign_in("upstream_failed")
-            return self.upstream_failed(request, provider, "upstream.failed", 502)
+            self.count("upstream_failed")
+            return self.failed(request, provider, "upstream.failed", 502)
         except Exception:  # an answer of the provider's no check foresaw: its page, not a 500
             log.exception("oauth.upstream_failed", provider=provider.id, reason="unexpected")
-            self.count_sign_in("upstream_failed")
-            return self.upstream_failed(request, provider, "upstream.failed", 502)
+            self.count("upstream_failed")
+            return self.failed(request, provider, "upstream.failed", 502)
         signed = await self.db.write(lambda uow: account_for_identity(uow, identity))
         if not signed.enabled:
-            self.count_sign_in("upstream_refused")
-            return self.error_page(request, pages.text(self.locale(request), "account.disabled"), 403)
-        self.count_sign_in("upstream_success")
+            self.count("upstream_refused")
+            return self.pages.error(request, "account.disabled", 403)
+        self.count("upstream_success")
         log.info("oauth.upstream_sign_in", provider=provider.id, subject=signed.account_id)
         if flow_data["t"] == "account":
-            return await self.start_session(request, signed)
+            return await self.account.start_session(request, signed)
         request_text = str(flow_data.get("r", ""))
         query = parse_form(request_text)
-        validated = await self.validate(request, query)  # the client may have changed meanwhile
+        validated = await self.authorize.validate(request, query)  # the client may have changed meanwhile
         if isinstance(validated, Response):
             return validated
         # The consent form posts to /authorize/consent, where this browser's CSRF cookie is sent: a fresh one.
-        return self.consent_step(request, request_text, query, validated=validated,
+        return self.authorize.consent_step(request, request_text, query, validated=validated,
                                  account=(signed.account_id, signed.display_name), cookie=secrets.token_urlsafe(24))
 

@@ -3,8 +3,9 @@ a body Starlette already read), and RFC 8707's resource indicators."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 from urllib.parse import urlsplit, urlunsplit
 
 from authlib.oauth2 import OAuth2Error
@@ -12,11 +13,16 @@ from authlib.oauth2.rfc6749 import (
     OAuth2Request,
 )
 from joserfc.jwk import KeySet
+from starlette.responses import JSONResponse, Response
 
 from app.auth.scopes import ScopeCatalog
+from app.authserver.forms import CORS, NO_STORE
 from app.authserver.keys import KeyRing
 from app.authserver.models import Account, OAuthGrant
 from app.db import UnitOfWork
+
+if TYPE_CHECKING:
+    from app.authserver.clients import Client
 
 SECRET_AUTH = ["client_secret_basic", "client_secret_post", "private_key_jwt"]
 # Asymmetric only: a client's keys are public (its JWKS), so an HMAC "key" from them would let anyone sign.
@@ -62,24 +68,55 @@ class ServerConfig:
         return f"{self.issuer}/token"
 
 
+@dataclass(frozen=True)
+class OAuthReply:
+    """What authlib answered (``OAuthServer.handle_response``): a redirect, or a JSON document."""
+
+    status: int
+    body: Any
+    headers: Mapping[str, str]
+
+    def response(self) -> Response:
+        # authlib's own headers (Cache-Control, Pragma, Content-Type) spelt its way: each header once, ours
+        # winning; a strict client refuses a token response that repeats one.
+        theirs = {name.lower(): value for name, value in self.headers.items() if name.lower() != "content-type"}
+        if self.status == 302:
+            return Response(status_code=302, headers={**theirs, **NO_STORE})
+        return JSONResponse(self.body, status_code=self.status, headers={**theirs, **NO_STORE, **CORS})
+
+
+def reply(answer: object) -> OAuthReply:
+    """authlib's answer to a request, which ``OAuthServer.handle_response`` made an ``OAuthReply`` (authlib's own
+    annotations say less)."""
+    if not isinstance(answer, OAuthReply):
+        raise TypeError(f"authlib answered with a {type(answer).__name__}, not through handle_response")
+    return answer
+
+
 class FormRequest(OAuth2Request):
     """An authlib request over a body and query Starlette already read (no I/O here)."""
+
+    # authlib types these for any server; this server's are a client from OAuthServer.query_client and an
+    # account from the sign-in (and the payload made below, never missing).
+    client: Client | None  # pyright: ignore[reportIncompatibleVariableOverride] (see above)
+    user: Account | None
 
     def __init__(self, method: str, uri: str, headers: Any, query: list[tuple[str, str]],
                  form: list[tuple[str, str]]) -> None:
         super().__init__(method, uri, headers=headers)
-        self._args = dict(query)
+        self._args: dict[str, str | None] = dict(query)
         self._form = dict(form)
         pairs = (form if method == "POST" else []) + (query if method == "GET" else [])
         datalist: dict[str, list[str]] = {}
         for key, value in pairs:
             datalist.setdefault(key, []).append(value)
-        self.payload = _Payload({k: v[0] for k, v in datalist.items()}, datalist)
+        data = {k: v[0] for k, v in datalist.items()}
+        self.payload: _Payload = _Payload(data, datalist)  # pyright: ignore[reportIncompatibleVariableOverride]
         self.resource: str | None = None
         self.grant_id: str | None = None
 
     @property
-    def args(self) -> dict[str, str]:
+    def args(self) -> dict[str, str | None]:
         return self._args
 
     @property

@@ -1,18 +1,19 @@
-"""HTTP endpoints of the built-in authorization server (Starlette), around ``app.authserver.server``.
+"""HTTP endpoints of the built-in authorization server (Starlette), around ``app.authserver.server``, and
+``authorization_server_routes``, which composes them with the browser's pages (``signin.py``, ``account.py``,
+``federation.py``).
 
-Each endpoint reads its (small, capped) body on the event loop, resolves the client's
+Each JSON endpoint reads its (small, capped) body on the event loop, resolves the client's
 metadata document or keys if needed (network, guarded), then hands the request to
-authlib in a worker thread with one unit of work.
+authlib in a worker thread with one unit of work (``transactions.py``).
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-import anyio
 import structlog
 from authlib.oauth2.rfc6749.util import extract_basic_authorization
 from joserfc import jws
@@ -44,16 +45,16 @@ from app.authserver.forms import (
     MalformedRequest,
     Signer,
     basic_credentials_ok,
-    no_nul,
     oauth_error,
     parse_form,
     parse_json,
     read_body,
     storable,
 )
-from app.authserver.protocol import ASSERTION_ALGORITHMS, SECRET_AUTH, FormRequest, ServerConfig
-from app.authserver.server import OAuthServer
-from app.authserver.signin import SignInLimits, SignInPages
+from app.authserver.pages import Pages
+from app.authserver.protocol import ASSERTION_ALGORITHMS, SECRET_AUTH, ServerConfig, reply
+from app.authserver.signin import PasswordSignIn, ProviderLinks, SignInCounter, SignInLimits, SignInPages
+from app.authserver.transactions import Transactions
 from app.authserver.upstream import UpstreamProvider
 from app.db import Database, DatabaseNotMigrated, DatabaseUnavailable, UnitOfWork
 from app.limits import Check, Limits, OverLimit, Rate, address_key, network_key
@@ -78,41 +79,59 @@ class RegistrationLimits:
     total: Rate
 
 
-class AuthorizationServerRoutes(SignInPages, UpstreamSignIn, AccountPages):
+def authorization_server_routes(*, config: ServerConfig, db: Database, cimd: CimdResolver, client_keys: ClientKeys,
+                                signer: Signer, limits: Limits, sign_in: SignInLimits,
+                                registration: RegistrationLimits, secure_cookies: bool, jwks: dict[str, Any],
+                                metrics: Metrics | None = None, registration_open: bool = True,
+                                upstream: Mapping[str, UpstreamProvider] | None = None,
+                                password_login: bool = True) -> list[BaseRoute]:
+    """Every route of the authorization server: its JSON endpoints and its pages, each part given what it uses."""
+    upstream = upstream or {}
+    rendered = Pages()
+    transactions = Transactions(config, db)
+    count = SignInCounter(metrics)
+    links = ProviderLinks(upstream)
+    passwords = PasswordSignIn(db=db, signer=signer, limits=limits, rates=sign_in, count=count,
+                               secure_cookies=secure_cookies)
+    authorize = SignInPages(config=config, cimd=cimd, signer=signer, pages=rendered, transactions=transactions,
+                            passwords=passwords, providers=links, count=count, secure_cookies=secure_cookies,
+                            password_login=password_login)
+    account = AccountPages(config=config, db=db, signer=signer, pages=rendered, passwords=passwords,
+                           providers=links, secure_cookies=secure_cookies, password_login=password_login)
+    federation = UpstreamSignIn(db=db, signer=signer, pages=rendered, upstream=upstream, authorize=authorize,
+                                account=account, count=count, secure_cookies=secure_cookies)
+    endpoints = OAuthEndpoints(config=config, db=db, cimd=cimd, client_keys=client_keys, limits=limits,
+                               registration=registration, jwks=jwks, transactions=transactions, metrics=metrics,
+                               registration_open=registration_open)
+    return [*endpoints.routes(), *authorize.routes(), *federation.routes(), *account.routes()]
+
+
+class OAuthEndpoints:
+    """The JSON side: metadata, JWKS, /token, /revoke, /introspect, /register."""
+
     def __init__(self, *, config: ServerConfig, db: Database, cimd: CimdResolver, client_keys: ClientKeys,
-                 signer: Signer, limits: Limits, sign_in: SignInLimits, registration: RegistrationLimits,
-                 secure_cookies: bool, jwks: dict[str, Any], metrics: Metrics | None = None,
-                 registration_open: bool = True, upstream: dict[str, UpstreamProvider] | None = None,
-                 password_login: bool = True) -> None:
+                 limits: Limits, registration: RegistrationLimits, jwks: dict[str, Any], transactions: Transactions,
+                 metrics: Metrics | None = None, registration_open: bool = True) -> None:
         self.config = config
-        self.metrics = metrics
         self.db = db
         self.cimd = cimd
         self.client_keys = client_keys
-        self.signer = signer
         self.limits = limits
-        self.sign_in = sign_in
         self.registration = registration
-        self.password_checks = anyio.CapacityLimiter(4)
-        self.secure_cookies = secure_cookies
         self.jwks = jwks
+        self.transactions = transactions
+        self.metrics = metrics
         self.registration_open = registration_open
-        self.upstream = upstream or {}
-        self.password_login = password_login
 
     def routes(self) -> list[BaseRoute]:
         return [
             Route("/.well-known/oauth-authorization-server", self.metadata, methods=["GET", "OPTIONS"]),
             Route("/jwks.json", self.jwks_document, methods=["GET", "OPTIONS"]),
-            Route("/authorize", self.authorize, methods=["GET", "POST"]),
-            Route("/authorize/consent", self.consent, methods=["POST"]),
             Route("/token", self.grants_counted(self.guarded(self.token)), methods=["POST", "OPTIONS"]),
             Route("/revoke", self.guarded(self.revoke), methods=["POST", "OPTIONS"]),
             Route("/introspect", self.guarded(self.introspect), methods=["POST", "OPTIONS"]),
             *([Route("/register", self.guarded(self.register), methods=["POST", "OPTIONS"])]
               if self.registration_open else []),
-            *self.upstream_routes(),
-            *self.account_routes(),
         ]
 
     # --- documents -----------------------------------------------------------------------------------
@@ -193,38 +212,13 @@ class AuthorizationServerRoutes(SignInPages, UpstreamSignIn, AccountPages):
 
         return wrapper
 
-    def count_sign_in(self, outcome: str) -> None:
-        if self.metrics is not None:
-            self.metrics.sign_in(outcome)
-
-    def form_request(self, request: Request, form: list[tuple[str, str]], query: list[tuple[str, str]] | None = None,
-                     method: str | None = None) -> FormRequest:
-        query = query if query is not None else no_nul(list(request.query_params.multi_items()))
-        return FormRequest(method or request.method, f"{self.config.issuer}{request.url.path}", request.headers,
-                           query, form)
-
-    async def run(self, fn: Callable[[OAuthServer], Any], *, write: bool = True, client_keys: KeySet | None = None
-                  ) -> Any:
-        def work(uow: Any) -> Any:
-            return fn(OAuthServer(self.config, uow, client_keys=client_keys))
-
-        return await (self.db.write(work) if write else self.db.read(work))
-
-    @staticmethod
-    def to_response(result: tuple[int, Any, dict[str, str]]) -> Response:
-        status, body, headers = result
-        # authlib's own (Cache-Control, Pragma, Content-Type) spelt its way: each header once, ours winning; a
-        # strict client refuses a token response that repeats one.
-        theirs = {name.lower(): value for name, value in headers.items() if name.lower() != "content-type"}
-        if status == 302:
-            return Response(status_code=302, headers={**theirs, **NO_STORE})
-        return JSONResponse(body, status_code=status, headers={**theirs, **NO_STORE, **CORS})
-
     async def prepare_client(self, request: Request, form: list[tuple[str, str]]) -> KeySet | None:
         """Fetch what authlib will need about the calling client, before the transaction: its metadata
         document (CIMD) and, for private_key_jwt, its public keys."""
         data = dict(form)
-        client_id = data.get("client_id") or extract_basic_authorization(request.headers)[0]
+        # A dict of the one header authlib reads (by that spelling; Starlette's headers are case-insensitive).
+        client_id = data.get("client_id") or extract_basic_authorization(
+            {"Authorization": request.headers.get("authorization", "")})[0]
         kid = None
         if assertion := data.get("client_assertion"):
             try:
@@ -251,8 +245,10 @@ class AuthorizationServerRoutes(SignInPages, UpstreamSignIn, AccountPages):
             return form
         request.state.grant_type = dict(form).get("grant_type", "")  # for grants_counted
         keys = await self.prepare_client(request, form)
-        req = self.form_request(request, form, [])
-        return self.to_response(await self.run(lambda server: server.create_token_response(req), client_keys=keys))
+        req = self.transactions.form_request(request, form, [])
+        answer = await self.transactions.run(lambda server: reply(server.create_token_response(req)),
+                                             client_keys=keys)
+        return answer.response()
 
     async def revoke(self, request: Request) -> Response:
         return await self.endpoint(request, "revocation")
@@ -265,9 +261,10 @@ class AuthorizationServerRoutes(SignInPages, UpstreamSignIn, AccountPages):
         if isinstance(form, Response):
             return form
         keys = await self.prepare_client(request, form)
-        req = self.form_request(request, form, [])
-        return self.to_response(await self.run(lambda server: server.create_endpoint_response(name, req),
-                                               client_keys=keys))
+        req = self.transactions.form_request(request, form, [])
+        answer = await self.transactions.run(lambda server: reply(server.create_endpoint_response(name, req)),
+                                             client_keys=keys)
+        return answer.response()
 
     async def urlencoded(self, request: Request) -> list[tuple[str, str]] | Response:
         if request.headers.get("content-type", "").split(";")[0].strip().lower() != "application/x-www-form-urlencoded":

@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import secrets
 import time
+from collections.abc import Mapping
 from typing import Any
 
 import structlog
 from authlib.common.urls import add_params_to_uri
-from authlib.oauth2 import AuthorizationServer
+from authlib.oauth2 import AuthorizationServer, OAuth2Request
 from joserfc.jwk import KeySet
 
 from app.auth.tokens import decode_claims
@@ -29,7 +30,7 @@ from app.authserver.grants import (
     S256Only,
 )
 from app.authserver.models import Account, OAuthGrant, RefreshToken
-from app.authserver.protocol import FormRequest, InvalidTargetError, ServerConfig, normalise_resource
+from app.authserver.protocol import FormRequest, InvalidTargetError, OAuthReply, ServerConfig, normalise_resource
 from app.authserver.repository import GrantRepository
 from app.authserver.tokens import sign_access_token
 from app.db import UnitOfWork
@@ -52,13 +53,15 @@ class OAuthServer(AuthorizationServer):
         self.register_endpoint(IntrospectionEndpoint)
 
     # --- authlib's storage and framework hooks -------------------------------------------------
-    def query_client(self, client_id: str) -> Client | None:
+    # None for an unknown client, which authlib answers invalid_client (its stub promises a client always).
+    def query_client(  # pyright: ignore[reportIncompatibleMethodOverride] (None: see above)
+            self, client_id: str) -> Client | None:
         if client_id not in self._clients:
             row = self.uow.repository(ClientRepository).get(client_id) if isinstance(client_id, str) else None
             self._clients[client_id] = Client.from_row(row) if row is not None else None
         return self._clients[client_id]
 
-    def save_token(self, token: dict[str, Any], request: FormRequest) -> None:
+    def save_token(self, token: dict[str, Any], request: OAuth2Request) -> None:
         pass  # issue() stored what needs storing (the refresh token's digest) when it made the token
 
     def send_signal(self, name: str, *args: Any, **kwargs: Any) -> None:
@@ -70,12 +73,14 @@ class OAuthServer(AuthorizationServer):
     def create_oauth2_request(self, request: FormRequest) -> FormRequest:
         return request
 
-    def handle_response(self, status: int, body: Any, headers: list[tuple[str, str]]) -> tuple[int, Any, dict]:
+    # Headers as authlib passes them, a list of pairs (its stub says a mapping): dict() takes either.
+    def handle_response(self, status: int, body: Any,
+                        headers: Mapping[str, str] | list[tuple[str, str]]) -> OAuthReply:
         headers_out = dict(headers)
         if "Location" in headers_out:
             # RFC 9207: the issuer on every authorization response, success and error alike.
             headers_out["Location"] = add_params_to_uri(headers_out["Location"], [("iss", self.config.issuer)])
-        return status, body, headers_out
+        return OAuthReply(status, body, headers_out)
 
     # --- our rules --------------------------------------------------------------------------------
     def bound_resource(self, requested: str | None) -> str:

@@ -22,7 +22,7 @@ from app.authserver.forms import Signer
 from app.authserver.keys import load_keyring
 from app.authserver.protocol import ServerConfig, normalise_resource
 from app.authserver.repository import REVOKED_ACCOUNTS, REVOKED_GRANTS, GrantRepository
-from app.authserver.routes import AuthorizationServerRoutes, RegistrationLimits
+from app.authserver.routes import RegistrationLimits, authorization_server_routes
 from app.authserver.settings import AuthServerSettings
 from app.authserver.signin import SignInLimits
 from app.authserver.tokens import BuiltinTokenVerifier
@@ -105,7 +105,7 @@ class BuiltinAuthorizationServer:
                               access_ttl=own.oauth_access_token_ttl, refresh_ttl=own.oauth_refresh_token_ttl,
                               refresh_grace=own.oauth_refresh_grace, code_ttl=own.oauth_code_ttl,
                               dcr_unused_ttl=own.oauth_dcr_unused_ttl)
-        server = AuthorizationServerRoutes(
+        routes = authorization_server_routes(
             config=config, db=db, cimd=CimdResolver(guard, db, catalog, own.oauth_cimd_hosts),
             client_keys=ClientKeys(guard), signer=Signer(secret), limits=limits,
             sign_in=SignInLimits(per_name=parse_rate(own.limit_login_per_name),
@@ -121,7 +121,7 @@ class BuiltinAuthorizationServer:
 
         verifier = BuiltinTokenVerifier(keys, issuer=settings.base_url, audience=resource, catalog=catalog,
                                         grant_active=grant_check(db, broadcast, own.oauth_grant_cache_ttl))
-        return verifier, server.routes()
+        return verifier, routes
 
 
 # The channel revocations travel on: "grant <id>" or "account <id>" (all of its grants).

@@ -17,10 +17,12 @@ from importlib.resources import files
 from pathlib import Path
 
 import anyio.to_thread
+from markupsafe import Markup
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, JSONResponse, Response
+from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 
+from app.http.templates import templates
 from app.logging import RecentEvents
 from app.storage.base import content_disposition, served_content_type
 
@@ -49,14 +51,17 @@ class DevFiles:
 
 
 def devhost_routes(recent: RecentEvents | None, library: DevFiles, page: Path = PAGE) -> list[BaseRoute]:
-    async def host(_: Request) -> Response:
+    pages = templates("app.http")
+
+    async def host(request: Request) -> Response:
         try:
             html = await anyio.to_thread.run_sync(lambda: page.read_text(encoding="utf-8"))
         except OSError:
             return JSONResponse({"error": "not_built", "error_description": "the host emulator is not built: run "
                                  "`npm --prefix widgets ci && npm --prefix widgets run build`"}, status_code=404)
-        # no-store: a rebuilt emulator shows on the next reload.
-        return HTMLResponse(html, headers={"cache-control": "no-store"})
+        # no-store: a rebuilt emulator shows on the next reload. Markup: the build's page, not a value of a request's.
+        return pages.TemplateResponse(request, "devhost.html", {"build": Markup(html)},
+                                      headers={"cache-control": "no-store"})
 
     async def logs(request: Request) -> Response:
         sid = request.query_params.get("widget_session_id", "")

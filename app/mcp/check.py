@@ -205,7 +205,7 @@ _EXTERNAL = (
 
 def _lint_widget_html(text: str, meta: dict[str, Any]) -> Iterator[str]:
     if text and not text.lstrip()[:15].lower().startswith("<!doctype html"):
-        yield "contents text must be an HTML document (<!doctype html>)"
+        yield "contents text must be an HTML document: it starts with the HTML doctype"
     declared = _object(_object(meta.get("ui")).get("csp")).get("resourceDomains")
     allowed = {_origin(d) for d in declared if isinstance(d, str)} if isinstance(declared, list) else set()
     for url in sorted({u for pattern in _EXTERNAL for u in pattern.findall(text)}):

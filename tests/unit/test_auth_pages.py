@@ -6,14 +6,13 @@ from string import Formatter
 
 import pytest
 
+from app.authserver import pages as builders
 from app.authserver.pages import (
     CATALOG,
     LANGUAGES,
     LOGIN_ERRORS,
     PAGE_CSP,
-    consent_page,
-    error_page,
-    login_page,
+    Pages,
     negotiate,
     page_csp,
     text,
@@ -84,6 +83,21 @@ def parse(page: str) -> Node:
     builder.close()
     assert builder.stack == [builder.root], "unclosed elements"
     return builder.root
+
+
+PAGES = Pages()
+
+
+def login_page(**args) -> str:
+    return PAGES.render(builders.login_page(**args))
+
+
+def consent_page(**args) -> str:
+    return PAGES.render(builders.consent_page(**args))
+
+
+def error_page(**args) -> str:
+    return PAGES.render(builders.error_page(**args))
 
 
 def login(**overrides) -> str:

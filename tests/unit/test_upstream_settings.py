@@ -84,8 +84,9 @@ def test_password_login_off_without_a_provider_is_refused_in_one_line(monkeypatc
 
 
 def _login(**extra: object) -> str:
-    return pages.login_page(locale="en", client_name="ChatGPT", client_host="chatgpt.com", action="/authorize",
-                            hidden={"oauth_request": "a=b"}, csrf_token="t", **extra)
+    return pages.Pages().render(pages.login_page(locale="en", client_name="ChatGPT", client_host="chatgpt.com",
+                                                 action="/authorize", hidden={"oauth_request": "a=b"},
+                                                 csrf_token="t", **extra))
 
 
 def test_the_login_page_offers_each_provider_as_a_link_beside_the_password_form():
@@ -101,9 +102,9 @@ def test_without_password_login_the_page_has_no_password_form():
 
 
 def test_the_account_page_lists_grants_with_a_disconnect_form_each_and_escapes_client_names():
-    html = pages.account_page(locale="fr", account_name="Ann <b>", csrf_token="tok", grants=[
-        {"id": "g1", "client": "Evil <script>", "host": "evil.example", "scopes": [("recipes.read", "Lire")],
-         "linked": "2026-12-01 10:00 UTC", "last_used": None}])
+    html = pages.Pages().render(pages.account_page(locale="fr", account_name="Ann <b>", csrf_token="tok", grants=[
+        pages.GrantView(id="g1", client="Evil <script>", host="evil.example", scopes=[("recipes.read", "Lire")],
+                        linked="2026-12-01 10:00 UTC", last_used=None)]))
     assert "Evil &lt;script&gt;" in html and "<script>" not in html and "Ann &lt;b&gt;" in html
     assert "Pas encore utilisée" in html and "Connectée le 2026-12-01 10:00 UTC" in html
     disconnect = re.search(r'<form method="post" action="/account/disconnect">(.*?)</form>', html, re.S)
