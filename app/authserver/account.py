@@ -1,19 +1,23 @@
-"""``/account``: the signed-in person's connected apps (the grants of their account), each with Disconnect,
-and sign-out.
+"""``/account``: the signed-in person's connected apps (the grants of their account), each with
+Disconnect, and sign-out.
 
-Signing in here is the login page's (a provider's link, or the password form under the same limits); what it
-leaves is a signed session cookie scoped to ``/account`` for ``SESSION_TTL``, checked against the account on
-every request (a disabled account's session ends). Every form carries a CSRF token: the sign-in form's is bound
-to a cookie of its own, a signed-in page's to the session cookie (``session_csrf``).
-Disconnect revokes the grant and its refresh tokens: its access tokens are refused at once by this worker and
-within the revocation bound by every other (``docs/oauth.md``: pushed through Redis, else APP_OAUTH_GRANT_CACHE_TTL).
+Signing in here is the login page's (a provider's link, or the password form under the same limits);
+what it leaves is a signed session cookie scoped to ``/account`` for ``SESSION_TTL``, checked
+against the account on every request (a disabled account's session ends). Every form carries a CSRF
+token: the sign-in form's is bound to a cookie of its own, a signed-in page's to the session cookie
+(``session_csrf``).
+Disconnect revokes the grant and its refresh tokens: its access tokens are refused at once by this
+worker and within the revocation bound by every other (``docs/oauth.md``: pushed through Redis, else
+APP_OAUTH_GRANT_CACHE_TTL).
 """
 
 from __future__ import annotations
 
+import enum
 import hmac
 import secrets
 import time
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import urlsplit
@@ -40,7 +44,8 @@ NOTICES = {"disconnected": "account.disconnected", "signed_out": "account.signed
 
 
 class AccountPages:
-    """``/account``: the sign-in form (or a provider's link), the connected apps, Disconnect, Sign out."""
+    """``/account``: the sign-in form (or a provider's link), the connected apps, Disconnect, Sign
+    out."""
 
     def __init__(self, *, config: ServerConfig, db: Database, signer: Signer, pages: Pages,
                  passwords: PasswordSignIn, providers: ProviderLinks, secure_cookies: bool,
@@ -61,28 +66,32 @@ class AccountPages:
                 Route("/account/disconnect", page(self.disconnect), methods=["POST"]),
                 Route("/account/sign-out", page(self.sign_out), methods=["POST"])]
 
-    # --- cookies -----------------------------------------------------------------------------------
+    # --- cookies ----------------------------------------------------------------------------------
     def account_csrf(self, request: Request) -> str:
         cookie = request.cookies.get(ACCOUNT_CSRF)
         return cookie if cookie and len(cookie) <= 100 else secrets.token_urlsafe(24)
 
     def account_csrf_ok(self, request: Request, form: dict[str, str]) -> bool:
-        """The sign-in form's token: bound to the CSRF cookie (no session exists yet to bind it to)."""
+        """The sign-in form's token: bound to the CSRF cookie (no session exists yet to bind it
+        to)."""
         cookie = request.cookies.get(ACCOUNT_CSRF)
         return bool(cookie) and len(cookie or "") <= 100 and hmac.compare_digest(
             form.get("csrf_token", "").encode(), self.signer.csrf_token(cookie or "").encode())
 
     def session_csrf(self, request: Request) -> str:
-        """The token of a signed-in page's forms (disconnect, sign out): an HMAC of the session cookie itself. A
-        cookie and token of someone else's, planted beside the victim's session (cookie injection from a
-        sibling host, which SameSite does not stop), match no session but their own."""
+        """The token of a signed-in page's forms (disconnect, sign out): an HMAC of the session
+        cookie itself. A cookie and token of someone else's, planted beside the victim's session
+        (cookie injection from a sibling host, which SameSite does not stop), match no session but
+        their own."""
         return self.signer.csrf_token("session|" + request.cookies.get(SESSION_COOKIE, "")[:1024])
 
     def session_csrf_ok(self, request: Request, form: dict[str, str]) -> bool:
-        return hmac.compare_digest(form.get("csrf_token", "").encode(), self.session_csrf(request).encode())
+        return hmac.compare_digest(form.get("csrf_token", "").encode(),
+                                   self.session_csrf(request).encode())
 
     def session_cookie(self, request: Request) -> tuple[str, int] | None:
-        """(account id, session epoch) of a well-signed, unexpired session cookie; the account decides the rest."""
+        """(account id, session epoch) of a well-signed, unexpired session cookie; the account
+        decides the rest."""
         payload = self.signer.unsign(request.cookies.get(SESSION_COOKIE, "")[:1024])
         if (payload and payload.get("p") == "session" and isinstance(payload.get("a"), str)
                 and isinstance(payload.get("e"), int)):
@@ -100,28 +109,31 @@ class AccountPages:
         response = RedirectResponse("/account", status_code=303, headers=NO_STORE)
         value = self.signer.sign({"p": "session", "a": signed.account_id, "e": epoch,
                                   "exp": int(time.time()) + SESSION_TTL})
-        response.set_cookie(SESSION_COOKIE, value, max_age=SESSION_TTL, path="/account", httponly=True,
-                            secure=self.secure_cookies, samesite="lax")
-        # A fresh CSRF cookie with the session: a value planted before the sign-in (cookie injection from a
-        # sibling host) does not carry over into it.
-        response.set_cookie(ACCOUNT_CSRF, secrets.token_urlsafe(24), max_age=SESSION_TTL, path="/account",
+        response.set_cookie(SESSION_COOKIE, value, max_age=SESSION_TTL, path="/account",
                             httponly=True, secure=self.secure_cookies, samesite="lax")
+        # A fresh CSRF cookie with the session: a value planted before the sign-in (cookie injection
+        # from a sibling host) does not carry over into it.
+        response.set_cookie(ACCOUNT_CSRF, secrets.token_urlsafe(24), max_age=SESSION_TTL,
+                            path="/account", httponly=True, secure=self.secure_cookies,
+                            samesite="lax")
         return response
 
     def end_session(self, response: Response) -> Response:
-        response.delete_cookie(SESSION_COOKIE, path="/account", httponly=True, secure=self.secure_cookies,
-                               samesite="lax")
+        response.delete_cookie(SESSION_COOKIE, path="/account", httponly=True,
+                               secure=self.secure_cookies, samesite="lax")
         return response
 
-    # --- pages -------------------------------------------------------------------------------------
-    def login_form(self, request: Request, *, error: str | None = None, username: str = "", status: int = 200
-              ) -> Response:
+    # --- pages ------------------------------------------------------------------------------------
+    def login_form(self, request: Request, *, error: str | None = None, username: str = "",
+                   status: int = 200) -> Response:
         locale = self.pages.locale(request)
         csrf = self.account_csrf(request)
         notice = NOTICES.get(request.query_params.get("done", ""))
-        message = pages.text(locale, error) if error else pages.text(locale, notice) if notice else None
-        page = pages.login_page(locale=locale, client_name=None, client_host="", action="/account/login",
-                                hidden={}, csrf_token=self.signer.csrf_token(csrf), error=message,
+        message = (pages.text(locale, error) if error
+                   else pages.text(locale, notice) if notice else None)
+        page = pages.login_page(locale=locale, client_name=None, client_host="",
+                                action="/account/login", hidden={},
+                                csrf_token=self.signer.csrf_token(csrf), error=message,
                                 username=username, providers=self.providers("next=account"),
                                 password=self.password_login)
         return self.html(request, page, csrf, status)
@@ -131,22 +143,29 @@ class AccountPages:
         if session is None:
             return self.login_form(request)
         view = await self.db.read(lambda uow: _view(uow, *session))
-        if isinstance(view, str):  # "ended": signed out (here or elsewhere) since
+        if view is SESSION_ENDED:  # signed out (here or elsewhere) since
             return self.end_session(self.login_form(request))
-        if view is None:  # gone, or disabled since: the session ends with it
+        if not isinstance(view, AccountView):  # gone, or disabled since: the session ends with it
             return self.end_session(self.login_form(request, error="account.disabled", status=403))
-        name, grants = view
         locale = self.pages.locale(request)
-        rows = [GrantView(id=grant_id, client=client.display_name if client else urlsplit(client_id).hostname or
-                          client_id, host=client.display_host if client else urlsplit(client_id).hostname or "",
-                          scopes=[(s, entry.describe(locale)) for s in scope.split()
-                                  if (entry := self.config.catalog.get(s))],
-                          linked=_date(created), last_used=_date(used) if used else None)
-                for grant_id, client_id, client, scope, created, used in grants]
+        rows = [self.grant_view(grant, locale) for grant in view.grants]
         notice = NOTICES.get(request.query_params.get("done", ""))
-        page = pages.account_page(locale=locale, account_name=name, grants=rows, csrf_token=self.session_csrf(request),
+        page = pages.account_page(locale=locale, account_name=view.name, grants=rows,
+                                  csrf_token=self.session_csrf(request),
                                   notice=pages.text(locale, notice) if notice else None)
         return self.html(request, page, self.account_csrf(request))
+
+    def grant_view(self, grant: ConnectedApp, locale: str) -> GrantView:
+        # A client deleted since (a DCR client past its unused lifetime) is named by its id's host.
+        fallback = urlsplit(grant.client_id).hostname
+        client = grant.client
+        return GrantView(id=grant.id,
+                         client=client.display_name if client else fallback or grant.client_id,
+                         host=client.display_host if client else fallback or "",
+                         scopes=[(s, entry.describe(locale)) for s in grant.scope.split()
+                                 if (entry := self.config.catalog.get(s))],
+                         linked=_date(grant.created_at),
+                         last_used=_date(grant.last_used_at) if grant.last_used_at else None)
 
     async def account_login(self, request: Request) -> Response:
         form = dict(parse_form(await read_body(request)))
@@ -180,7 +199,8 @@ class AccountPages:
         def revoke(uow: Any) -> bool | None:
             if _live(uow, account_id, epoch) is None:
                 return None
-            return uow.repository(AccountRepository).revoke_grant(account_id, grant_id, int(time.time()))
+            return uow.repository(AccountRepository).revoke_grant(account_id, grant_id,
+                                                                  int(time.time()))
 
         ended = await self.db.write(revoke)
         if ended is None:
@@ -193,13 +213,15 @@ class AccountPages:
     async def sign_out(self, request: Request) -> Response:
         form = dict(parse_form(await read_body(request)))
         session = self.session_cookie(request)
-        if session is None:  # nothing to sign out of (expired, or signed out already): the sign-in page
+        if session is None:
+            # nothing to sign out of (expired, or signed out already): the sign-in page
             return self.end_session(RedirectResponse("/account", status_code=303, headers=NO_STORE))
         if not self.session_csrf_ok(request, form):
             return self.pages.error(request, "csrf", 403)
         # Every session of the account ends, not only this browser's copy of the cookie.
         await self.db.write(lambda uow: _end_sessions(uow, *session))
-        return self.end_session(RedirectResponse("/account?done=signed_out", status_code=303, headers=NO_STORE))
+        return self.end_session(RedirectResponse("/account?done=signed_out", status_code=303,
+                                                 headers=NO_STORE))
 
 
 def _epoch(uow: Any, account_id: str) -> int:
@@ -208,7 +230,8 @@ def _epoch(uow: Any, account_id: str) -> int:
 
 
 def _live(uow: Any, account_id: str, epoch: int) -> Any:
-    """The account of a session still in force: enabled, and not signed out since the session began."""
+    """The account of a session still in force: enabled, and not signed out since the session
+    began."""
     account = uow.repository(AccountRepository).get(account_id)
     if account is None or account.disabled_at is not None or account.session_epoch != epoch:
         return None
@@ -221,16 +244,44 @@ def _end_sessions(uow: Any, account_id: str, epoch: int) -> None:
         account.session_epoch = epoch + 1
 
 
-def _view(uow: Any, account_id: str, epoch: int) -> tuple[str, list[tuple[Any, ...]]] | str | None:
+@dataclass(frozen=True)
+class ConnectedApp:
+    """A grant of the account, read for its page: its client (None: deleted since)."""
+
+    id: str
+    client_id: str
+    client: Client | None
+    scope: str
+    created_at: int
+    last_used_at: int | None
+
+
+@dataclass(frozen=True)
+class AccountView:
+    name: str
+    grants: list[ConnectedApp]
+
+
+class SessionEnded(enum.Enum):
+    """The session's account signed out (here or elsewhere) after it began."""
+
+    SESSION_ENDED = "ended"
+
+
+SESSION_ENDED = SessionEnded.SESSION_ENDED
+
+
+def _view(uow: Any, account_id: str, epoch: int) -> AccountView | SessionEnded | None:
+    """What the page shows; None for an account gone or disabled."""
     accounts = uow.repository(AccountRepository)
     account = accounts.get(account_id)
     if account is None or account.disabled_at is not None:
         return None
     if account.session_epoch != epoch:
-        return "ended"
-    grants = [(g.id, g.client_id, Client.from_row(c) if c is not None else None, g.scope, g.created_at,
-               g.last_used_at) for g, c in accounts.active_grants(account_id)]
-    return account.display_name, grants
+        return SESSION_ENDED
+    return AccountView(account.display_name, [
+        ConnectedApp(g.id, g.client_id, Client.from_row(c) if c is not None else None, g.scope,
+                     g.created_at, g.last_used_at) for g, c in accounts.active_grants(account_id)])
 
 
 def _date(epoch: int) -> str:

@@ -54,6 +54,9 @@ CATALOG: Mapping[str, Mapping[str, str]] = {
         "error.start_from_sign_in": "Start signing in from the sign-in page.",
         "error.request_too_long": "This authorization request is too long to sign in with a provider.",
         "error.not_connected": "That app is not connected to your account (any more).",
+        "error.malformed_request": (
+            "This sign-in request is malformed: its redirect URI or response type "
+            "holds characters it may not. Please start again from the app."),
     },
     "es": {
         "login.title": "Iniciar sesión",
@@ -102,7 +105,11 @@ CATALOG: Mapping[str, Mapping[str, str]] = {
         "error.start_from_sign_in": "Empieza a iniciar sesión desde la página de inicio de sesión.",
         "error.request_too_long": ("Esta solicitud de autorización es demasiado larga para iniciar sesión con un "
                                    "proveedor."),
-        "error.not_connected": "Esa aplicación no está conectada a tu cuenta (o ya no lo está).",
+        "error.not_connected": "Esa aplicación no está conectada a tu cuenta, o ya no lo está.",
+        "error.malformed_request": (
+            "Esta solicitud de inicio de sesión está mal formada: su URI de "
+            "redirección o su tipo de respuesta contiene caracteres no permitidos. "
+            "Vuelve a empezar desde la aplicación."),
     },
     "fr": {
         "login.title": "Connexion",
@@ -144,12 +151,17 @@ CATALOG: Mapping[str, Mapping[str, str]] = {
         "account.sign_out": "Se déconnecter",
         "account.signed_out": "Vous êtes déconnecté.",
         "error.form_too_large": "Le formulaire est trop volumineux.",
-        "error.unavailable": "Le service de connexion est indisponible ; réessayez dans quelques instants.",
-        "error.password_off": "La connexion par mot de passe est désactivée ici : utilisez le bouton d’un fournisseur.",
+        "error.unavailable": "Le service de connexion est indisponible\u00a0; réessayez dans quelques instants.",
+        "error.password_off": ("La connexion par mot de passe est désactivée ici\u00a0: utilisez le bouton "
+                               "d’un fournisseur."),
         "error.no_provider": "Ce fournisseur de connexion n’existe pas ici.",
         "error.start_from_sign_in": "Commencez la connexion depuis la page de connexion.",
         "error.request_too_long": "Cette demande d’autorisation est trop longue pour se connecter avec un fournisseur.",
         "error.not_connected": "Cette application n’est pas (ou plus) connectée à votre compte.",
+        "error.malformed_request": (
+            "Cette demande de connexion est mal formée\u00a0: son URI de "
+            "redirection ou son type de réponse contient des caractères interdits. "
+            "Recommencez depuis l’application."),
     },
     "pt": {
         "login.title": "Entrar",
@@ -197,6 +209,10 @@ CATALOG: Mapping[str, Mapping[str, str]] = {
         "error.start_from_sign_in": "Comece o login pela página de login.",
         "error.request_too_long": "Esta solicitação de autorização é longa demais para entrar com um provedor.",
         "error.not_connected": "Esse app não está (ou não está mais) conectado à sua conta.",
+        "error.malformed_request": (
+            "Esta solicitação de login está malformada: o URI de redirecionamento "
+            "ou o tipo de resposta contém caracteres não permitidos. Comece de novo "
+            "pelo app."),
     },
     "zh": {
         "login.title": "登录",
@@ -240,9 +256,11 @@ CATALOG: Mapping[str, Mapping[str, str]] = {
         "error.form_too_large": "表单过大。",
         "error.unavailable": "登录服务暂时不可用，请稍后重试。",
         "error.password_off": "此处已关闭密码登录：请使用身份提供方的按钮。",
-        "error.no_provider": "此处没有该登录提供方。",
+        "error.no_provider": "此处没有该身份提供方。",
         "error.start_from_sign_in": "请从登录页面开始登录。",
         "error.request_too_long": "此授权请求过长，无法通过身份提供方登录。",
         "error.not_connected": "该应用未连接（或已不再连接）到您的账户。",
+        "error.malformed_request": (
+            "此登录请求格式有误：其重定向 URI 或响应类型包含不允许的字符。请从应用重新开始。"),
     },
 }

@@ -1,10 +1,11 @@
 """Sign-in through an upstream OpenID Connect provider: ``GET /login/<id>`` sends the browser there,
-``GET /login/<id>/callback`` brings it back with a code; the account of (issuer, ``sub``) then goes on to our
-own consent page (an authorization request) or to ``/account``.
+``GET /login/<id>/callback`` brings it back with a code; the account of (issuer, ``sub``) then goes
+on to our own consent page (an authorization request) or to ``/account``.
 
-What the round trip must come back with (``state``, ``nonce``, the PKCE verifier, the authorization request)
-travels in a signed cookie scoped to the callback's path, so any replica can finish what another started, and
-a callback in a browser that did not start the sign-in (login CSRF) finds no cookie to match.
+What the round trip must come back with (``state``, ``nonce``, the PKCE verifier, the authorization
+request) travels in a signed cookie scoped to the callback's path, so any replica can finish what
+another started, and a callback in a browser that did not start the sign-in (login CSRF) finds no
+cookie to match.
 """
 
 from __future__ import annotations
@@ -30,17 +31,19 @@ from app.db import Database
 log = structlog.get_logger(__name__)
 FLOW_COOKIE = "oidc_flow"
 FLOW_TTL = 600
-# Browsers drop a cookie over 4 KB without a word: a longer authorization request is refused up front.
+# Browsers drop a cookie over 4 KB without a word: a longer authorization request is refused up
+# front.
 MAX_COOKIE = 3800
 PURPOSES = ("authorize", "account")
 
 
 class UpstreamSignIn:
-    """The two routes; a sign-in that comes back goes on to ``authorize``'s consent page, or to ``account``."""
+    """The two routes; a sign-in that comes back goes on to ``authorize``'s consent page, or to
+    ``account``."""
 
-    def __init__(self, *, db: Database, signer: Signer, pages: Pages, upstream: Mapping[str, UpstreamProvider],
-                 authorize: SignInPages, account: AccountPages, count: SignInCounter,
-                 secure_cookies: bool) -> None:
+    def __init__(self, *, db: Database, signer: Signer, pages: Pages,
+                 upstream: Mapping[str, UpstreamProvider], authorize: SignInPages,
+                 account: AccountPages, count: SignInCounter, secure_cookies: bool) -> None:
         self.db = db
         self.signer = signer
         self.pages = pages
@@ -54,19 +57,24 @@ class UpstreamSignIn:
         if not self.upstream:
             return []
         return [Route("/login/{provider}", self.pages.guarded(self.start), methods=["GET"]),
-                Route("/login/{provider}/callback", self.pages.guarded(self.callback), methods=["GET"])]
+                Route("/login/{provider}/callback", self.pages.guarded(self.callback),
+                      methods=["GET"])]
 
-    def failed(self, request: Request, provider: UpstreamProvider, key: str, status: int) -> Response:
-        return self.pages.error(request, key, status, provider=provider.name)
+    def failed(self, request: Request, provider: UpstreamProvider, key: str, status: int,
+               query: list[tuple[str, str]] | None = None) -> Response:
+        return self.pages.error(request, key, status, query=query, provider=provider.name)
 
     async def start(self, request: Request) -> Response:
         provider = self.upstream.get(request.path_params["provider"])
         if provider is None:
             return self.pages.error(request, "error.no_provider", 404)
         query = dict(no_nul(list(request.query_params.multi_items())))
+        # the request to come back to: its ui_locales
+        authorization: list[tuple[str, str]] | None = None
         if "oauth_request" in query:
             purpose, request_text = "authorize", query["oauth_request"]
-            validated = await self.authorize.validate(request, parse_form(request_text))
+            authorization = parse_form(request_text)
+            validated = await self.authorize.validate(request, authorization)
             if isinstance(validated, Response):
                 return validated
         elif query.get("next") == "account":
@@ -77,17 +85,18 @@ class UpstreamSignIn:
             found = await provider.discovery()
         except UpstreamError as exc:
             log.warning("oauth.upstream_unavailable", provider=provider.id, reason=str(exc))
-            return self.failed(request, provider, "upstream.unavailable", 503)
+            return self.failed(request, provider, "upstream.unavailable", 503, authorization)
         flow = Flow(state=secrets.token_urlsafe(24), nonce=secrets.token_urlsafe(24),
                     verifier=secrets.token_urlsafe(48))
-        cookie = self.signer.sign({"p": "upstream", "i": provider.id, "s": flow.state, "n": flow.nonce,
-                                   "v": flow.verifier, "t": purpose, "r": request_text,
-                                   "exp": int(time.time()) + FLOW_TTL})
+        cookie = self.signer.sign({"p": "upstream", "i": provider.id, "s": flow.state,
+                                   "n": flow.nonce, "v": flow.verifier, "t": purpose,
+                                   "r": request_text, "exp": int(time.time()) + FLOW_TTL})
         if len(cookie) > MAX_COOKIE:
-            return self.pages.error(request, "error.request_too_long")
+            return self.pages.error(request, "error.request_too_long", query=authorization)
         response = RedirectResponse(provider.authorization_url(found, flow), status_code=303,
                                     headers={"referrer-policy": "no-referrer", **NO_STORE})
-        response.set_cookie(FLOW_COOKIE, cookie, max_age=FLOW_TTL, path=f"/login/{provider.id}/callback",
+        response.set_cookie(FLOW_COOKIE, cookie, max_age=FLOW_TTL,
+                            path=f"/login/{provider.id}/callback",
                             httponly=True, secure=self.secure_cookies, samesite="lax")
         return response
 
@@ -105,7 +114,8 @@ class UpstreamSignIn:
         params = dict(no_nul(list(request.query_params.multi_items())))
         flow_data = self.signer.unsign(request.cookies.get(FLOW_COOKIE, "")[:4096])
         state = params.get("state", "")
-        if (flow_data is None or flow_data.get("p") != "upstream" or flow_data.get("i") != provider.id
+        if (flow_data is None or flow_data.get("p") != "upstream"
+                or flow_data.get("i") != provider.id
                 or flow_data.get("t") not in PURPOSES
                 or not hmac.compare_digest(state.encode(), str(flow_data.get("s", "")).encode())):
             self.count("upstream_failed")
@@ -117,7 +127,8 @@ class UpstreamSignIn:
             return self.failed(request, provider, "upstream.failed", 400)
         try:
             found = await provider.discovery()
-            # RFC 9207 (mix-up defence): the response names this issuer, and must when the provider says it does.
+            # RFC 9207 (mix-up defence): the response names this issuer, and must when the provider
+            # says it does.
             if ("iss" in params or found.iss_parameter) and params.get("iss") != found.issuer:
                 raise UpstreamError("the authorization response names another issuer, or none")
             if not params.get("code"):
@@ -146,10 +157,13 @@ class UpstreamSignIn:
             return await self.account.start_session(request, signed)
         request_text = str(flow_data.get("r", ""))
         query = parse_form(request_text)
-        validated = await self.authorize.validate(request, query)  # the client may have changed meanwhile
+        # the client may have changed meanwhile
+        validated = await self.authorize.validate(request, query)
         if isinstance(validated, Response):
             return validated
-        # The consent form posts to /authorize/consent, where this browser's CSRF cookie is sent: a fresh one.
+        # The consent form posts to /authorize/consent, where this browser's CSRF cookie is sent: a
+        # fresh one.
         return self.authorize.consent_step(request, request_text, query, validated=validated,
-                                 account=(signed.account_id, signed.display_name), cookie=secrets.token_urlsafe(24))
+                                           account=(signed.account_id, signed.display_name),
+                                           cookie=secrets.token_urlsafe(24))
 

@@ -1,6 +1,6 @@
 """Password hashing with scrypt (RFC 7914), a memory-hard KDF from the standard library.
 
-Stored form: ``scrypt${log2 n}${r}${p}${salt b64}${hash b64}``, so the cost can be raised
+Stored form: ``scrypt$LOG2N$R$P$SALT$HASH`` (salt and hash in base64), so the cost can be raised
 later and old hashes still verify. Hashing takes tens of milliseconds on purpose: call
 it off the event loop.
 """

@@ -1,5 +1,5 @@
-"""What the authorization server's protocol modules share: its configuration, the request authlib reads (over
-a body Starlette already read), and RFC 8707's resource indicators."""
+"""What the authorization server's protocol modules share: its configuration, the request authlib
+reads (over a body Starlette already read), and RFC 8707's resource indicators."""
 
 from __future__ import annotations
 
@@ -25,9 +25,12 @@ if TYPE_CHECKING:
     from app.authserver.clients import Client
 
 SECRET_AUTH = ["client_secret_basic", "client_secret_post", "private_key_jwt"]
-# Asymmetric only: a client's keys are public (its JWKS), so an HMAC "key" from them would let anyone sign.
-ASSERTION_ALGORITHMS = ["RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA"]
-CODE_RETRY_WINDOW = 10  # seconds in which the same client re-posting its code is a retry, not a theft
+# Asymmetric only: a client's keys are public (its JWKS), so an HMAC "key" from them would let
+# anyone sign.
+ASSERTION_ALGORITHMS = ["RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384",
+                        "ES512", "EdDSA"]
+# seconds in which the same client re-posting its code is a retry, not a theft
+CODE_RETRY_WINDOW = 10
 
 
 
@@ -36,7 +39,8 @@ class InvalidTargetError(OAuth2Error):
 
 
 def normalise_resource(value: str) -> str | None:
-    """RFC 8707 resource indicator, compared after case and default-port normalisation; None if malformed."""
+    """RFC 8707 resource indicator, compared after case and default-port normalisation; None if
+    malformed."""
     try:
         parts = urlsplit(value)
         port = parts.port  # raises on a port that is not a number in range
@@ -47,7 +51,8 @@ def normalise_resource(value: str) -> str | None:
     host = parts.hostname.lower()
     if ":" in host:
         host = f"[{host}]"
-    netloc = host if port is None or (parts.scheme, port) in (("http", 80), ("https", 443)) else f"{host}:{port}"
+    netloc = (host if port is None or (parts.scheme, port) in (("http", 80), ("https", 443))
+              else f"{host}:{port}")
     return urlunsplit((parts.scheme.lower(), netloc, parts.path.rstrip("/") or "", parts.query, ""))
 
 
@@ -61,7 +66,8 @@ class ServerConfig:
     refresh_ttl: int
     refresh_grace: int
     code_ttl: int
-    dcr_unused_ttl: int = 24 * 3600  # a DCR client no one linked through is deleted after this (clients.py)
+    # a DCR client no one linked through is deleted after this (clients.py)
+    dcr_unused_ttl: int = 24 * 3600
 
     @property
     def token_endpoint(self) -> str:
@@ -77,27 +83,30 @@ class OAuthReply:
     headers: Mapping[str, str]
 
     def response(self) -> Response:
-        # authlib's own headers (Cache-Control, Pragma, Content-Type) spelt its way: each header once, ours
-        # winning; a strict client refuses a token response that repeats one.
-        theirs = {name.lower(): value for name, value in self.headers.items() if name.lower() != "content-type"}
+        # authlib's own headers (Cache-Control, Pragma, Content-Type) spelt its way: each header
+        # once, ours winning; a strict client refuses a token response that repeats one.
+        theirs = {name.lower(): value for name, value in self.headers.items()
+                  if name.lower() != "content-type"}
         if self.status == 302:
             return Response(status_code=302, headers={**theirs, **NO_STORE})
-        return JSONResponse(self.body, status_code=self.status, headers={**theirs, **NO_STORE, **CORS})
+        return JSONResponse(self.body, status_code=self.status,
+                            headers={**theirs, **NO_STORE, **CORS})
 
 
 def reply(answer: object) -> OAuthReply:
-    """authlib's answer to a request, which ``OAuthServer.handle_response`` made an ``OAuthReply`` (authlib's own
-    annotations say less)."""
+    """authlib's answer to a request, which ``OAuthServer.handle_response`` made an ``OAuthReply``
+    (authlib's own annotations say less)."""
     if not isinstance(answer, OAuthReply):
-        raise TypeError(f"authlib answered with a {type(answer).__name__}, not through handle_response")
+        raise TypeError(f"authlib answered with a {type(answer).__name__}, "
+                        "not through handle_response")
     return answer
 
 
 class FormRequest(OAuth2Request):
     """An authlib request over a body and query Starlette already read (no I/O here)."""
 
-    # authlib types these for any server; this server's are a client from OAuthServer.query_client and an
-    # account from the sign-in (and the payload made below, never missing).
+    # authlib types these for any server; this server's are a client from OAuthServer.query_client
+    # and an account from the sign-in (and the payload made below, never missing).
     client: Client | None  # pyright: ignore[reportIncompatibleVariableOverride] (see above)
     user: Account | None
 
@@ -111,7 +120,8 @@ class FormRequest(OAuth2Request):
         for key, value in pairs:
             datalist.setdefault(key, []).append(value)
         data = {k: v[0] for k, v in datalist.items()}
-        self.payload: _Payload = _Payload(data, datalist)  # pyright: ignore[reportIncompatibleVariableOverride]
+        self.payload: _Payload = _Payload(  # pyright: ignore[reportIncompatibleVariableOverride]
+            data, datalist)
         self.resource: str | None = None
         self.grant_id: str | None = None
 
@@ -138,8 +148,8 @@ class _Payload:
 
 
 class GrantServer(Protocol):
-    """What the grants and endpoints (grants.py) ask of the server they are registered on (``OAuthServer``): this
-    request's unit of work, the configuration, and the server's rules."""
+    """What the grants and endpoints (grants.py) ask of the server they are registered on
+    (``OAuthServer``): this request's unit of work, the configuration, and the server's rules."""
 
     config: ServerConfig
     uow: UnitOfWork
@@ -152,7 +162,8 @@ class GrantServer(Protocol):
 
     def enabled_account(self, account_id: str) -> Account | None: ...
 
-    def issue(self, grant: OAuthGrant, scope: str, include_refresh_token: bool) -> dict[str, Any]: ...
+    def issue(self, grant: OAuthGrant, scope: str,
+              include_refresh_token: bool) -> dict[str, Any]: ...
 
     def access_claims(self, token: str) -> dict[str, Any] | None: ...
 

@@ -1,6 +1,6 @@
-"""HTTP endpoints of the built-in authorization server (Starlette), around ``app.authserver.server``, and
-``authorization_server_routes``, which composes them with the browser's pages (``signin.py``, ``account.py``,
-``federation.py``).
+"""HTTP endpoints of the built-in authorization server (Starlette), around
+``app.authserver.server``, and ``authorization_server_routes``, which composes them with the
+browser's pages (``signin.py``, ``account.py``, ``federation.py``).
 
 Each JSON endpoint reads its (small, capped) body on the event loop, resolves the client's
 metadata document or keys if needed (network, guarded), then hands the request to
@@ -53,7 +53,13 @@ from app.authserver.forms import (
 )
 from app.authserver.pages import Pages
 from app.authserver.protocol import ASSERTION_ALGORITHMS, SECRET_AUTH, ServerConfig, reply
-from app.authserver.signin import PasswordSignIn, ProviderLinks, SignInCounter, SignInLimits, SignInPages
+from app.authserver.signin import (
+    PasswordSignIn,
+    ProviderLinks,
+    SignInCounter,
+    SignInLimits,
+    SignInPages,
+)
 from app.authserver.transactions import Transactions
 from app.authserver.upstream import UpstreamProvider
 from app.db import Database, DatabaseNotMigrated, DatabaseUnavailable, UnitOfWork
@@ -61,31 +67,33 @@ from app.limits import Check, Limits, OverLimit, Rate, address_key, network_key
 from app.observability.metrics import Metrics
 
 log = structlog.get_logger(__name__)
-# RFC 6749 section 5.2's error codes (and RFC 8707's, and the 503 of an outage): a token request's outcome label is
-# one of these, "issued" or "error", never a string of the client's.
-OAUTH_TOKEN_ERRORS = frozenset({"invalid_request", "invalid_client", "invalid_grant", "unauthorized_client",
-                                "unsupported_grant_type", "invalid_scope", "invalid_target",
-                                "temporarily_unavailable"})
+# RFC 6749 section 5.2's error codes (and RFC 8707's, and the 503 of an outage): a token request's
+# outcome label is one of these, "issued" or "error", never a string of the client's.
+OAUTH_TOKEN_ERRORS = frozenset({"invalid_request", "invalid_client", "invalid_grant",
+                                "unauthorized_client", "unsupported_grant_type", "invalid_scope",
+                                "invalid_target", "temporarily_unavailable"})
 
 
 @dataclass(frozen=True)
 class RegistrationLimits:
-    """``POST /register``: per client address (ChatGPT's users register from OpenAI's few addresses: sized
-    for that), per network (``network_key``: so that a handful of addresses cannot take the total between
-    them), and all addresses together."""
+    """``POST /register``: per client address (ChatGPT's users register from OpenAI's few addresses:
+    sized for that), per network (``network_key``: so that a handful of addresses cannot take the
+    total between them), and all addresses together."""
 
     per_address: Rate
     per_network: Rate
     total: Rate
 
 
-def authorization_server_routes(*, config: ServerConfig, db: Database, cimd: CimdResolver, client_keys: ClientKeys,
-                                signer: Signer, limits: Limits, sign_in: SignInLimits,
-                                registration: RegistrationLimits, secure_cookies: bool, jwks: dict[str, Any],
+def authorization_server_routes(*, config: ServerConfig, db: Database, cimd: CimdResolver,
+                                client_keys: ClientKeys, signer: Signer, limits: Limits,
+                                sign_in: SignInLimits, registration: RegistrationLimits,
+                                secure_cookies: bool, jwks: dict[str, Any],
                                 metrics: Metrics | None = None, registration_open: bool = True,
                                 upstream: Mapping[str, UpstreamProvider] | None = None,
                                 password_login: bool = True) -> list[BaseRoute]:
-    """Every route of the authorization server: its JSON endpoints and its pages, each part given what it uses."""
+    """Every route of the authorization server: its JSON endpoints and its pages, each part given
+    what it uses."""
     upstream = upstream or {}
     rendered = Pages()
     transactions = Transactions(config, db)
@@ -93,15 +101,19 @@ def authorization_server_routes(*, config: ServerConfig, db: Database, cimd: Cim
     links = ProviderLinks(upstream)
     passwords = PasswordSignIn(db=db, signer=signer, limits=limits, rates=sign_in, count=count,
                                secure_cookies=secure_cookies)
-    authorize = SignInPages(config=config, cimd=cimd, signer=signer, pages=rendered, transactions=transactions,
-                            passwords=passwords, providers=links, count=count, secure_cookies=secure_cookies,
+    authorize = SignInPages(config=config, cimd=cimd, signer=signer, pages=rendered,
+                            transactions=transactions, passwords=passwords, providers=links,
+                            count=count, secure_cookies=secure_cookies,
                             password_login=password_login)
     account = AccountPages(config=config, db=db, signer=signer, pages=rendered, passwords=passwords,
-                           providers=links, secure_cookies=secure_cookies, password_login=password_login)
-    federation = UpstreamSignIn(db=db, signer=signer, pages=rendered, upstream=upstream, authorize=authorize,
-                                account=account, count=count, secure_cookies=secure_cookies)
-    endpoints = OAuthEndpoints(config=config, db=db, cimd=cimd, client_keys=client_keys, limits=limits,
-                               registration=registration, jwks=jwks, transactions=transactions, metrics=metrics,
+                           providers=links, secure_cookies=secure_cookies,
+                           password_login=password_login)
+    federation = UpstreamSignIn(db=db, signer=signer, pages=rendered, upstream=upstream,
+                                authorize=authorize, account=account, count=count,
+                                secure_cookies=secure_cookies)
+    endpoints = OAuthEndpoints(config=config, db=db, cimd=cimd, client_keys=client_keys,
+                               limits=limits, registration=registration, jwks=jwks,
+                               transactions=transactions, metrics=metrics,
                                registration_open=registration_open)
     return [*endpoints.routes(), *authorize.routes(), *federation.routes(), *account.routes()]
 
@@ -109,8 +121,9 @@ def authorization_server_routes(*, config: ServerConfig, db: Database, cimd: Cim
 class OAuthEndpoints:
     """The JSON side: metadata, JWKS, /token, /revoke, /introspect, /register."""
 
-    def __init__(self, *, config: ServerConfig, db: Database, cimd: CimdResolver, client_keys: ClientKeys,
-                 limits: Limits, registration: RegistrationLimits, jwks: dict[str, Any], transactions: Transactions,
+    def __init__(self, *, config: ServerConfig, db: Database, cimd: CimdResolver,
+                 client_keys: ClientKeys, limits: Limits, registration: RegistrationLimits,
+                 jwks: dict[str, Any], transactions: Transactions,
                  metrics: Metrics | None = None, registration_open: bool = True) -> None:
         self.config = config
         self.db = db
@@ -125,16 +138,18 @@ class OAuthEndpoints:
 
     def routes(self) -> list[BaseRoute]:
         return [
-            Route("/.well-known/oauth-authorization-server", self.metadata, methods=["GET", "OPTIONS"]),
+            Route("/.well-known/oauth-authorization-server", self.metadata,
+                  methods=["GET", "OPTIONS"]),
             Route("/jwks.json", self.jwks_document, methods=["GET", "OPTIONS"]),
-            Route("/token", self.grants_counted(self.guarded(self.token)), methods=["POST", "OPTIONS"]),
+            Route("/token", self.grants_counted(self.guarded(self.token)),
+                  methods=["POST", "OPTIONS"]),
             Route("/revoke", self.guarded(self.revoke), methods=["POST", "OPTIONS"]),
             Route("/introspect", self.guarded(self.introspect), methods=["POST", "OPTIONS"]),
             *([Route("/register", self.guarded(self.register), methods=["POST", "OPTIONS"])]
               if self.registration_open else []),
         ]
 
-    # --- documents -----------------------------------------------------------------------------------
+    # --- documents --------------------------------------------------------------------------------
     def metadata_document(self) -> dict[str, Any]:
         issuer = self.config.issuer
         return {
@@ -162,15 +177,17 @@ class OAuthEndpoints:
     async def metadata(self, request: Request) -> Response:
         if request.method == "OPTIONS":
             return Response(status_code=204, headers=CORS)
-        return JSONResponse(self.metadata_document(), headers={"cache-control": "public, max-age=300", **CORS})
+        return JSONResponse(self.metadata_document(),
+                            headers={"cache-control": "public, max-age=300", **CORS})
 
     async def jwks_document(self, request: Request) -> Response:
         if request.method == "OPTIONS":
             return Response(status_code=204, headers=CORS)
         return JSONResponse(self.jwks, headers={"cache-control": "public, max-age=300", **CORS})
 
-    # --- machinery -----------------------------------------------------------------------------------
-    def guarded(self, endpoint: Callable[[Request], Awaitable[Response]]) -> Callable[[Request], Awaitable[Response]]:
+    # --- machinery --------------------------------------------------------------------------------
+    def guarded(self, endpoint: Callable[[Request], Awaitable[Response]]
+                ) -> Callable[[Request], Awaitable[Response]]:
         """JSON endpoints: CORS preflight, body cap, and infrastructure failures as OAuth errors."""
 
         async def wrapper(request: Request) -> Response:
@@ -179,13 +196,16 @@ class OAuthEndpoints:
             try:
                 return await endpoint(request)
             except BodyTooLarge as exc:
-                error = "invalid_client_metadata" if request.url.path == "/register" else "invalid_request"
+                error = ("invalid_client_metadata" if request.url.path == "/register"
+                         else "invalid_request")
                 return oauth_error(error, str(exc), 413)
             except MalformedRequest as exc:
-                error = "invalid_client_metadata" if request.url.path == "/register" else "invalid_request"
+                error = ("invalid_client_metadata" if request.url.path == "/register"
+                         else "invalid_request")
                 return oauth_error(error, str(exc))
             except (DatabaseUnavailable, DatabaseNotMigrated):
-                return oauth_error("temporarily_unavailable", "The server cannot reach its database; retry shortly.",
+                return oauth_error("temporarily_unavailable",
+                                   "The server cannot reach its database; retry shortly.",
                                    503, {"retry-after": "5"})
             except ClientMetadataError as exc:
                 status = 401 if exc.error == "invalid_client" else 400
@@ -195,9 +215,9 @@ class OAuthEndpoints:
 
     def grants_counted(self, endpoint: Callable[[Request], Awaitable[Response]]
                        ) -> Callable[[Request], Awaitable[Response]]:
-        """/token's outcome as answered, the guard's answers (a bad body, an outage) included: ``issued``, the OAuth
-        error code, or ``error`` for a failure of the server's own. A request cancelled (the client left) is not
-        an outcome."""
+        """/token's outcome as answered, the guard's answers (a bad body, an outage) included:
+        ``issued``, the OAuth error code, or ``error`` for a failure of the server's own. A request
+        cancelled (the client left) is not an outcome."""
 
         async def wrapper(request: Request) -> Response:
             if request.method == "OPTIONS" or self.metrics is None:
@@ -207,16 +227,18 @@ class OAuthEndpoints:
             except Exception:
                 self.metrics.token_grant(getattr(request.state, "grant_type", ""), "error")
                 raise
-            self.metrics.token_grant(getattr(request.state, "grant_type", ""), _grant_outcome(response))
+            self.metrics.token_grant(getattr(request.state, "grant_type", ""),
+                                     _grant_outcome(response))
             return response
 
         return wrapper
 
     async def prepare_client(self, request: Request, form: list[tuple[str, str]]) -> KeySet | None:
-        """Fetch what authlib will need about the calling client, before the transaction: its metadata
-        document (CIMD) and, for private_key_jwt, its public keys."""
+        """Fetch what authlib will need about the calling client, before the transaction: its
+        metadata document (CIMD) and, for private_key_jwt, its public keys."""
         data = dict(form)
-        # A dict of the one header authlib reads (by that spelling; Starlette's headers are case-insensitive).
+        # A dict of the one header authlib reads (by that spelling; Starlette's headers are
+        # case-insensitive).
         client_id = data.get("client_id") or extract_basic_authorization(
             {"Authorization": request.headers.get("authorization", "")})[0]
         kid = None
@@ -234,11 +256,13 @@ class OAuthEndpoints:
             await self.cimd.ensure(client_id)
         if not assertion:
             return None
-        client = await self.db.read(lambda uow: _client(uow.repository(ClientRepository).get(client_id)))
-        # A client with a single key may omit kid (RFC 7523 does not require it): joserfc then uses that key.
+        client = await self.db.read(
+            lambda uow: _client(uow.repository(ClientRepository).get(client_id)))
+        # A client with a single key may omit kid (RFC 7523 does not require it): joserfc then uses
+        # that key.
         return await self.client_keys.keys(client, kid) if client is not None else None
 
-    # --- /token, /revoke, /introspect, /register -----------------------------------------------------
+    # --- /token, /revoke, /introspect, /register --------------------------------------------------
     async def token(self, request: Request) -> Response:
         form = await self.urlencoded(request)
         if isinstance(form, Response):
@@ -246,8 +270,8 @@ class OAuthEndpoints:
         request.state.grant_type = dict(form).get("grant_type", "")  # for grants_counted
         keys = await self.prepare_client(request, form)
         req = self.transactions.form_request(request, form, [])
-        answer = await self.transactions.run(lambda server: reply(server.create_token_response(req)),
-                                             client_keys=keys)
+        answer = await self.transactions.run(
+            lambda server: reply(server.create_token_response(req)), client_keys=keys)
         return answer.response()
 
     async def revoke(self, request: Request) -> Response:
@@ -262,40 +286,51 @@ class OAuthEndpoints:
             return form
         keys = await self.prepare_client(request, form)
         req = self.transactions.form_request(request, form, [])
-        answer = await self.transactions.run(lambda server: reply(server.create_endpoint_response(name, req)),
-                                             client_keys=keys)
+        answer = await self.transactions.run(
+            lambda server: reply(server.create_endpoint_response(name, req)), client_keys=keys)
         return answer.response()
 
     async def urlencoded(self, request: Request) -> list[tuple[str, str]] | Response:
-        if request.headers.get("content-type", "").split(";")[0].strip().lower() != "application/x-www-form-urlencoded":
-            return oauth_error("invalid_request", "Send the parameters as application/x-www-form-urlencoded.")
+        if (request.headers.get("content-type", "").split(";")[0].strip().lower()
+                != "application/x-www-form-urlencoded"):
+            return oauth_error("invalid_request",
+                               "Send the parameters as application/x-www-form-urlencoded.")
         if not basic_credentials_ok(request.headers):
-            return oauth_error("invalid_client", "The Authorization header's client credentials are not base64 of "
-                               "UTF-8 text client_id:client_secret.", 401, {"www-authenticate": 'Basic realm="oauth"'})
+            return oauth_error("invalid_client",
+                               "The Authorization header's client credentials are not base64 of "
+                               "UTF-8 text client_id:client_secret.", 401,
+                               {"www-authenticate": 'Basic realm="oauth"'})
         return parse_form(await read_body(request))
 
     async def register(self, request: Request) -> Response:
         host = request.client.host if request.client else None
         try:
-            # Counted in this process while Redis is down: registration stays open, bounded per worker.
+            # Counted in this process while Redis is down: registration stays open, bounded per
+            # worker.
             await self.limits.acquire([
-                Check("register.address", self.registration.per_address, address_key(host), "this address"),
-                Check("register.network", self.registration.per_network, network_key(host), "this network"),
+                Check("register.address", self.registration.per_address, address_key(host),
+                      "this address"),
+                Check("register.network", self.registration.per_network, network_key(host),
+                      "this network"),
                 Check("register.total", self.registration.total, "*", "all addresses")])
         except OverLimit as over:
-            return oauth_error("slow_down", f"Too many client registrations from {over.label}; retry later.", 429,
-                               {"retry-after": str(over.retry_after)})
+            return oauth_error("slow_down",
+                               f"Too many client registrations from {over.label}; retry later.",
+                               429, {"retry-after": str(over.retry_after)})
         data = parse_json(await read_body(request, MAX_REGISTRATION_BYTES))
         metadata = validate_metadata(data, self.config.catalog, auth_methods=AUTH_METHODS,
                                      default_auth="client_secret_basic")
 
         def register(uow: UnitOfWork) -> tuple[Any, str | None]:
-            uow.repository(ClientRepository).sweep_unused()  # what registrations leave is cleared by registrations
+            # what registrations leave is cleared by registrations
+            uow.repository(ClientRepository).sweep_unused()
             return register_client(uow, metadata, kind="dcr", unused_ttl=self.config.dcr_unused_ttl)
 
         row, secret = await self.db.write(register)
-        log.info("oauth.client_registered", client_id=row.client_id, auth=row.token_endpoint_auth_method)
-        return JSONResponse(registration_response(row, secret), status_code=201, headers={**NO_STORE, **CORS})
+        log.info("oauth.client_registered", client_id=row.client_id,
+                 auth=row.token_endpoint_auth_method)
+        return JSONResponse(registration_response(row, secret), status_code=201,
+                            headers={**NO_STORE, **CORS})
 
 
 def _client(row: Any) -> Client | None:

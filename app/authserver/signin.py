@@ -1,6 +1,6 @@
-"""The browser side of /authorize: the login page (password checks reserved against the sign-in limits before
-the hash is computed: ``PasswordSignIn``, which ``/account`` shares), then the consent page, each a signed form;
-failures are pages, never JSON."""
+"""The browser side of /authorize: the login page (password checks reserved against the sign-in
+limits before the hash is computed: ``PasswordSignIn``, which ``/account`` shares), then the consent
+page, each a signed form; failures are pages, never JSON."""
 
 from __future__ import annotations
 
@@ -36,20 +36,22 @@ from app.observability.metrics import Metrics
 
 log = structlog.get_logger(__name__)
 CSRF_COOKIE = "oauth_csrf"
-# Set on a successful sign-in: a browser that once signed in to an account keeps its own count of that
-# account's wrong passwords, apart from everyone else's (see SignInLimits).
+# Set on a successful sign-in: a browser that once signed in to an account keeps its own count of
+# that account's wrong passwords, apart from everyone else's (see SignInLimits).
 DEVICE_COOKIE = "oauth_device"
 DEVICE_TTL = 30 * 24 * 3600
 DEVICE_PATHS = ("/authorize", "/account")
 TICKET_TTL = 600
-# Clients whose authorization errors go back to their redirect URI: a metadata document (its redirect URIs are
-# vouched for by the host of its client_id) or an operator's registration; never a DCR client.
+# Clients whose authorization errors go back to their redirect URI: a metadata document (its
+# redirect URIs are vouched for by the host of its client_id) or an operator's registration; never a
+# DCR client.
 REDIRECTED_KINDS = ("cimd", "static")
 
 
 @dataclass(frozen=True)
 class Authorization:
-    """A valid authorization request: its client, the scope it may be granted, where the answer goes."""
+    """A valid authorization request: its client, the scope it may be granted, where the answer
+    goes."""
 
     client: Client
     scope: str
@@ -57,10 +59,19 @@ class Authorization:
 
 
 @dataclass(frozen=True)
+class Refusal:
+    """An authorization request that cannot go on, and cannot be sent back to its client: why, in
+    English (the OAuth library's error description, a client document's fault), or a catalog key."""
+
+    message: str = ""
+    key: str | None = None
+
+
+@dataclass(frozen=True)
 class PasswordCheck:
-    """How a password sign-in went: ``account`` (id, display name) opened, else ``error`` (``locked``, with
-    ``retry_after``, or ``bad_credentials``), or ``response``, the request's own refusal; ``checked``: the
-    authorization request the ``before`` step validated."""
+    """How a password sign-in went: ``account`` (id, display name) opened, else ``error``
+    (``locked``, with ``retry_after``, or ``bad_credentials``), or ``response``, the request's own
+    refusal; ``checked``: the authorization request the ``before`` step validated."""
 
     account: tuple[str, str] | None = None
     error: str | None = None
@@ -72,7 +83,8 @@ class PasswordCheck:
 
 @dataclass(frozen=True)
 class SignInLimits:
-    """Password checks a sign-in may cost, reserved BEFORE the hash is computed and given back when it succeeds.
+    """Password checks a sign-in may cost, reserved BEFORE the hash is computed and given back when
+    it succeeds.
 
     ``per_name``: one address, one account name. ``per_address``: one address, any name (spraying).
     ``per_account``: one account name from every address together (a botnet). The last is the one an
@@ -103,13 +115,15 @@ class ProviderLinks:
     providers: Mapping[str, UpstreamProvider]
 
     def __call__(self, query: str) -> list[tuple[str, str]]:
-        """(name, start URL) of each provider, the start carrying ``query`` (the request to come back to)."""
+        """(name, start URL) of each provider, the start carrying ``query`` (the request to come
+        back to)."""
         return [(p.name, f"/login/{p.id}?{query}") for p in self.providers.values()]
 
 
 class PasswordSignIn:
-    """Password checks counted against the sign-in limits (``/authorize`` and ``/account`` share them), and the
-    device cookie that sets the count of a browser its account's owner signed in with apart."""
+    """Password checks counted against the sign-in limits (``/authorize`` and ``/account`` share
+    them), and the device cookie that sets the count of a browser its account's owner signed in with
+    apart."""
 
     def __init__(self, *, db: Database, signer: Signer, limits: Limits, rates: SignInLimits,
                  count: SignInCounter, secure_cookies: bool) -> None:
@@ -119,11 +133,13 @@ class PasswordSignIn:
         self.rates = rates
         self.count = count
         self.secure_cookies = secure_cookies
-        # scrypt takes 32 MiB and tens of ms: a few at a time, whatever the number of sign-ins waiting.
+        # scrypt takes 32 MiB and tens of ms: a few at a time, whatever the number of sign-ins
+        # waiting.
         self.password_checks = anyio.CapacityLimiter(4)
 
     def device(self, request: Request, name: str) -> str | None:
-        """This browser's device id for the account ``name``, if it holds a valid device cookie for it."""
+        """This browser's device id for the account ``name``, if it holds a valid device cookie for
+        it."""
         payload = self.signer.unsign(request.cookies.get(DEVICE_COOKIE, "")[:1024])
         if payload and payload.get("p") == "device" and payload.get("u") == _fingerprint(name):
             device = payload.get("d")
@@ -133,21 +149,26 @@ class PasswordSignIn:
     def checks(self, request: Request, name: str, device: str | None) -> list[Check]:
         address = address_key(request.client.host if request.client else None)
         account = f"{name}|device:{device}" if device else name
-        # The address first: names (which the client chooses) only get keys for attempts their address admits.
+        # The address first: names (which the client chooses) only get keys for attempts their
+        # address admits.
         return [Check("signin.address", self.rates.per_address, address, "this address"),
-                Check("signin.name", self.rates.per_name, f"{address}|{name}", "this address and account"),
+                Check("signin.name", self.rates.per_name, f"{address}|{name}",
+                      "this address and account"),
                 Check("signin.account", self.rates.per_account, account, "this account")]
 
-    async def check(self, request: Request, username: str, password: str,
-                    before: Callable[[], Awaitable[Response | Authorization]] | None = None) -> PasswordCheck:
-        """The account ``username``/``password`` open, counted against the sign-in limits: checks reserved
-        BEFORE the hash is computed (N concurrent guesses cost at most the limit in hashes) and given back when
-        no password was judged or it matched. ``before`` runs inside the reservation (the request's own checks):
-        a Response from it ends the attempt."""
+    async def check(
+        self, request: Request, username: str, password: str,
+        before: Callable[[], Awaitable[Response | Authorization]] | None = None,
+    ) -> PasswordCheck:
+        """The account ``username``/``password`` open, counted against the sign-in limits: checks
+        reserved BEFORE the hash is computed (N concurrent guesses cost at most the limit in hashes)
+        and given back when no password was judged or it matched. ``before`` runs inside the
+        reservation (the request's own checks): a Response from it ends the attempt."""
         login_name = normalise_username(username)
         device = self.device(request, login_name)
         try:
-            reservation = await self.limits.acquire(self.checks(request, login_name, device), strict=True)
+            reservation = await self.limits.acquire(self.checks(request, login_name, device),
+                                                    strict=True)
         except OverLimit as over:
             self.count("locked")
             return PasswordCheck(error="locked", retry_after=over.retry_after)
@@ -160,8 +181,8 @@ class PasswordSignIn:
                 await reservation.release()  # no password was judged
                 self.count("invalid_request")
                 return PasswordCheck(response=checked)
-            candidate = await self.db.read(lambda uow: _credentials(uow.repository(AccountRepository).by_username(
-                username)))
+            candidate = await self.db.read(lambda uow: _credentials(
+                uow.repository(AccountRepository).by_username(username)))
             # The hash outside the database session.
             account = await anyio.to_thread.run_sync(_verified, candidate, password[:1024],
                                                      limiter=self.password_checks)
@@ -181,8 +202,10 @@ class PasswordSignIn:
 
     def device_cookie(self, response: Response, username: str, device: str | None) -> None:
         value = self.signer.sign({"p": "device", "u": _fingerprint(normalise_username(username)),
-                                  "d": device or secrets.token_urlsafe(12), "exp": int(time.time()) + DEVICE_TTL})
-        # Both sign-in forms (/authorize, /account/login) read it: one cookie per path, the same device.
+                                  "d": device or secrets.token_urlsafe(12),
+                                  "exp": int(time.time()) + DEVICE_TTL})
+        # Both sign-in forms (/authorize, /account/login) read it: one cookie per path, the same
+        # device.
         for path in DEVICE_PATHS:
             response.set_cookie(DEVICE_COOKIE, value, max_age=DEVICE_TTL, path=path, httponly=True,
                                 secure=self.secure_cookies, samesite="lax")
@@ -217,8 +240,10 @@ class SignInPages:
     async def consent(self, request: Request) -> Response:
         return await self.decide(request, dict(parse_form(await read_body(request))))
 
-    async def validate(self, request: Request, query: list[tuple[str, str]]) -> Response | Authorization:
-        """The client, granted scope and redirect URI of a valid authorization request; else the response to send.
+    async def validate(self, request: Request,
+                       query: list[tuple[str, str]]) -> Response | Authorization:
+        """The client, granted scope and redirect URI of a valid authorization request; else the
+        response to send.
 
         Errors the client can be told about go back to its redirect URI (with ``iss``); errors
         about the client or the redirect URI itself stay on our page (RFC 6749 §4.1.2.1). So do all
@@ -232,17 +257,19 @@ class SignInPages:
             try:
                 await self.cimd.ensure(client_id)
             except ClientMetadataError as exc:
-                return self.pages.refusal(request, str(exc))
+                return self.pages.refusal(request, str(exc), query=query)
         req = self.transactions.form_request(request, [], query, method="GET")
 
-        def check(server: OAuthServer) -> Authorization | OAuthReply | str:
+        def check(server: OAuthServer) -> Authorization | OAuthReply | Refusal:
             try:
                 grant = server.get_consent_grant(req)
             except OAuth2Error as error:
                 client = server.query_client(req.payload.client_id) if error.redirect_uri else None
                 if client is not None and client.kind in REDIRECTED_KINDS:
                     return reply(server.handle_error_response(req, error))
-                return _described(error)
+                return Refusal(_described(error))
+            except ValueError:  # authlib's error about a value it may not echo (RFC 6749 §5.2)
+                return Refusal(key="error.malformed_request")
             return Authorization(grant.client, req.scope or "", grant.redirect_uri)
 
         result = await self.transactions.run(check, write=False)
@@ -250,7 +277,9 @@ class SignInPages:
             return result
         if isinstance(result, OAuthReply):
             return result.response()
-        return self.pages.refusal(request, result)
+        if result.key is not None:
+            return self.pages.error(request, result.key, query=query)
+        return self.pages.refusal(request, result.message, query=query)
 
     def csrf(self, request: Request) -> tuple[str, str | None]:
         cookie = request.cookies.get(CSRF_COOKIE)
@@ -265,18 +294,22 @@ class SignInPages:
                             secure=self.secure_cookies, samesite="lax")
         return response
 
-    async def show_login(self, request: Request, query: list[tuple[str, str]], *, error: str | None = None,
-                         username: str = "", status: int = 200) -> Response:
+    async def show_login(self, request: Request, query: list[tuple[str, str]], *,
+                         error: str | None = None, username: str = "",
+                         status: int = 200) -> Response:
         validated = await self.validate(request, query)
         if isinstance(validated, Response):
             return validated
         cookie, _ = self.csrf(request)
         locale = self.pages.locale(request, query)
         page = pages.login_page(
-            locale=locale, client_name=validated.client.display_name, client_host=validated.client.display_host,
+            locale=locale, client_name=validated.client.display_name,
+            client_host=validated.client.display_host,
             action="/authorize", hidden={"oauth_request": urlencode(query)},
-            csrf_token=self.signer.csrf_token(cookie), error=pages.text(locale, error) if error else None,
-            username=username, providers=self.providers(urlencode({"oauth_request": urlencode(query)})),
+            csrf_token=self.signer.csrf_token(cookie),
+            error=pages.text(locale, error) if error else None,
+            username=username,
+            providers=self.providers(urlencode({"oauth_request": urlencode(query)})),
             password=self.password_login)
         return self.page(request, page, cookie, validated.redirect_uri, status)
 
@@ -289,27 +322,31 @@ class SignInPages:
         query = parse_form(form.get("oauth_request", ""))
         username = form.get("username", "")[:64]
         if not self.password_login:
-            return self.pages.error(request, "error.password_off", 403)
+            return self.pages.error(request, "error.password_off", 403, query=query)
         if not self.csrf_ok(request, form):
             self.count("csrf_failed")
-            return await self.show_login(request, query, error="csrf", username=username, status=403)
+            return await self.show_login(request, query, error="csrf", username=username,
+                                         status=403)
         outcome = await self.passwords.check(request, username, form.get("password", ""),
                                              before=lambda: self.validate(request, query))
         if outcome.response is not None:
             return outcome.response
         if outcome.error == "locked":
-            locked = await self.show_login(request, query, error="locked", username=username, status=429)
+            locked = await self.show_login(request, query, error="locked", username=username,
+                                           status=429)
             locked.headers["retry-after"] = str(outcome.retry_after)
             return locked
         validated = outcome.checked
-        if validated is None:  # every outcome but a refusal of the request's own carries the validated request
+        # every outcome but a refusal of the request's own carries the validated request
+        if validated is None:
             raise RuntimeError("the sign-in was checked without its authorization request")
         if outcome.account is None:
             log.info("oauth.login_failed", client_id=validated.client.client_id)
-            return await self.show_login(request, query, error="bad_credentials", username=username, status=401)
+            return await self.show_login(request, query, error="bad_credentials", username=username,
+                                         status=401)
         cookie, _ = self.csrf(request)
-        response = self.consent_step(request, form.get("oauth_request", ""), query, validated=validated,
-                                     account=outcome.account, cookie=cookie)
+        response = self.consent_step(request, form.get("oauth_request", ""), query,
+                                     validated=validated, account=outcome.account, cookie=cookie)
         self.passwords.device_cookie(response, username, outcome.device)
         return response
 
@@ -324,9 +361,11 @@ class SignInPages:
         scopes = [(name, s.describe(locale)) for name in validated.scope.split()
                   if (s := self.config.catalog.get(name))]
         page = pages.consent_page(
-            locale=locale, client_name=validated.client.display_name, client_host=validated.client.display_host,
+            locale=locale, client_name=validated.client.display_name,
+            client_host=validated.client.display_host,
             account_name=account_name, scopes=scopes, action="/authorize/consent",
-            hidden={"oauth_request": request_text, "login_ticket": ticket}, csrf_token=self.signer.csrf_token(cookie))
+            hidden={"oauth_request": request_text, "login_ticket": ticket},
+            csrf_token=self.signer.csrf_token(cookie))
         return self.page(request, page, cookie, validated.redirect_uri)
 
     async def decide(self, request: Request, form: dict[str, str]) -> Response:
@@ -335,7 +374,8 @@ class SignInPages:
         ticket = self.signer.unsign(form.get("login_ticket", ""))
         _, cookie = self.csrf(request)
         if (not self.csrf_ok(request, form) or ticket is None or ticket.get("p") != "consent"
-                or ticket.get("r") != _fingerprint(request_text) or ticket.get("c") != _fingerprint(cookie or "")):
+                or ticket.get("r") != _fingerprint(request_text)
+                or ticket.get("c") != _fingerprint(cookie or "")):
             return await self.show_login(request, query, error="csrf", status=403)
         validated = await self.validate(request, query)
         if isinstance(validated, Response):
@@ -350,8 +390,9 @@ class SignInPages:
 
         try:
             answer = await self.transactions.run(respond)
-        except OAuth2Error as error:  # the request turned invalid between the pages (client changed, say)
-            return self.pages.refusal(request, _described(error))
+        except OAuth2Error as error:
+            # the request turned invalid between the pages (client changed, say)
+            return self.pages.refusal(request, _described(error), query=query)
         log.info("oauth.consent", approved=approve, subject=ticket["a"] if approve else None)
         return answer.response()
 
@@ -367,8 +408,10 @@ def _credentials(account: Any) -> tuple[str, str, str, bool] | None:
     return account.id, account.display_name, account.password_hash, account.disabled_at is None
 
 
-def _verified(candidate: tuple[str, str, str, bool] | None, password: str) -> tuple[str, str] | None:
-    """(id, display name) when the password matches an enabled account; as slow for unknown names."""
+def _verified(candidate: tuple[str, str, str, bool] | None,
+              password: str) -> tuple[str, str] | None:
+    """(id, display name) when the password matches an enabled account; as slow for unknown
+    names."""
     if candidate is None:
         verify_password(password, DUMMY_HASH)
         return None

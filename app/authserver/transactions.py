@@ -1,5 +1,5 @@
-"""The bridge to authlib: the request it reads, and one ``OAuthServer`` with one unit of work per call (whose
-answers are ``OAuthReply``, ``protocol.py``)."""
+"""The bridge to authlib: the request it reads, and one ``OAuthServer`` with one unit of work per
+call (whose answers are ``OAuthReply``, ``protocol.py``)."""
 
 from __future__ import annotations
 
@@ -25,12 +25,13 @@ class Transactions:
         self.db = db
 
     def form_request(self, request: Request, form: list[tuple[str, str]],
-                     query: list[tuple[str, str]] | None = None, method: str | None = None) -> FormRequest:
-        """The request as authlib reads it: ``form`` the body already read, ``query`` the request's own unless
-        given (the authorization request a page carried along)."""
+                     query: list[tuple[str, str]] | None = None,
+                     method: str | None = None) -> FormRequest:
+        """The request as authlib reads it: ``form`` the body already read, ``query`` the request's
+        own unless given (the authorization request a page carried along)."""
         query = query if query is not None else no_nul(list(request.query_params.multi_items()))
-        return FormRequest(method or request.method, f"{self.config.issuer}{request.url.path}", request.headers,
-                           query, form)
+        return FormRequest(method or request.method, f"{self.config.issuer}{request.url.path}",
+                           request.headers, query, form)
 
     async def run(self, fn: Callable[[OAuthServer], T], *, write: bool = True,
                   client_keys: KeySet | None = None) -> T:

@@ -32,8 +32,8 @@ MAX_ID = 128
 
 @dataclass
 class DevFiles:
-    """The emulator's file library: the newest files, at most ``max_files`` and ``max_bytes`` in all (kept in the
-    memory of a development process)."""
+    """The emulator's file library: the newest files, at most ``max_files`` and ``max_bytes`` in all
+    (kept in the memory of a development process)."""
 
     max_bytes: int = 50 * 1024 * 1024
     max_files: int = 32
@@ -42,7 +42,8 @@ class DevFiles:
     def add(self, body: bytes, content_type: str, name: str) -> str:
         file_id = f"devfile_{secrets.token_hex(12)}"
         self._files[file_id] = (body, content_type, name)
-        while len(self._files) > self.max_files or sum(len(b) for b, _, _ in self._files.values()) > self.max_bytes:
+        while (len(self._files) > self.max_files
+               or sum(len(b) for b, _, _ in self._files.values()) > self.max_bytes):
             self._files.popitem(last=False)
         return file_id
 
@@ -50,16 +51,20 @@ class DevFiles:
         return self._files.get(file_id)
 
 
-def devhost_routes(recent: RecentEvents | None, library: DevFiles, page: Path = PAGE) -> list[BaseRoute]:
+def devhost_routes(recent: RecentEvents | None, library: DevFiles,
+                   page: Path = PAGE) -> list[BaseRoute]:
     pages = templates("app.http")
 
     async def host(request: Request) -> Response:
         try:
             html = await anyio.to_thread.run_sync(lambda: page.read_text(encoding="utf-8"))
         except OSError:
-            return JSONResponse({"error": "not_built", "error_description": "the host emulator is not built: run "
-                                 "`npm --prefix widgets ci && npm --prefix widgets run build`"}, status_code=404)
-        # no-store: a rebuilt emulator shows on the next reload. Markup: the build's page, not a value of a request's.
+            return JSONResponse({"error": "not_built",
+                                 "error_description": "the host emulator is not built: run "
+                                 "`npm --prefix widgets ci && npm --prefix widgets run build`"},
+                                status_code=404)
+        # no-store: a rebuilt emulator shows on the next reload. Markup: the build's page, not a
+        # value of a request's.
         return pages.TemplateResponse(request, "devhost.html", {"build": Markup(html)},
                                       headers={"cache-control": "no-store"})
 
@@ -68,12 +73,16 @@ def devhost_routes(recent: RecentEvents | None, library: DevFiles, page: Path = 
         after_raw = request.query_params.get("after", "0")
         if not sid or len(sid) > MAX_ID:
             return JSONResponse({"error": "invalid_request",
-                                 "error_description": f"widget_session_id: 1 to {MAX_ID} characters"}, status_code=400)
+                                 "error_description": f"widget_session_id: 1 to {MAX_ID} "
+                                 "characters"},
+                                status_code=400)
         if not (after_raw.isascii() and after_raw.isdigit()) or len(after_raw) > 18:
-            return JSONResponse({"error": "invalid_request", "error_description": "after: a sequence number"},
+            return JSONResponse({"error": "invalid_request",
+                                 "error_description": "after: a sequence number"},
                                 status_code=400)
         if recent is None:
-            return JSONResponse({"error": "unavailable", "error_description": "this process keeps no recent events "
+            return JSONResponse({"error": "unavailable",
+                                 "error_description": "this process keeps no recent events "
                                  "(started without the dev log buffer)"}, status_code=404)
         lines = recent.for_widget_session(sid, int(after_raw))
         return JSONResponse({"lines": lines, "last": lines[-1]["seq"] if lines else int(after_raw)},
@@ -82,19 +91,25 @@ def devhost_routes(recent: RecentEvents | None, library: DevFiles, page: Path = 
     async def upload(request: Request) -> Response:
         declared = request.headers.get("content-length", "")
         if not (declared.isascii() and declared.isdigit()):
-            return JSONResponse({"error": "invalid_request", "error_description": "send the file with a "
-                                 "Content-Length"}, status_code=411)
+            return JSONResponse({"error": "invalid_request",
+                                 "error_description": "send the file with a Content-Length"},
+                                status_code=411)
         if int(declared) > library.max_bytes:
-            return JSONResponse({"error": "invalid_request", "error_description": f"the file is over "
-                                 f"{library.max_bytes} bytes (the dev host's library)"}, status_code=413)
+            return JSONResponse({"error": "invalid_request",
+                                 "error_description": f"the file is over "
+                                 f"{library.max_bytes} bytes (the dev host's library)"},
+                                status_code=413)
         body = await request.body()
         if len(body) != int(declared):
-            return JSONResponse({"error": "invalid_request", "error_description": "body shorter than declared"},
+            return JSONResponse({"error": "invalid_request",
+                                 "error_description": "body shorter than declared"},
                                 status_code=400)
         name = request.headers.get("x-file-name", "file")[:200]
         content_type = request.headers.get("content-type", "application/octet-stream")[:200]
         file_id = library.add(body, content_type, name)
-        return JSONResponse({"id": file_id, "url": str(request.url_for("dev_file", file_id=file_id))}, status_code=201)
+        return JSONResponse({"id": file_id,
+                             "url": str(request.url_for("dev_file", file_id=file_id))},
+                            status_code=201)
 
     async def download(request: Request) -> Response:
         found = library.get(request.path_params["file_id"])
@@ -102,7 +117,8 @@ def devhost_routes(recent: RecentEvents | None, library: DevFiles, page: Path = 
             return JSONResponse({"error": "not_found"}, status_code=404)
         body, content_type, name = found
         return Response(body, media_type=served_content_type(content_type),
-                        headers={"content-disposition": content_disposition(name), "cache-control": "no-store"})
+                        headers={"content-disposition": content_disposition(name),
+                                 "cache-control": "no-store"})
 
     return [Route("/dev/host", host, methods=["GET"]), Route("/dev/logs", logs, methods=["GET"]),
             Route("/dev/files", upload, methods=["POST"]),

@@ -8,11 +8,10 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
-from typing import Any
+from collections.abc import Iterator, Mapping
+from typing import Any, Protocol
 from urllib.parse import urlsplit
 
-import httpx
 from mcp.server.apps import APP_MIME_TYPE
 
 REQUIRED_HINTS = ("readOnlyHint", "destructiveHint", "openWorldHint")
@@ -205,7 +204,7 @@ _EXTERNAL = (
 
 def _lint_widget_html(text: str, meta: dict[str, Any]) -> Iterator[str]:
     if text and not text.lstrip()[:15].lower().startswith("<!doctype html"):
-        yield "contents text must be an HTML document: it starts with the HTML doctype"
+        yield "contents text must be an HTML document: start it with the HTML doctype"
     declared = _object(_object(meta.get("ui")).get("csp")).get("resourceDomains")
     allowed = {_origin(d) for d in declared if isinstance(d, str)} if isinstance(declared, list) else set()
     for url in sorted({u for pattern in _EXTERNAL for u in pattern.findall(text)}):
@@ -226,13 +225,34 @@ def _object(value: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
+class Reply(Protocol):
+    """What the linter reads of an HTTP answer."""
+
+    @property
+    def headers(self) -> Mapping[str, str]: ...
+
+    @property
+    def text(self) -> str: ...
+
+    def json(self) -> Any: ...
+
+    def raise_for_status(self) -> Any: ...
+
+
+class Poster(Protocol):
+    """The HTTP client the linter needs: ``httpx.Client`` for a URL, Starlette's ``TestClient`` for this
+    server in process (an httpx2 client once the SDK installs httpx2: the same calls, another type)."""
+
+    def post(self, url: str, *, json: Any, headers: dict[str, str]) -> Reply: ...
+
+
 class RpcClient:
     """Minimal JSON-RPC over streamable HTTP (legacy handshake), enough to fetch descriptors.
 
     Accepts JSON and SSE responses and keeps a session id, so stateful servers work too.
     """
 
-    def __init__(self, http: httpx.Client, url: str) -> None:
+    def __init__(self, http: Poster, url: str) -> None:
         self.http, self.url, self._id, self._session = http, url, 0, None
 
     def _headers(self, method: str) -> dict[str, str]:
@@ -268,7 +288,7 @@ class RpcClient:
                 return items
 
 
-def _response_for(resp: httpx.Response, request_id: int) -> dict[str, Any]:
+def _response_for(resp: Reply, request_id: int) -> dict[str, Any]:
     if not resp.headers.get("content-type", "").startswith("text/event-stream"):
         return resp.json()
     for line in resp.text.splitlines():
@@ -279,7 +299,7 @@ def _response_for(resp: httpx.Response, request_id: int) -> dict[str, Any]:
     raise ValueError("the event stream ended without a response")
 
 
-def collect(http: httpx.Client, url: str) -> tuple[list[dict[str, Any]], Resources]:
+def collect(http: Poster, url: str) -> tuple[list[dict[str, Any]], Resources]:
     rpc = RpcClient(http, url)
     rpc.call("initialize", {"protocolVersion": PROTOCOL_VERSION, "capabilities": {},
                             "clientInfo": {"name": "app-check", "version": "1"}})

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
 from string import Formatter
@@ -20,7 +21,8 @@ from app.authserver.pages import (
 
 pytestmark = pytest.mark.authserver
 
-VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr"}
+VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source",
+        "track", "wbr"}
 # Strings allowed to read the same as English in another language (proper nouns); none today.
 SAME_AS_ENGLISH: set[tuple[str, str]] = set()
 
@@ -101,14 +103,17 @@ def error_page(**args) -> str:
 
 
 def login(**overrides) -> str:
-    args = dict(locale="en", client_name="ChatGPT", client_host="chatgpt.com", action="/oauth/login",
-                hidden={"client_id": "https://chatgpt.com/oauth/client.json", "state": "s1"}, csrf_token="tok")
+    args = dict(locale="en", client_name="ChatGPT", client_host="chatgpt.com",
+                action="/oauth/login",
+                hidden={"client_id": "https://chatgpt.com/oauth/client.json", "state": "s1"},
+                csrf_token="tok")
     return login_page(**(args | overrides))
 
 
 def consent(**overrides) -> str:
     args = dict(locale="en", client_name="ChatGPT", client_host="chatgpt.com", account_name="alice",
-                scopes=[("recipes.read", "Read your saved recipes"), ("recipes.write", "Save and edit recipes")],
+                scopes=[("recipes.read", "Read your saved recipes"),
+                        ("recipes.write", "Save and edit recipes")],
                 action="/oauth/consent", hidden={"request": "r1"}, csrf_token="tok")
     return consent_page(**(args | overrides))
 
@@ -117,7 +122,7 @@ def placeholders(template: str) -> set[str]:
     return {name for _, name, _, _ in Formatter().parse(template) if name}
 
 
-# --- negotiation ----------------------------------------------------------------------------------------------
+# --- negotiation ----------------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize(
@@ -142,7 +147,7 @@ def test_negotiate(ui_locales, accept_language, expected):
     assert negotiate(ui_locales, accept_language) == expected
 
 
-# --- catalog ----------------------------------------------------------------------------------------------------
+# --- catalog --------------------------------------------------------------------------------------
 
 
 def test_every_language_has_every_key_with_the_same_placeholders():
@@ -178,13 +183,14 @@ def test_text_falls_back_to_english_and_normalizes_tags():
         text("en", "no.such.key")
 
 
-# --- structure and accessibility ---------------------------------------------------------------------------
+# --- structure and accessibility ------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("lang", "html_lang"), [("en", "en"), ("es", "es"), ("fr", "fr"), ("pt", "pt-BR"),
-                                                 ("zh", "zh-Hans")])
+@pytest.mark.parametrize(("lang", "html_lang"), [("en", "en"), ("es", "es"), ("fr", "fr"),
+                                                 ("pt", "pt-BR"), ("zh", "zh-Hans")])
 def test_every_page_declares_its_language_title_viewport_and_one_h1(lang, html_lang):
-    for page in (login(locale=lang), consent(locale=lang), error_page(locale=lang, message="Unknown client.")):
+    for page in (login(locale=lang), consent(locale=lang),
+                 error_page(locale=lang, message="Unknown client.")):
         doc = parse(page)
         assert page.startswith("<!doctype html>")
         assert doc.find("html").attrs["lang"] == html_lang
@@ -205,13 +211,16 @@ def test_login_form_fields_and_bound_labels():
     assert username.attrs["autocomplete"] == "username"
     assert "required" in username.attrs and "autofocus" in username.attrs
     assert username.attrs["value"] == "ana"
-    assert password.attrs["type"] == "password" and password.attrs["autocomplete"] == "current-password"
+    assert (password.attrs["type"] == "password"
+            and password.attrs["autocomplete"] == "current-password")
     assert "required" in password.attrs and "value" not in password.attrs
     labels = {label.attrs["for"]: label.text for label in form.find_all("label")}
     assert labels == {username.attrs["id"]: "Nombre de usuario", password.attrs["id"]: "Contraseña"}
-    assert form.find("input", name="csrf_token").attrs == {"type": "hidden", "name": "csrf_token", "value": "tok"}
+    assert form.find("input", name="csrf_token").attrs == {"type": "hidden", "name": "csrf_token",
+                                                           "value": "tok"}
     assert form.find("input", name="state").attrs["type"] == "hidden"
-    assert form.find("button").attrs["type"] == "submit" and form.find("button").text == "Iniciar sesión"
+    assert (form.find("button").attrs["type"] == "submit"
+            and form.find("button").text == "Iniciar sesión")
     assert not [node for node in doc.iter() if node.attrs.get("role") == "alert"]
     assert "aria-invalid" not in username.attrs
 
@@ -233,14 +242,16 @@ def test_consent_lists_scopes_and_offers_approve_and_deny():
     assert intro == "ChatGPT (chatgpt.com) wants to access your account alice."
     items = doc.find("ul").find_all("li")
     assert [li.find("code").text for li in items] == ["recipes.read", "recipes.write"]
-    assert [li.children[0].strip() for li in items] == ["Read your saved recipes", "Save and edit recipes"]
+    assert [li.children[0].strip() for li in items] == ["Read your saved recipes",
+                                                         "Save and edit recipes"]
     form = doc.find("form")
     assert form.attrs["method"] == "post" and form.attrs["action"] == "/oauth/consent"
     assert form.find("input", name="csrf_token").attrs["value"] == "tok"
     assert form.find("input", name="request").attrs["value"] == "r1"
     buttons = {b.attrs["value"]: b for b in form.find_all("button", name="decision")}
     assert set(buttons) == {"approve", "deny"}
-    assert buttons["approve"].text == "Allow" and "primary" in buttons["approve"].attrs.get("class", "")
+    assert (buttons["approve"].text == "Allow"
+            and "primary" in buttons["approve"].attrs.get("class", ""))
     assert buttons["deny"].text == "Deny"
     assert "Signed in as alice" in doc.find("main").text
 
@@ -259,16 +270,16 @@ def test_error_page_is_localized_around_the_message():
     assert "您可以关闭此窗口" in doc.find("main").text
 
 
-# --- escaping -----------------------------------------------------------------------------------------------
+# --- escaping -------------------------------------------------------------------------------------
 
 
 def test_untrusted_values_are_escaped_everywhere():
     hidden = {"state": QUOTED, 'na"me': "v"}
     pages = [
-        login(client_name=EVIL, client_host=EVIL, hidden=hidden, csrf_token=QUOTED, error=EVIL, username=QUOTED,
-              action=QUOTED),
-        consent(client_name=EVIL, client_host=EVIL, account_name=EVIL, scopes=[(EVIL, EVIL)], hidden=hidden,
-                csrf_token=QUOTED, action=QUOTED),
+        login(client_name=EVIL, client_host=EVIL, hidden=hidden, csrf_token=QUOTED, error=EVIL,
+              username=QUOTED, action=QUOTED),
+        consent(client_name=EVIL, client_host=EVIL, account_name=EVIL, scopes=[(EVIL, EVIL)],
+                hidden=hidden, csrf_token=QUOTED, action=QUOTED),
         error_page(locale="en", message=EVIL),
     ]
     for page in pages:
@@ -295,15 +306,37 @@ def test_hidden_fields_cannot_shadow_the_forms_own(name):
         login(hidden={name: "x"})
 
 
-# --- Content-Security-Policy ------------------------------------------------------------------------------------
+# --- Content-Security-Policy ----------------------------------------------------------------------
 
 
 def test_page_csp_admits_the_redirect_origin_for_form_action():
     assert page_csp() == PAGE_CSP
-    assert "form-action 'self' https://chatgpt.com;" in page_csp("https://chatgpt.com/connector_platform_oauth_redirect")
-    assert "form-action 'self' http://localhost:8765;" in page_csp("http://user@LOCALHOST:8765/cb?x=1")
+    assert "form-action 'self' https://chatgpt.com;" in page_csp(
+        "https://chatgpt.com/connector_platform_oauth_redirect")
+    assert "form-action 'self' http://localhost:8765;" in page_csp(
+        "http://user@LOCALHOST:8765/cb?x=1")
     assert "form-action 'self' cursor:;" in page_csp("cursor://anysphere.cursor-mcp/oauth/callback")
     assert "form-action 'self' http:;" in page_csp("http://[::1]:8080/cb")
     injected = page_csp("https://evil.example; script-src * 'unsafe-inline'")
     assert "script-src" not in injected and "form-action 'self' https:;" in injected
     assert page_csp("not a uri") == PAGE_CSP
+
+
+def test_french_puts_a_no_break_space_before_double_punctuation():
+    # A plain space lets the "?", ":" or ";" wrap to a line of its own.
+    assert [key for key, value in CATALOG["fr"].items() if re.search(r" [?:;!]", value)] == []
+
+
+def test_names_from_outside_are_isolated_from_the_sentence_around_them():
+    # bdi: a right-to-left name, or one ending in a bidi control, cannot reorder the sentence it
+    # sits in.
+    names = "\u202eCorp", "corp.example", "\u05d0lice"
+    consent_doc = parse(consent(client_name=names[0], client_host=names[1], account_name=names[2]))
+    assert [node.text for node in consent_doc.iter("bdi")] == [names[0], names[1], names[2],
+                                                               names[2]]
+    login_doc = parse(login(client_name=names[0], client_host=names[1]))
+    assert [node.text for node in login_doc.iter("bdi")] == [names[0], names[1]]
+    account_doc = parse(PAGES.render(builders.account_page(
+        locale="en", account_name=names[2], csrf_token="t", grants=[builders.GrantView(
+            id="g", client=names[0], host=names[1], scopes=[], linked="today", last_used=None)])))
+    assert [node.text for node in account_doc.iter("bdi")] == [names[2], names[0], names[1]]

@@ -1,6 +1,7 @@
 """No Python module of the app writes HTML: pages come from the autoescaped templates
-(``app/http/templates.py``), where every value is escaped unless a template made it markup. A tag inside a
-string literal (f-strings, docstrings and bytes included) is HTML assembled by hand, and fails here."""
+(``app/http/templates.py``), where every value is escaped unless a template made it markup. A tag
+inside a string literal (f-strings, docstrings and bytes included) is HTML assembled by hand, and
+fails here."""
 
 from __future__ import annotations
 
@@ -12,14 +13,16 @@ from tests.conftest import ROOT
 # The elements of HTML (WHATWG), so that regular expressions' named groups (``(?P<name>``) and prose
 # placeholders (``<feature>``) are not taken for tags.
 ELEMENTS = (
-    "a abbr address area article aside audio b base bdi bdo blockquote body br button canvas caption cite code "
-    "col colgroup data datalist dd del details dfn dialog div dl dt em embed fieldset figcaption figure footer "
-    "form h1 h2 h3 h4 h5 h6 head header hgroup hr html i iframe img input ins kbd label legend li link main map "
-    "mark menu meta meter nav noscript object ol optgroup option output p picture pre progress q rp rt ruby s "
-    "samp script search section select slot small source span strong style sub summary sup svg table tbody td "
-    "template textarea tfoot th thead time title tr track u ul var video wbr"
+    "a abbr address area article aside audio b base bdi bdo blockquote body br button canvas "
+    "caption cite code col colgroup data datalist dd del details dfn dialog div dl dt em embed "
+    "fieldset figcaption figure footer form h1 h2 h3 h4 h5 h6 head header hgroup hr html i iframe "
+    "img input ins kbd label legend li link main map mark menu meta meter nav noscript object ol "
+    "optgroup option output p picture pre progress q rp rt ruby s samp script search section "
+    "select slot small source span strong style sub summary sup svg table tbody td template "
+    "textarea tfoot th thead time title tr track u ul var video wbr"
 ).split()
-TAG = re.compile(r"</?(?:" + "|".join(ELEMENTS) + r")(?:\s[^<>]*)?/?>|<!doctype\b[^<>]*>", re.IGNORECASE)
+TAG = re.compile(r"</?(?:" + "|".join(ELEMENTS) + r")(?:\s[^<>]*)?/?>|<!doctype\b[^<>]*>",
+                 re.IGNORECASE)
 
 
 def html_in_strings(source: str) -> list[tuple[int, str]]:
@@ -34,7 +37,8 @@ def html_in_strings(source: str) -> list[tuple[int, str]]:
 
 
 def test_no_module_of_the_app_holds_an_html_tag_in_a_string():
-    found = [f"{path.relative_to(ROOT)}:{line}: {text!r}" for path in sorted((ROOT / "app").rglob("*.py"))
+    found = [f"{path.relative_to(ROOT)}:{line}: {text!r}"
+             for path in sorted((ROOT / "app").rglob("*.py"))
              for line, text in html_in_strings(path.read_text(encoding="utf-8"))]
     assert found == []
 

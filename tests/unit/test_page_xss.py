@@ -1,8 +1,9 @@
-"""Hostile values in every slot of every page come out inert: shown as text, never as markup, a script, an
-event handler or a ``javascript:`` link. Values reach the pages from client metadata (name, host), an upstream
-provider's claims (the account's name or e-mail), the operator's settings (a provider's name, a scope's
-description) and libraries (an error's description); the templates escape all of them
-(``app/http/templates.py``), and the ``url`` filter keeps links to http(s) and relative URLs."""
+"""Hostile values in every slot of every page come out inert: shown as text, never as markup, a
+script, an event handler or a ``javascript:`` link. Values reach the pages from client metadata
+(name, host), an upstream provider's claims (the account's name or e-mail), the operator's settings
+(a provider's name, a scope's description) and libraries (an error's description); the templates
+escape all of them (``app/http/templates.py``), and the ``url`` filter keeps links to http(s) and
+relative URLs."""
 
 from __future__ import annotations
 
@@ -26,8 +27,8 @@ PAYLOADS = (
     "\u202eevil\u202c <b>bold</b> & &amp;",
 )
 # The elements the templates write; a payload that became markup would add one of its own.
-OURS = {"html", "head", "meta", "title", "style", "body", "main", "h1", "h2", "p", "strong", "bdi", "a", "form",
-        "input", "div", "label", "button", "ul", "li", "small", "code", "section"}
+OURS = {"html", "head", "meta", "title", "style", "body", "main", "h1", "h2", "p", "strong", "bdi",
+        "a", "form", "input", "div", "label", "button", "ul", "li", "small", "code", "section"}
 LINKS = ("href", "action", "src", "formaction")
 
 
@@ -45,7 +46,8 @@ class Elements(HTMLParser):
 
 
 def assert_inert(html: str, shown: list[str]) -> None:
-    """No element, attribute or link of a payload's in ``html``; each of ``shown`` whole in its text."""
+    """No element, attribute or link of a payload's in ``html``; each of ``shown`` whole in its
+    text."""
     doc = Elements()
     doc.feed(html)
     doc.close()
@@ -62,19 +64,22 @@ def assert_inert(html: str, shown: list[str]) -> None:
 
 def every_page(value: str) -> list[tuple[pages.Page, list[str]]]:
     """Each page with ``value`` in every slot it has, and the slots a person reads it in."""
-    grant = GrantView(id=value, client=value, host=value, scopes=[(value, value)], linked=value, last_used=value)
+    grant = GrantView(id=value, client=value, host=value, scopes=[(value, value)], linked=value,
+                      last_used=value)
     return [
         (pages.login_page(locale="en", client_name=value, client_host=value, action=value,
-                          hidden={"oauth_request": value, value: value}, csrf_token=value, error=value,
-                          username=value, providers=[(value, value), ("Corp", "javascript:alert(1)")]), [value]),
-        (pages.login_page(locale="fr", client_name=None, client_host="", action="/account/login", hidden={},
-                          csrf_token=value, providers=[(value, f"/login/corp?{value}")]), [value]),
+                          hidden={"oauth_request": value, value: value}, csrf_token=value,
+                          error=value, username=value,
+                          providers=[(value, value), ("Corp", "javascript:alert(1)")]), [value]),
+        (pages.login_page(locale="fr", client_name=None, client_host="", action="/account/login",
+                          hidden={}, csrf_token=value,
+                          providers=[(value, f"/login/corp?{value}")]), [value]),
         (pages.consent_page(locale="zh", client_name=value, client_host=value, account_name=value,
                             scopes=[(value, value)], action=value, hidden={"login_ticket": value},
                             csrf_token=value), [value]),
         (pages.error_page(locale="es", message=value, message_lang="en"), [value]),
-        (pages.account_page(locale="pt", account_name=value, grants=[grant, grant], csrf_token=value,
-                            notice=value), [value]),
+        (pages.account_page(locale="pt", account_name=value, grants=[grant, grant],
+                            csrf_token=value, notice=value), [value]),
     ]
 
 
@@ -86,8 +91,9 @@ def test_a_hostile_value_in_every_slot_of_every_page_is_inert_text(value):
 
 
 def test_the_hostile_values_are_the_attributes_values_exactly():
-    page = Pages().render(pages.login_page(locale="en", client_name="c", client_host="h", action=PAYLOADS[1],
-                                           hidden={"state": PAYLOADS[2]}, csrf_token="t", username=PAYLOADS[1]))
+    page = Pages().render(pages.login_page(locale="en", client_name="c", client_host="h",
+                                           action=PAYLOADS[1], hidden={"state": PAYLOADS[2]},
+                                           csrf_token="t", username=PAYLOADS[1]))
     doc = Elements()
     doc.feed(page)
     attrs = {a.get("name") or tag: a for tag, a in doc.tags}
@@ -96,9 +102,11 @@ def test_the_hostile_values_are_the_attributes_values_exactly():
 
 
 @pytest.mark.parametrize(("url", "kept"), [
-    ("/login/corp?next=account", True), ("https://idp.example/a?b=c", True), ("http://127.0.0.1:9/x", True),
+    ("/login/corp?next=account", True), ("https://idp.example/a?b=c", True),
+    ("http://127.0.0.1:9/x", True),
     ("relative/path", True), ("javascript:alert(1)", False), (" JavaScript:alert(1)", False),
-    ("java\tscript:alert(1)", False), ("data:text/html,<script>", False), ("vbscript:x", False),
+    ("java\tscript:alert(1)", False), ("\x01javascript:alert(1)", False),
+    ("\x00 javascript:x", False), ("data:text/html,<script>", False), ("vbscript:x", False),
     ("cursor://anysphere/cb", False), ("http://[::1", False),
 ])
 def test_links_keep_to_http_and_relative_urls(url, kept):
