@@ -1,6 +1,7 @@
-"""Command line: ``python -m app serve | migrate | revision | seed | check``, the built-in authorization server's
-``users`` and ``clients`` while it is installed (app.authserver.commands), and ``python -m app FEATURE COMMAND``
-for a feature's own maintenance commands (``files sweep``)."""
+"""Command line: ``python -m app serve | migrate | revision | seed | check | new-feature``, the
+built-in authorization server's ``users`` and ``clients`` while it is installed
+(app.authserver.commands), and ``python -m app FEATURE COMMAND`` for a feature's own maintenance
+commands (``files sweep``)."""
 
 from __future__ import annotations
 
@@ -184,7 +185,7 @@ def _feature_command(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
-CORE_COMMANDS = ("serve", "migrate", "revision", "seed", "check")
+CORE_COMMANDS = ("serve", "migrate", "revision", "seed", "check", "new-feature")
 FEATURE_USAGE = ("usage: python -m app FEATURE COMMAND   a feature's maintenance command (Feature.commands), "
                  "e.g. files sweep")
 
@@ -227,8 +228,13 @@ def main(argv: list[str] | None = None) -> int:
     sub.add_parser("seed", help="load every feature's bundled data (idempotent)")
     check = sub.add_parser("check", help="lint tool and widget descriptors against the ChatGPT rules")
     check.add_argument("--url", help="check a running server's /mcp URL instead of this one")
+    new = sub.add_parser("new-feature", help="write a feature folder (a tool, its service and "
+                         "schemas) and its tests, in this checkout")
+    new.add_argument("name", help="its name: a lowercase Python identifier, e.g. weather")
     handlers = commands.add_parsers(sub) if commands is not None else {}
     args = parser.parse_args(argv)
+    if args.command == "new-feature":
+        return _new_feature(args.name)
     if commands is not None and (problem := commands.usage_error(args)):
         parser.error(problem)
     args.label = args.command
@@ -238,6 +244,24 @@ def main(argv: list[str] | None = None) -> int:
 
 
 AUTHSERVER_COMMANDS = ("users", "clients")
+
+
+def _new_feature(name: str) -> int:
+    """Writes source files only: no settings, database or feature discovery (a feature that does not
+    load must not stop one from writing another)."""
+    from app.scaffold import new_feature
+
+    try:
+        written = new_feature(name)
+    except CommandLineError as exc:
+        print(f"new-feature: {exc}", file=sys.stderr)
+        return 2
+    for path in written:
+        print(f"wrote {path}")
+    tests = " ".join(path for path in written if path.startswith("tests/"))
+    print(f"next: ./dev check (one more tool), ./dev test {tests}; "
+          "then make it yours (docs/forking.md)")
+    return 0
 
 
 def _authserver_commands() -> Any:

@@ -29,6 +29,7 @@ import structlog
 from opentelemetry import trace
 from pydantic_core import to_json
 from starlette.requests import ClientDisconnect
+from structlog.typing import EventDict
 
 # Keys that must never reach a log line, wherever they were bound.
 REDACTED_KEYS = frozenset(
@@ -37,7 +38,7 @@ REDACTED_KEYS = frozenset(
 )
 
 
-def _redact(_: Any, __: str, event_dict: dict[str, Any]) -> dict[str, Any]:
+def _redact(_: Any, __: str, event_dict: EventDict) -> EventDict:
     for key in REDACTED_KEYS.intersection(event_dict):
         event_dict[key] = "[redacted]"
     return event_dict
@@ -117,7 +118,7 @@ def _scrubbed(value: Any, depth: int = 0) -> Any:
     return value
 
 
-def _scrub_text(_: Any, __: str, event_dict: dict[str, Any]) -> dict[str, Any]:
+def _scrub_text(_: Any, __: str, event_dict: EventDict) -> EventDict:
     # Every text value of the line, the message and a formatted exception included (after format_exc_info).
     for key, value in event_dict.items():
         kind = type(value)
@@ -130,7 +131,7 @@ def _scrub_text(_: Any, __: str, event_dict: dict[str, Any]) -> dict[str, Any]:
     return event_dict
 
 
-def _add_pid(_: Any, __: str, event_dict: dict[str, Any]) -> dict[str, Any]:
+def _add_pid(_: Any, __: str, event_dict: EventDict) -> EventDict:
     # With several uvicorn workers, the pid tells which process served a request.
     event_dict.setdefault("pid", os.getpid())
     return event_dict
@@ -149,7 +150,7 @@ class RecentEvents:
         # Events are appended from the event loop and from worker threads (sync tools, the SDK).
         self._lock = threading.Lock()
 
-    def __call__(self, _: Any, __: str, event_dict: dict[str, Any]) -> dict[str, Any]:
+    def __call__(self, _: Any, __: str, event_dict: EventDict) -> EventDict:
         if event_dict.get("widget_session_id"):
             # A JSON copy (anything else as text): the dev page reads it, and later mutation of the
             # event's values must not change what was recorded.
@@ -183,10 +184,16 @@ class LogWriter(logging.handlers.QueueListener):
     ``handle`` writes the batch.
     """
 
+    # QueueListener's end-of-queue marker (None), which its thread looks for: a class attribute that
+    # typeshed leaves out, declared here so the checker knows it.
+    _sentinel: None
+
     def __init__(self, stream: IO[str] | None = None, *, capacity: int = 50_000, interval: float = 0.02,
                  sync: bool = False) -> None:
         # A SimpleQueue (C, no locks of Python's: a put costs a tenth of queue.Queue's), held to ``capacity`` by put.
-        super().__init__(queue.SimpleQueue())
+        # Kept as _lines too: QueueListener's name for it is typed as a queue of get and put only.
+        self._lines: queue.SimpleQueue[Any] = queue.SimpleQueue()
+        super().__init__(self._lines)
         self._stream = stream  # None: whatever sys.stderr is when a batch is written
         self.capacity = capacity
         self.interval = interval
@@ -205,10 +212,10 @@ class LogWriter(logging.handlers.QueueListener):
         if self._sync:  # a stream found stuck is not waited on again until it has taken a write
             self._write([line], timeout=0 if self._stuck else GIVE_UP_S)
             return
-        if self.queue.qsize() >= self.capacity:
+        if self._lines.qsize() >= self.capacity:
             self._count_dropped(1)
         else:
-            self.queue.put_nowait(line)
+            self._lines.put_nowait(line)
 
     def flush(self) -> None:
         """Write everything logged so far, now, in order (tests): the thread writes up to the sentinel, and a new
@@ -261,20 +268,21 @@ class LogWriter(logging.handlers.QueueListener):
         if self._stop_seen:  # a drain took the sentinel out of the queue
             self._stop_seen = False
             return self._sentinel
-        return self.queue.get(block)
+        return self._lines.get(block)
 
     def handle(self, record: Any) -> None:
         with self._write_lock:
             self._write_locked([record, *self._drain()])
 
     def enqueue_sentinel(self) -> None:
-        self.queue.put(self._sentinel)  # past the capacity, which holds for lines only: the end always gets in
+        # Past the capacity, which holds for lines only: the end always gets in.
+        self._lines.put(self._sentinel)
 
     def _drain(self) -> list[str]:
         lines = []
         while True:
             try:
-                line = self.queue.get_nowait()
+                line = self._lines.get_nowait()
             except queue.Empty:
                 return lines
             if line is self._sentinel:  # stop() asked: the thread ends after this batch
@@ -363,14 +371,14 @@ class _QueuedLines(logging.handlers.QueueHandler):
         self.writer.put(record)
 
 
-def _add_logger_name(logger: Any, _: str, event_dict: dict[str, Any]) -> dict[str, Any]:
+def _add_logger_name(logger: Any, _: str, event_dict: EventDict) -> EventDict:
     name = getattr(logger, "name", None)
     if name:
         event_dict.setdefault("logger", name)
     return event_dict
 
 
-def _at_level(_: Any, method: str, event_dict: dict[str, Any]) -> dict[str, Any]:
+def _at_level(_: Any, method: str, event_dict: EventDict) -> EventDict:
     # A processor rather than a filtering logger class: cached loggers follow a later configure_logging.
     if _LEVELS.get(method, logging.INFO) < _threshold:
         raise structlog.DropEvent
@@ -412,7 +420,7 @@ def write_through() -> None:
         _writer.write_through()
 
 
-def _add_trace_context(_: Any, __: str, event_dict: dict[str, Any]) -> dict[str, Any]:
+def _add_trace_context(_: Any, __: str, event_dict: EventDict) -> EventDict:
     # The innermost span of the line's context: the HTTP server span (ended already by the access log's line,
     # still the request's), the SDK's MCP span, a query. A non-recording span is none of ours: with tracing off
     # (or sampled out), the caller's own context taken from a request _meta traceparent; its trace id is the
@@ -426,11 +434,11 @@ def _add_trace_context(_: Any, __: str, event_dict: dict[str, Any]) -> dict[str,
     return event_dict
 
 
-def _record_recent(logger: Any, method: str, event_dict: dict[str, Any]) -> dict[str, Any]:
+def _record_recent(logger: Any, method: str, event_dict: EventDict) -> EventDict:
     return _recent(logger, method, event_dict) if _recent is not None else event_dict
 
 
-def _render(logger: Any, method: str, event_dict: dict[str, Any]) -> str:
+def _render(logger: Any, method: str, event_dict: EventDict) -> str:
     return _renderer(logger, method, event_dict)
 
 

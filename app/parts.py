@@ -135,7 +135,7 @@ def discover_features(package: str = FEATURES_PACKAGE) -> list[Feature]:
     root = Path(str(importlib.import_module(package).__path__[0]))
     features: list[Feature] = []
     for folder in sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith(("_", "."))):
-        if not any(child.name != "__pycache__" for child in folder.iterdir()):
+        if _compiled_only(folder):
             continue  # what `git rm -r` leaves behind: compiled files only
         if not (folder / "__init__.py").is_file():
             raise FeatureError(f"{folder} is not a feature: it has no __init__.py (add one that defines "
@@ -157,6 +157,13 @@ def discover_features(package: str = FEATURES_PACKAGE) -> list[Feature]:
     if duplicates := sorted({n for n in names if names.count(n) > 1}):
         raise FeatureError(f"feature names must be unique: {', '.join(duplicates)}")
     return features
+
+
+def _compiled_only(folder: Path) -> bool:
+    """No file but compiled ones, at any depth: what `git rm -r` of a feature that ran leaves
+    behind (its subpackages keep their __pycache__ too, as app/features/files/analysis/ does)."""
+    files = (path.relative_to(folder).parts for path in folder.rglob("*") if path.is_file())
+    return all("__pycache__" in parts for parts in files)
 
 
 def _takes_two(fn: Callable[..., object]) -> bool:
@@ -259,7 +266,7 @@ def seed(db: Database, features: Sequence[Feature], settings: Settings) -> list[
         if server is not None and server.seeds_demo_accounts:
             lines.append(f"accounts: {db.write_sync(server.seed)}")
             demo = server.accounts.demo
-        lines += [f"{f.name}: {db.write_sync(lambda uow, f=f: f.seed(uow, demo(uow)))}"
+        lines += [f"{f.name}: {db.write_sync(lambda uow, seed=f.seed: seed(uow, demo(uow)))}"
                   for f in features if f.seed is not None]
     return lines
 

@@ -37,10 +37,14 @@ ENV_PREFIX = "APP_"
 
 
 def comma_list(value: object) -> object:
-    """A comma-separated variable as its list (what NoDecode fields read)."""
+    """A comma-separated variable as its list (what NoDecode fields read); anything else as is."""
     if isinstance(value, str):
-        return [item.strip() for item in value.split(",") if item.strip()]
+        return _comma_items(value)
     return value
+
+
+def _comma_items(text: str) -> list[str]:
+    return [item.strip() for item in text.split(",") if item.strip()]
 
 
 def _choice(value: object, choices: tuple[str, ...]) -> str:
@@ -162,7 +166,7 @@ class Settings(BaseSettings):
             return frozenset(TUNING_PIECES)
         if text in ("false", "0", "no", "off", ""):
             return frozenset()
-        pieces = frozenset(comma_list(text))  # type: ignore[arg-type]
+        pieces = frozenset(_comma_items(text))
         if unknown := sorted(pieces - set(TUNING_PIECES)):
             raise ValueError(f"must be true, false, or some of {', '.join(TUNING_PIECES)} (unknown: "
                              f"{', '.join(unknown)})")
@@ -171,6 +175,7 @@ class Settings(BaseSettings):
     @field_validator(*CHOICES, mode="before")
     @classmethod
     def _one_of(cls, value: object, info: ValidationInfo) -> str:
+        assert info.field_name is not None  # a field validator's: pydantic names the field
         return _choice(value, CHOICES[info.field_name])
 
     @field_validator("allowed_hosts")
@@ -219,7 +224,7 @@ class Settings(BaseSettings):
         if not isinstance(value, str):
             return value
         budgets: dict[str, str | None] = {}
-        for entry in comma_list(value):  # type: ignore[union-attr]
+        for entry in _comma_items(value):
             name, sep, rate = entry.partition("=")
             if not sep or not name.strip():
                 raise ValueError(f"{entry!r}: write tool=rate (search=60/minute) or tool=off")

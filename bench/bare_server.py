@@ -35,11 +35,15 @@ from app.db import Database
 
 # Search is compared on the feature's own service (its ranking is the work measured), when this tree has it.
 # Imported at module level: the SDK evaluates the tool's annotations in this module's namespace.
-HAS_SEARCH = importlib.util.find_spec("app.features.search") is not None
+# A fork that removed it may keep its folder of compiled files (what `git rm -r` leaves): a
+# namespace package, without an origin. Imported from the package alone: linters sort these alike
+# whether that folder is there or not.
+SEARCH = importlib.util.find_spec("app.features.search")
+HAS_SEARCH = SEARCH is not None and SEARCH.origin is not None
 if HAS_SEARCH:
+    from app.features.search import schemas as search_schemas
     from app.features.search import service as search_service
-    from app.features.search.schemas import SearchResults
-    from app.features.search.tool import search_result
+    from app.features.search import tool as search_tool
 
 ROOT = Path(__file__).resolve().parents[1]
 ANIMALS = Table("zoo_animals", MetaData(), *(Column(name, kind) for name, kind in (
@@ -72,8 +76,9 @@ def build(db: Database) -> MCPServer:
         @mcp.tool(name="search", description="Full-text search of the Python standard library documentation.")
         async def search(
             q: Annotated[str, Field(min_length=1, max_length=500, description="What to search for")],
-        ) -> Annotated[CallToolResult, SearchResults]:
-            return search_result(q, await db.read(lambda uow: search_service.search(uow, q)))
+        ) -> Annotated[CallToolResult, search_schemas.SearchResults]:
+            found = await db.read(lambda uow: search_service.search(uow, q))
+            return search_tool.search_result(q, found)
 
     return mcp
 

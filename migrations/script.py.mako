@@ -4,6 +4,8 @@ Revision ID: ${up_revision}
 Revises: ${down_revision | comma,n}
 Create Date: ${create_date}
 """
+# Autogenerate writes each column and constraint on one line, however long: wrap them by hand, or keep this.
+# ruff: noqa: E501
 from __future__ import annotations
 
 import sqlalchemy as sa

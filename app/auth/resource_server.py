@@ -12,15 +12,15 @@ rejected token gets HTTP 401 ``invalid_token`` here.
 from __future__ import annotations
 
 from mcp.server.auth.middleware.auth_context import AuthContextMiddleware, get_access_token
-from mcp.server.auth.middleware.bearer_auth import BearerAuthBackend
+from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser, BearerAuthBackend
 from mcp.server.auth.provider import TokenVerifier
 from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import AnyHttpUrl
-from starlette.authentication import AuthCredentials, AuthenticationError, BaseUser
+from starlette.authentication import AuthCredentials, AuthenticationError
 from starlette.middleware.authentication import AuthenticationMiddleware
 from starlette.requests import HTTPConnection, Request
 from starlette.responses import JSONResponse, Response
-from starlette.routing import Route
+from starlette.routing import BaseRoute, Route
 from starlette.types import ASGIApp
 
 from app.auth.schemes import challenge
@@ -37,7 +37,8 @@ class VerifierUnavailable(AuthenticationError):
 class OptionalBearerBackend(BearerAuthBackend):
     """No ``Authorization: Bearer`` header: anonymous. A header the SDK backend rejects: 401."""
 
-    async def authenticate(self, conn: HTTPConnection) -> tuple[AuthCredentials, BaseUser] | None:
+    async def authenticate(self, conn: HTTPConnection
+                           ) -> tuple[AuthCredentials, AuthenticatedUser] | None:
         try:
             result = await super().authenticate(conn)
         except (DatabaseUnavailable, DatabaseNotMigrated) as exc:
@@ -83,7 +84,7 @@ def linked_account(what: str) -> str:
 
 
 def protected_resource_routes(resource: str, metadata_url: str, issuer: str, scopes: list[str],
-                              resource_name: str) -> list[Route]:
+                              resource_name: str) -> list[BaseRoute]:
     """RFC 9728 metadata of /mcp, at the path-suffixed URL the challenges name AND at the root.
 
     Written here rather than with the SDK's helper: its URL type appends a slash to a bare

@@ -17,7 +17,7 @@ from app.authserver.upstream import Identity
 from app.command import OperatorError
 from app.db import UnitOfWork
 from app.db.uow import note
-from app.db.upsert import insert_if_absent
+from app.db.upsert import insert_if_absent, rowcount
 from app.feature import AccountProfile
 
 DEMO_ACCOUNTS = (("alice", "Alice Liddell", "alice@example.com"), ("bob", "Bob Builder", "bob@example.com"))
@@ -78,16 +78,16 @@ class AccountRepository:
             select(OAuthGrant, OAuthClient).outerjoin(OAuthClient, OAuthClient.client_id == OAuthGrant.client_id)
             .where(OAuthGrant.account_id == account_id, OAuthGrant.revoked_at.is_(None))
             .order_by(OAuthGrant.created_at.desc(), OAuthGrant.id))
-        return [(grant, client) for grant, client in rows.tuples()]
+        return [(grant, client) for grant, client in rows]
 
     def revoke_grant(self, account_id: str, grant_id: str, when: int) -> bool:
         """End the account's own grant ``grant_id``; False when it has no such active grant."""
         result = self.session.execute(update(OAuthGrant).where(
             OAuthGrant.id == grant_id, OAuthGrant.account_id == account_id, OAuthGrant.revoked_at.is_(None)
         ).values(revoked_at=when))
-        if result.rowcount:
+        if rowcount(result):
             note(self.session, REVOKED_GRANTS, grant_id)
-        return bool(result.rowcount)
+        return bool(rowcount(result))
 
 
 def create_account(uow: UnitOfWork, username: str, password: str, *, display_name: str | None = None,

@@ -22,13 +22,13 @@ import re
 import secrets
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 from urllib.parse import urlsplit
 
 import structlog
 from authlib.oauth2.rfc6749 import ClientMixin
 from joserfc.errors import JoseError
-from joserfc.jwk import KeySet
+from joserfc.jwk import KeySet, KeySetSerialization
 from sqlalchemy import delete, update
 from sqlalchemy.orm import Session
 
@@ -92,11 +92,15 @@ class Client(ClientMixin):
     def get_client_id(self) -> str:
         return self.client_id
 
-    def get_default_redirect_uri(self) -> str | None:
+    # None: authlib asks for redirect_uri then (its stub promises a str).
+    def get_default_redirect_uri(  # pyright: ignore[reportIncompatibleMethodOverride] (see above)
+            self) -> str | None:
         # OAuth 2.1: with one registered URI the parameter may be omitted; with several it is required.
         return self.redirect_uris[0] if len(self.redirect_uris) == 1 else None
 
-    def get_allowed_scope(self, scope: str | None) -> str:
+    # authlib passes the request's scope parameter, None if absent (its stub: str or a collection).
+    def get_allowed_scope(  # pyright: ignore[reportIncompatibleMethodOverride] (see above)
+            self, scope: str | None) -> str:
         # Unknown scopes were dropped earlier (server). An operator's client keeps to the scope it was registered
         # with; one that registered itself (DCR) or publishes its document (CIMD) may ask for any scope the server
         # has, the person deciding on the consent page: the SDK's client registers with the scope of the first
@@ -272,7 +276,9 @@ def validate_metadata(data: Any, catalog: ScopeCatalog, *, auth_methods: tuple[s
             # A private (or symmetric) key published in a registration is no longer private: refused, not stored.
             raise ClientMetadataError("jwks: public keys only (no d, p, q, dp, dq, qi, oth or k members)")
         try:
-            KeySet.import_key_set(jwks)
+            # A parsed document, shape unknown: joserfc checks it as it imports (what it raises is
+            # caught).
+            KeySet.import_key_set(cast(KeySetSerialization, jwks))
         except (JoseError, ValueError, TypeError, KeyError):
             raise ClientMetadataError("jwks: not a JSON Web Key Set") from None
     if method == "private_key_jwt" and jwks_uri is None and jwks is None:
@@ -354,7 +360,7 @@ class CimdResolver:
         self.hosts = {h.lower() for h in hosts}
 
     def is_document_url(self, client_id: str | None) -> bool:
-        return bool(client_id) and client_id.startswith(("https://", "http://"))  # type: ignore[union-attr]
+        return bool(client_id) and client_id.startswith(("https://", "http://"))
 
     async def ensure(self, client_id: str) -> None:
         """Fetch and cache the document if it is missing or expired; raise ClientMetadataError if unusable."""
@@ -421,7 +427,8 @@ class ClientKeys:
 
     async def keys(self, client: Client, kid: str | None) -> KeySet | None:
         if client.jwks is not None:
-            return KeySet.import_key_set(client.jwks)
+            # Stored only once validate_metadata imported it: a key set.
+            return KeySet.import_key_set(cast(KeySetSerialization, client.jwks))
         if client.jwks_uri is None:
             return None
         now = time.monotonic()

@@ -11,6 +11,7 @@ from typing import Any
 import structlog
 from authlib.oauth2 import OAuth2Error
 from authlib.oauth2.rfc6749 import (
+    ClientMixin,
     InvalidClientError,
     InvalidGrantError,
     InvalidRequestError,
@@ -58,10 +59,15 @@ class S256Only(CodeChallenge):
 class PrivateKeyJwt(JWTBearerClientAssertion):
     """RFC 7523 client authentication; keys were fetched before the transaction (``client_keys``)."""
 
-    CLIENT_AUTH_METHOD = "private_key_jwt"
+    # The type checker reads authlib through typeshed's stubs, written for authlib 1.6; the ignores
+    # marked "1.6's stub" are where the 1.9 we run differs: this name is Final there (authlib reads
+    # it from the instance, for a subclass to set), token_url a required argument (deprecated since:
+    # get_audiences replaces it), resolve_client_public_key also takes the headers (no longer), and
+    # verify_claims is missing.
+    CLIENT_AUTH_METHOD = "private_key_jwt"  # pyright: ignore[reportGeneralTypeIssues] (1.6's stub)
 
     def __init__(self, server: GrantServer) -> None:
-        super().__init__(validate_jti=True, leeway=30)
+        super().__init__(validate_jti=True, leeway=30)  # pyright: ignore[reportCallIssue] (1.6's)
         self.server = server
 
     def get_audiences(self) -> list[str]:
@@ -75,7 +81,8 @@ class PrivateKeyJwt(JWTBearerClientAssertion):
         self.verify_claims(token.claims)
         return token.claims
 
-    def resolve_client_public_key(self, client: Client) -> KeySet:
+    def resolve_client_public_key(  # pyright: ignore[reportIncompatibleMethodOverride] (1.6's stub)
+            self, client: Client) -> KeySet:
         keys = self.server.client_keys
         if keys is None:
             raise InvalidClientError(description="The client's public keys are unavailable.")
@@ -84,7 +91,7 @@ class PrivateKeyJwt(JWTBearerClientAssertion):
     def verify_claims(self, claims: Any) -> None:
         if not isinstance(claims.get("exp"), int | float) or claims["exp"] > time.time() + 600:
             raise InvalidClientError(description="The client assertion needs an exp within 10 minutes.")
-        super().verify_claims(claims)
+        super().verify_claims(claims)  # pyright: ignore[reportAttributeAccessIssue] (1.6's stub)
 
     def validate_jti(self, claims: dict[str, Any], jti: str) -> bool:
         return self.server.first_use_of_jti(str(claims["sub"]), str(jti), int(claims["exp"]))
@@ -98,16 +105,22 @@ def _why(exc: Exception) -> str:
 class AuthorizationCodeGrant(_AuthorizationCodeGrant):
     TOKEN_ENDPOINT_AUTH_METHODS = list(AUTH_METHODS)
     server: GrantServer
+    # authlib types it as any OAuth2Request: it is the FormRequest that
+    # OAuthServer.create_oauth2_request returned.
+    request: FormRequest  # pyright: ignore[reportIncompatibleVariableOverride] (see above)
 
     def validate_authorization_request(self) -> str:
         redirect_uri = super().validate_authorization_request()
         # Unknown scopes are dropped, not refused (clients ask for "openid" and the like); with none
         # requested, the client's registered scope or, failing that, every scope (the consent page lists them).
         catalog, client = self.server.config.catalog, self.request.client
+        assert client is not None  # found by authlib's validation above, which raises without one
         requested = self.request.payload.scope
         scope = self.request.scope if requested else (client.scope if client.scope is not None else " ".join(
             catalog.names))
-        self.request.scope = " ".join(catalog.known((scope or "").split()))
+        # A setter in authlib 1.9, which typeshed's 1.6 stub has not.
+        self.request.scope = " ".join(  # pyright: ignore[reportAttributeAccessIssue] (see above)
+            catalog.known((scope or "").split()))
         try:
             self.request.resource = self.server.bound_resource(self.request.payload.data.get("resource"))
         except OAuth2Error as error:
@@ -120,7 +133,10 @@ class AuthorizationCodeGrant(_AuthorizationCodeGrant):
         # recognise a code wherever it turns up.
         return "ac_" + secrets.token_urlsafe(32)
 
-    def save_authorization_code(self, code: str, request: FormRequest) -> None:
+    # authlib passes self.request (see request above), its client and the consenting account set.
+    def save_authorization_code(  # pyright: ignore[reportIncompatibleMethodOverride] (see above)
+            self, code: str, request: FormRequest) -> None:
+        assert request.client is not None and request.user is not None
         data = request.payload.data
         grants, clients = self.server.uow.repository(GrantRepository), self.server.uow.repository(ClientRepository)
         expires_at = int(time.time()) + self.server.config.code_ttl
@@ -136,10 +152,10 @@ class AuthorizationCodeGrant(_AuthorizationCodeGrant):
             code_challenge=data["code_challenge"], code_challenge_method=data["code_challenge_method"],
             expires_at=expires_at))
 
-    def query_authorization_code(self, code: str, client: Client) -> AuthorizationCode | None:
-        grants = self.server.uow.repository(GrantRepository)
+    def query_authorization_code(self, code: str, client: ClientMixin) -> _CodeView | None:
+        grants, client_id = self.server.uow.repository(GrantRepository), client.get_client_id()
         row = grants.code_for_update(digest(code))
-        if row is None or row.client_id != client.client_id:
+        if row is None or row.client_id != client_id:
             return None
         if row.redeemed_at is not None:
             verifier = self.request.form.get("code_verifier") or ""
@@ -147,19 +163,20 @@ class AuthorizationCodeGrant(_AuthorizationCodeGrant):
                     verifier, row.code_challenge):
                 # The same client, proving the same PKCE secret, seconds later: a retried request whose
                 # answer was lost. Refused, but what the first one issued stays valid.
-                log.info("oauth.code_retried", client_id=client.client_id, grant=row.grant_id)
+                log.info("oauth.code_retried", client_id=client_id, grant=row.grant_id)
                 return None
             # A replayed code: whoever holds it may have stolen it; end what the first use produced.
             grants.revoke(row.grant_id)
-            log.warning("oauth.code_replayed", client_id=client.client_id, grant=row.grant_id)
+            log.warning("oauth.code_replayed", client_id=client_id, grant=row.grant_id)
             return None
         if row.expires_at < time.time():
             return None
-        return _CodeView(row)  # type: ignore[return-value]
+        return _CodeView(row)
 
     def validate_token_request(self) -> None:
         super().validate_token_request()
         code = self.request.authorization_code
+        assert code is not None  # found by authlib's validation above, which raises without one
         self.request.resource = self.server.check_resource(self.request.form.get("resource"), code.row.resource)
 
     def delete_authorization_code(self, authorization_code: _CodeView) -> None:
@@ -171,6 +188,7 @@ class AuthorizationCodeGrant(_AuthorizationCodeGrant):
 
     def generate_token(self, user: Account | None = None, scope: str | None = None, grant_type: str | None = None,
                        expires_in: int | None = None, include_refresh_token: bool = True) -> dict[str, Any]:
+        assert self.request.authorization_code is not None  # validate_token_request found it
         code = self.request.authorization_code.row
         grant = OAuthGrant(id="grt_" + secrets.token_urlsafe(16), client_id=code.client_id, account_id=code.account_id,
                            scope=code.scope, resource=code.resource, created_at=int(time.time()))
@@ -226,8 +244,14 @@ class RefreshTokenGrant(_RefreshTokenGrant):
     TOKEN_ENDPOINT_AUTH_METHODS = list(AUTH_METHODS)
     INCLUDE_NEW_REFRESH_TOKEN = True
     server: GrantServer
+    # authlib types it as any OAuth2Request: it is the FormRequest that
+    # OAuthServer.create_oauth2_request returned.
+    request: FormRequest  # pyright: ignore[reportIncompatibleVariableOverride] (see above)
 
-    def authenticate_refresh_token(self, refresh_token: str) -> _TokenView | None:
+    # A _TokenView, which authlib hands back to the methods below (its stub says a TokenMixin, and
+    # those methods take any); None, which it answers invalid_grant.
+    def authenticate_refresh_token(  # pyright: ignore[reportIncompatibleMethodOverride] (see above)
+            self, refresh_token: str) -> _TokenView | None:
         grants = self.server.uow.repository(GrantRepository)
         row = grants.refresh_for_update(digest(refresh_token))
         if row is None:
@@ -258,7 +282,9 @@ class RefreshTokenGrant(_RefreshTokenGrant):
 
     def validate_token_request(self) -> None:
         super().validate_token_request()
-        grant = self.request.refresh_token.grant
+        token = self.request.refresh_token
+        assert token is not None  # found by authlib's validation above, which raises without one
+        grant = token.grant
         self.request.resource = self.server.check_resource(self.request.form.get("resource"), grant.resource)
 
     def authenticate_user(self, refresh_token: _TokenView) -> Account | None:
@@ -267,11 +293,13 @@ class RefreshTokenGrant(_RefreshTokenGrant):
             raise InvalidGrantError("The account behind this grant is disabled.")
         return account
 
-    def issue_token(self, user: Account, refresh_token: _TokenView) -> dict[str, Any]:
+    def issue_token(  # pyright: ignore[reportIncompatibleMethodOverride] (see above)
+            self, user: Account, refresh_token: _TokenView) -> dict[str, Any]:
         scope = self.request.payload.scope or refresh_token.grant.scope
         return self.server.issue(refresh_token.grant, scope, include_refresh_token=True)
 
-    def revoke_old_credential(self, refresh_token: _TokenView) -> None:
+    def revoke_old_credential(  # pyright: ignore[reportIncompatibleMethodOverride] (likewise)
+            self, refresh_token: _TokenView) -> None:
         old = refresh_token.refresh
         if old is None:
             return
@@ -297,8 +325,8 @@ class _TokenLookup:
         for kind in order:
             if kind == "refresh_token":
                 row = grants.refresh(digest(token_string))
-                grant = grants.grant(row.grant_id) if row else None
-                if grant is not None:
+                grant = grants.grant(row.grant_id) if row is not None else None
+                if row is not None and grant is not None:
                     view = _TokenView(grant, row)
                     view.grace_over = bool(row.rotated_at and time.time() - row.rotated_at
                                            > self.server.config.refresh_grace)

@@ -17,13 +17,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from joserfc.jwk import ECKey, KeySet, RSAKey
+from joserfc.jwk import DictKey, ECKey, KeySet, RSAKey
 
 from app.command import OperatorError
 from app.secret import persisted
 
 KEYS_FILE = "oauth-signing-keys.json"
-_ALGORITHMS = {"EC": {"P-256": "ES256", "P-384": "ES384", "P-521": "ES512"}, "RSA": "RS256"}
+# By curve; RSA keys sign RS256.
+_EC_ALGORITHMS = {"P-256": "ES256", "P-384": "ES384", "P-521": "ES512"}
 
 
 class KeyMaterialError(OperatorError, ValueError):
@@ -50,22 +51,24 @@ class KeyRing:
                 raise KeyMaterialError(f"APP_OAUTH_SIGNING_KEYS: unreadable key ({exc})") from None
             if not isinstance(key, ECKey | RSAKey) or not key.is_private:
                 raise KeyMaterialError("APP_OAUTH_SIGNING_KEYS: every key must be a private EC or RSA key")
-            alg = _ALGORITHMS[key.key_type]
-            alg = alg.get(key.curve_name) if isinstance(alg, dict) else alg
-            if alg is None:
-                raise KeyMaterialError(f"APP_OAUTH_SIGNING_KEYS: EC curve {key.curve_name} is not supported "
-                                       "(use P-256, P-384 or P-521)")
+            if isinstance(key, ECKey):
+                alg = _EC_ALGORITHMS.get(key.curve_name)
+                if alg is None:
+                    raise KeyMaterialError(f"APP_OAUTH_SIGNING_KEYS: EC curve {key.curve_name} is "
+                                           "not supported (use P-256, P-384 or P-521)")
+            else:
+                alg = "RS256"
             signing.append(SigningKey(kid=data.get("kid") or key.thumbprint(), alg=alg, key=key))
         if len({k.kid for k in signing}) != len(signing):
             raise KeyMaterialError("APP_OAUTH_SIGNING_KEYS: key ids (kid) must be unique")
         self.keys = signing
         self.generated = generated
-        public = []
+        public: list[DictKey] = []
         for k in signing:
             data = k.key.as_dict(private=False)
             public.append({**data, "kid": k.kid, "alg": k.alg, "use": "sig"})
         self.public_jwks: dict[str, Any] = {"keys": public}
-        self.verify_keys = KeySet.import_key_set(self.public_jwks)
+        self.verify_keys = KeySet.import_key_set({"keys": public})
 
     @property
     def current(self) -> SigningKey:

@@ -49,6 +49,8 @@ class BuiltinTokenVerifier:
                                    expires_at=int(claims["exp"]), resource=self.audience,
                                    claims={"iss": claims["iss"], "grant": claims["grant"]})
             self.verified.keep(token, verified)
+        # Both set above, when this verifier made it (kept, or now).
+        assert verified.claims is not None and verified.subject is not None
         # Every call: the grant may have been revoked, or its account disabled, since the token was issued.
         if not await self.grant_active(verified.claims["grant"], verified.subject):
             return None

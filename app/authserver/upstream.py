@@ -17,7 +17,7 @@ import time
 import unicodedata
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 from urllib.parse import parse_qsl, quote_plus
 
 import anyio
@@ -26,7 +26,7 @@ from authlib.oauth2.client import OAuth2Client
 from authlib.oauth2.rfc6749.parameters import prepare_token_request
 from joserfc import jwt
 from joserfc.errors import InvalidKeyIdError, JoseError
-from joserfc.jwk import KeySet
+from joserfc.jwk import KeySet, KeySetSerialization
 from joserfc.jwt import JWTClaimsRegistry
 
 from app.authserver.upstream_config import OidcProvider
@@ -203,7 +203,9 @@ class UpstreamProvider:
         async def fetch() -> KeySet:
             try:
                 document = _json(await self.guard.fetch(found.jwks_uri, max_bytes=MAX_DOCUMENT), "the JWKS")
-                return KeySet.import_key_set(document)  # type: ignore[arg-type]
+                # A parsed document, shape unknown: joserfc checks it as it imports (what it
+                # raises is caught below).
+                return KeySet.import_key_set(cast(KeySetSerialization, document))
             except OutboundRefused as exc:
                 raise UpstreamError(f"the JWKS could not be fetched: {exc}") from None
             except (JoseError, ValueError, TypeError, KeyError, AttributeError):

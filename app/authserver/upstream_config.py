@@ -64,7 +64,7 @@ def parse_providers(value: object) -> tuple[OidcProvider, ...]:
     if isinstance(value, str):
         try:
             value = json.loads(value)
-        except ValueError as exc:
+        except json.JSONDecodeError as exc:
             raise ValueError(f"not JSON ({exc.msg} at character {exc.pos}): a list of provider objects") from None
     if not isinstance(value, list):
         raise ValueError("must be a JSON list of provider objects")

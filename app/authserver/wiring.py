@@ -159,10 +159,11 @@ def grant_check(db: Database, broadcast: Broadcast, ttl: float) -> Callable[[str
 
     def revoked(message: str | None) -> None:
         kind, _, value = (message or "").partition(" ")
+        # The keys are grant_active's (grant, subject) tuples; forget() hands them over as Hashable.
         if kind == "grant":
-            states.forget(lambda key: key[0] == value)  # type: ignore[index]
+            states.forget(lambda key: isinstance(key, tuple) and key[0] == value)
         elif kind == "account":
-            states.forget(lambda key: key[1] == value)  # type: ignore[index]
+            states.forget(lambda key: isinstance(key, tuple) and key[1] == value)
         else:  # None: the subscription was cut off and messages may have been lost
             states.invalidate()
 

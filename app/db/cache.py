@@ -38,7 +38,7 @@ def _copy(error: Exception) -> Exception:
 class _Load(Generic[V]):
     def __init__(self) -> None:
         self.done = anyio.Event()
-        self.value: V | None = None
+        self.result: tuple[V] | None = None  # (value,) once the load returned: V may itself be None
         self.error: BaseException | None = None
 
 
@@ -60,8 +60,8 @@ class ReadCache(Generic[V]):
         pending = self._loads.get(key)
         if pending is not None:  # someone is loading it already: wait for that one load
             await pending.done.wait()
-            if pending.error is None:
-                return pending.value  # type: ignore[return-value]
+            if pending.result is not None:  # it returned; if not, it set error (failed or cancelled)
+                return pending.result[0]
             if isinstance(pending.error, Exception):
                 raise _copy(pending.error) from pending.error
             return await self.get(key, load)  # that load was cancelled, not failed: try again
@@ -73,7 +73,7 @@ class ReadCache(Generic[V]):
             pending.error = exc
             raise
         else:
-            pending.value = value
+            pending.result = (value,)
             if generation == self._generation:  # no write committed while it was read
                 self._make_room()
                 self._entries[key] = (self._clock() + self.ttl, value)

@@ -18,7 +18,7 @@ import time
 from collections.abc import Awaitable, Callable, Iterator, Mapping
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
-from typing import Any, Protocol, TypeVar
+from typing import Protocol, TypeVar, TypeVarTuple
 
 import anyio
 import anyio.to_thread
@@ -39,6 +39,7 @@ from app.db.locks import WriteTurns
 from app.db.uow import SqlUnitOfWork, UnitOfWork
 
 T = TypeVar("T")
+Ts = TypeVarTuple("Ts")
 log = structlog.get_logger(__name__)
 PROBE_TIMEOUT_S = 3.0
 # How long a probe's answer is given to the probes after it: a kubelet, a load balancer and a
@@ -53,7 +54,7 @@ class Hop(Protocol):
     still waiting for a thread when its caller is cancelled never runs; the caller's context variables
     are the call's."""
 
-    async def run(self, fn: Callable[..., T], *args: Any) -> T: ...
+    async def run(self, fn: Callable[[*Ts], T], *args: *Ts) -> T: ...
 
     def close(self) -> None: ...
 
@@ -69,7 +70,7 @@ class ThreadsOfTheirOwn:
         self.name = name
         self._limiter = anyio.CapacityLimiter(threads)
 
-    async def run(self, fn: Callable[..., T], *args: Any) -> T:
+    async def run(self, fn: Callable[[*Ts], T], *args: *Ts) -> T:
         return await anyio.to_thread.run_sync(fn, *args, limiter=self._limiter)
 
     def close(self) -> None:
@@ -214,7 +215,9 @@ class Database:
         self._answer = None  # the probes waiting on this one get its answer, or "timeout": never an older one
         try:
             # Shielded: the probes waiting on this one get its answer even if this one's client hung
-            # up; the deadline bounds it.
+            # up; the deadline bounds it. The scope swallows only its own cancellation, and nothing
+            # cancels it (no deadline, no handle kept); if something did, no answer: "timeout".
+            state = Readiness("timeout", "unknown")
             with anyio.CancelScope(shield=True):
                 state = await self._probe(deadline)
             self._answer = (time.monotonic(), state)

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from sqlalchemy import create_engine, event
-from sqlalchemy.engine import Engine, make_url
+from sqlalchemy.engine import Connection, Engine, make_url
 from sqlalchemy.pool import NullPool
 
 # How long a SQLite writer waits for the lock before giving up (SQLITE_BUSY).
@@ -59,7 +59,7 @@ def _sqlite_engine(url: str, pooled: bool, pool_size: int, foreign_keys: bool) -
     engine = create_engine(url, **kwargs)
 
     @event.listens_for(engine, "connect")
-    def _configure(dbapi_conn, _record):  # type: ignore[no-untyped-def]
+    def _configure(dbapi_conn: Any, _record: object) -> None:  # dbapi_conn: pysqlite's own
         # pysqlite's own transaction handling begins late and always DEFERRED; take it over so
         # writers can BEGIN IMMEDIATE (below) and DDL stays transactional.
         dbapi_conn.isolation_level = None
@@ -72,7 +72,7 @@ def _sqlite_engine(url: str, pooled: bool, pool_size: int, foreign_keys: bool) -
         cur.close()
 
     @event.listens_for(engine, "begin")
-    def _begin(conn):  # type: ignore[no-untyped-def]
+    def _begin(conn: Connection) -> None:
         # A deferred transaction that reads and then writes fails with SQLITE_BUSY_SNAPSHOT
         # when another writer got in between; the busy timeout cannot help it. A writer that
         # takes the lock up front waits its turn instead.

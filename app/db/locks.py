@@ -15,7 +15,7 @@ from sqlalchemy.engine import Connection
 try:
     import fcntl
 except ImportError:  # not on Windows: writers meet in SQLite's busy handler only
-    fcntl = None  # type: ignore[assignment]
+    fcntl = None
 
 log = structlog.get_logger("app.db")
 
@@ -89,6 +89,7 @@ class WriteTurns:
             log.warning("db.write_turns_unavailable", path=self.path, error=type(exc).__name__)
 
     def _take(self, fd: int) -> None:
+        assert fcntl is not None  # turn() calls this only where fcntl was imported
         deadline = time.monotonic() + self.timeout
         pause = 0.0002
         while True:

@@ -32,7 +32,7 @@ class UnitOfWork(Protocol):
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
                  tb: TracebackType | None) -> None: ...
 
-    def repository(self, kind: type[R]) -> R:
+    def repository(self, kind: Callable[[Session], R]) -> R:
         """The repository of this class, bound to this transaction (one instance per unit of work)."""
         ...
 
@@ -47,7 +47,7 @@ class SqlUnitOfWork:
     def __init__(self, session_factory: Callable[[], Session]) -> None:
         self._factory = session_factory
         self._session: Session | None = None
-        self._repositories: dict[type, Any] = {}
+        self._repositories: dict[Callable[[Session], Any], Any] = {}
         self.notes: dict[str, set[str]] = {}
 
     def __enter__(self) -> SqlUnitOfWork:
@@ -72,10 +72,10 @@ class SqlUnitOfWork:
             raise RuntimeError("use the unit of work inside `with uow:`")
         return self._session
 
-    def repository(self, kind: type[R]) -> R:
+    def repository(self, kind: Callable[[Session], R]) -> R:
         repo = self._repositories.get(kind)
         if repo is None:
-            repo = self._repositories[kind] = kind(self._open_session())  # type: ignore[call-arg]
+            repo = self._repositories[kind] = kind(self._open_session())
         return repo
 
     def commit(self) -> None:

@@ -56,7 +56,10 @@ def client_address(app: ASGIApp, trusted_proxies: list[str]) -> ASGIApp:
     than in the server's flags, so any ASGI server (and every test) gets the same rule."""
     if "*" in trusted_proxies:  # with "*" uvicorn takes the LEFT-most entry, which the client writes
         raise ValueError("trusted_proxies cannot be '*'")
-    return ProxyHeadersMiddleware(app, trusted_hosts=list(trusted_proxies))  # type: ignore[arg-type]
+    # uvicorn annotates ASGI with its own TypedDicts, starlette with plain mappings: the same
+    # interface, two spellings that neither accepts of the other.
+    return ProxyHeadersMiddleware(  # pyright: ignore[reportReturnType] (see above)
+        app, trusted_hosts=list(trusted_proxies))  # pyright: ignore[reportArgumentType] (see above)
 
 
 class AccessLogMiddleware:

@@ -39,13 +39,17 @@ def serve_config(settings: Settings, factory: str, *, host: str, port: int, work
                  protocol: ProtocolFactory | None = None) -> uvicorn.Config:
     """How ``serve`` runs ``factory`` (a module:callable each worker imports and calls): on uvicorn's own h11
     protocol, or on ``protocol`` (the speed-up package's)."""
+    grace = settings.shutdown_grace
     return uvicorn.Config(
         factory,
         factory=True,
         host=host,
         port=port,
         workers=workers,
-        http=protocol or "h11",  # "auto" would take httptools when installed, which bounds no head
+        # "auto" would take httptools when installed, which bounds no head. uvicorn calls ``http``
+        # to make each connection's protocol: its annotation asks for a class, a partial of one
+        # (which pickles) works too.
+        http=protocol or "h11",  # pyright: ignore[reportArgumentType] (a partial: see above)
         h11_max_incomplete_event_size=MAX_HEAD_BYTES,
         # WebSockets off: the app serves none, and an upgrade handed to a WebSocket protocol escapes every
         # bound here (one with a body was never answered, and crashed the server's shutdown).
@@ -55,7 +59,8 @@ def serve_config(settings: Settings, factory: str, *, host: str, port: int, work
         # would read FORWARDED_ALLOW_IPS from the environment and could apply a second, different rule.
         proxy_headers=False,
         # SIGTERM: stop accepting, give the requests in flight this long, then the lifespan's shutdown.
-        timeout_graceful_shutdown=settings.shutdown_grace,
+        # Annotated int, used as asyncio.timeout's delay: a float (APP_SHUTDOWN_GRACE=0.5) works.
+        timeout_graceful_shutdown=grace,  # pyright: ignore[reportArgumentType] (a float works)
     )
 
 

@@ -148,8 +148,13 @@ class RedisCounter:
         self.prefix = prefix
         # The connections are this pool's (the URL's host, TLS or socket, timeouts, no retries); limits reads
         # its own URI only for the kind of server, and wants a host and port in it whatever the pool.
-        self.storage = RedisStorage("async+redis://pool:6379", implementation="redispy", key_prefix=prefix,
-                                    wrap_exceptions=True, connection_pool=self.client.connection_pool)
+        # limits annotates its **options as scalars, connection_pool among them, which it documents
+        # and hands to redis-py.
+        pool = self.client.connection_pool
+        self.storage = RedisStorage(
+            "async+redis://pool:6379", implementation="redispy", key_prefix=prefix,
+            wrap_exceptions=True,
+            connection_pool=pool)  # pyright: ignore[reportArgumentType] (documented: see above)
         self.windows = FixedWindowRateLimiter(self.storage)
         self._release = self.client.register_script(_RELEASE)
 

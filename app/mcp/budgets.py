@@ -100,8 +100,7 @@ class ToolBudgets:
         try:
             params = ctx.params or {}
             name = params.get("name")
-            charge = self.charges.get(name) if isinstance(name, str) else None
-            if charge is not None:
+            if isinstance(name, str) and (charge := self.charges.get(name)) is not None:
                 try:
                     await self.limits.charge(charge.budget, caller, charge.units(params.get("arguments")))
                 except OverLimit as over:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import functools
 import inspect
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -27,7 +27,7 @@ from mcp.server.auth.middleware.auth_context import get_access_token
 from mcp.server.auth.provider import AccessToken
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.resources import TextResource
-from mcp.types import CallToolResult, TextContent, ToolAnnotations
+from mcp.types import CallToolResult, ContentBlock, TextContent, ToolAnnotations
 
 from app import __version__
 from app.auth import schemes
@@ -244,13 +244,15 @@ def failed(tool: str, failure: ToolFailure) -> CallToolResult:
     of its own so that a widget, which shows only the first, never puts instructions meant for the
     model in front of the person.
     """
-    content = [TextContent(type="text", text=f"Error executing tool {tool}: {failure.message}")]
+    first = f"Error executing tool {tool}: {failure.message}"
+    content: list[ContentBlock] = [TextContent(type="text", text=first)]
     if failure.advice:
         content.append(TextContent(type="text", text=failure.advice))
     return CallToolResult(content=content, is_error=True)
 
 
-def _enforced(fn: F, name: str, title: str, security: list[schemes.Scheme], resource_metadata_url: str) -> F:
+def _enforced(fn: Callable[..., Any], name: str, title: str, security: list[schemes.Scheme],
+              resource_metadata_url: str) -> Callable[..., Awaitable[Any]]:
     """Check the caller against ``security`` before ``fn`` runs; turn foreseen and infrastructure failures
     into ``isError`` results.
 
@@ -259,6 +261,8 @@ def _enforced(fn: F, name: str, title: str, security: list[schemes.Scheme], reso
 
     Anything else a tool raises is left to the SDK, which logs the traceback (with the
     request id bound by the access log) and tells the client only that the tool failed.
+
+    The wrapper is a coroutine function even for a plain ``fn`` (run in a worker thread).
     """
     is_async = inspect.iscoroutinefunction(fn)
 
@@ -282,4 +286,4 @@ def _enforced(fn: F, name: str, title: str, security: list[schemes.Scheme], reso
             # app.db and app.storage stay free of the MCP layer; their text already says what to do.
             return failed(name, exc if isinstance(exc, ToolFailure) else ToolFailure(str(exc)))
 
-    return wrapper  # type: ignore[return-value]
+    return wrapper

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Sequence
 from dataclasses import dataclass
 
 from app.net.refusals import refused
@@ -55,7 +55,8 @@ class Streamed:
     _body: Body
     _raw: AsyncIterator[bytes]
 
-    async def chunks(self) -> AsyncIterator[bytes]:
+    # A generator, not just an iterator: readers close it with ``aclosing`` when they stop early.
+    async def chunks(self) -> AsyncGenerator[bytes, None]:
         with transport_errors(self._body.host):
             async for chunk in self._raw:
                 self._body.count(chunk)

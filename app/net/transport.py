@@ -14,6 +14,10 @@ from typing import Any
 
 import anyio.to_thread
 import httpcore
+
+# httpcore.AnyIOBackend is this same class, but a stand-in when anyio is missing, which the checker
+# sees: from here it is the real one (anyio is a dependency).
+from httpcore._backends.anyio import AnyIOBackend
 from opentelemetry import trace
 from opentelemetry.trace import SpanKind, StatusCode
 
@@ -80,7 +84,7 @@ class PinnedSyncBackend(httpcore.SyncBackend):
         raise failure or httpcore.ConnectError("no address to connect to")
 
 
-class PinnedAsyncBackend(httpcore.AnyIOBackend):
+class PinnedAsyncBackend(AnyIOBackend):
     def __init__(self, pin: Pin) -> None:
         self._pin = pin
 

@@ -130,7 +130,7 @@ class Metrics:
             sources.insert(0, MultiProcessCollector(None, path=self.multiprocess_dir))
         else:
             sources.insert(0, self.registry)
-        return generate_latest(_Sources(sources))  # type: ignore[arg-type]
+        return generate_latest(_Sources(sources))
 
 
 class _Sources:

@@ -17,7 +17,7 @@ from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
 import anyio
-import boto3
+import boto3.session
 import structlog
 from boto3.exceptions import Boto3Error
 from boto3.s3.transfer import TransferConfig
@@ -87,7 +87,8 @@ class S3Storage:
             client = boto3.session.Session().client(
                 "s3", region_name=region, endpoint_url=endpoint_url,
                 config=defaults.merge(config) if config else defaults)
-        self._client = client
+        # Any: boto3 makes its clients' methods at run time, from the service model (no stubs here).
+        self._client: Any = client
         self._limiter = anyio.CapacityLimiter(8)
 
     def key_for(self, sha256: str) -> str:

@@ -177,12 +177,15 @@ async def _send_message(message: JSONRPCResponse | JSONRPCError, status: int, se
                         ) -> None:
     """Each transport's own rendering, encoded once in Rust: the handshake-era one drops what was never set
     (``exclude_unset``), the 2026-07-28 one every null (``exclude_none``); NaN and infinities are null in both."""
-    dump = {"exclude_none": True} if exclude_none else {"exclude_unset": True}
+    unset = not exclude_none
     try:
-        body = message.model_dump_json(by_alias=True, **dump).encode()
+        body = message.model_dump_json(by_alias=True, exclude_none=exclude_none,
+                                       exclude_unset=unset).encode()
     except PydanticSerializationError:
         try:  # what UTF-8 cannot carry (a lone surrogate): escaped, as the 2026-07-28 entry's json.dumps does
-            body = json.dumps(message.model_dump(mode="json", by_alias=True, **dump), separators=(",", ":")).encode()
+            plain = message.model_dump(mode="json", by_alias=True, exclude_none=exclude_none,
+                                       exclude_unset=unset)
+            body = json.dumps(plain, separators=(",", ":")).encode()
         except (PydanticSerializationError, TypeError, ValueError):  # a handler left something no JSON can hold
             log.exception("mcp.unserialisable_answer")
             status = 200

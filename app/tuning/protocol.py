@@ -92,7 +92,7 @@ class DeadlineProtocol(HttpToolsProtocol):
         self._head_open = self._head_began_now = False
         self._head_bytes = self._head_pending = self._hosts = 0
 
-    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+    def connection_made(self, transport: asyncio.Transport) -> None:
         super().connection_made(transport)
         self._expect("headers")
 
@@ -132,6 +132,8 @@ class DeadlineProtocol(HttpToolsProtocol):
 
     def on_headers_complete(self) -> None:
         self._head_open = False
+        # The parser calls this; uvicorn drops it (None) only once the connection is lost.
+        assert self.parser is not None
         if self._hosts > 1 or (self._hosts == 0 and self.parser.get_http_version() == "1.1"):
             raise BadHead("one Host header, and an HTTP/1.1 request needs it")  # RFC 9112 3.2, as h11 refuses
         if self.parser.should_upgrade():

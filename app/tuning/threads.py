@@ -18,11 +18,12 @@ import contextvars
 import threading
 from collections import deque
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any, TypeVar, TypeVarTuple
 
 import anyio
 
 T = TypeVar("T")
+Ts = TypeVarTuple("Ts")
 # A thread with nothing to do for this long ends (the next job starts another): a Database nobody uses any more
 # holds no thread, and a worker idle overnight holds none.
 IDLE_S = 30.0
@@ -31,6 +32,8 @@ _QUEUED, _RUNNING, _ABANDONED = 0, 1, 2
 
 class _Job:
     __slots__ = ("loop", "future", "run", "state", "result", "error")
+    run: Callable[[], Any] | None  # None once it ran or was abandoned: its references go then
+
 
     def __init__(self, loop: asyncio.AbstractEventLoop, future: asyncio.Future[Any], run: Callable[[], Any]) -> None:
         self.loop, self.future, self.run = loop, future, run
@@ -54,7 +57,7 @@ class ThreadLane:
         # Finished jobs per loop, and whether that loop has been asked to take them.
         self._done: dict[asyncio.AbstractEventLoop, list[_Job]] = {}
 
-    async def run(self, fn: Callable[..., T], *args: Any) -> T:
+    async def run(self, fn: Callable[[*Ts], T], *args: *Ts) -> T:
         loop = asyncio.get_running_loop()
         future: asyncio.Future[T] = loop.create_future()
         context = contextvars.copy_context()
@@ -81,7 +84,7 @@ class ThreadLane:
             with self._lock:
                 if job.state == _QUEUED:
                     job.state = _ABANDONED  # never runs: nothing of it happened
-                    job.run = None  # type: ignore[assignment]
+                    job.run = None
                     raise
             # It runs: wait for its end and return what it gave, as anyio's own hop does (the cancellation lands
             # at the caller's next checkpoint): a committed write's notes still reach Database.write's hooks.
@@ -114,6 +117,7 @@ class ThreadLane:
                 if job.state == _ABANDONED:
                     continue
                 job.state = _RUNNING
+            assert job.run is not None  # not abandoned (skipped above), and not run yet
             try:
                 job.result = job.run()
             except StopIteration as exc:  # a future cannot carry it
@@ -121,7 +125,7 @@ class ThreadLane:
                 job.error.__cause__ = exc
             except BaseException as exc:  # noqa: BLE001 - handed to the caller, whatever it is
                 job.error = exc
-            job.run = None  # type: ignore[assignment]  # the callable's references go now, not with the job
+            job.run = None  # the callable's references go now, not with the job
             with lock:
                 done = self._done.get(job.loop)
                 if done is not None:  # the loop is already asked to take its finished jobs: this one goes too

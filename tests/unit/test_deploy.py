@@ -1,7 +1,10 @@
 """The deployment artefacts, validated offline (no cluster, no Docker engine here): every kustomize overlay
 renders and validates strictly against the Kubernetes API's schemas, and says what the server needs;
 docker-compose.yml follows the Compose Specification and has the whole stack; the image installs from the
-lock file."""
+lock file. What a deletable part adds (the files demo's sweeper, the authorization server's
+endpoints) is fenced with its name, and checked only while the part is there
+(tests/unit/test_files_deploy.py): these tests hold in a fork that removed it as docs/forking.md
+says."""
 
 from __future__ import annotations
 
@@ -17,6 +20,8 @@ from typing import Any
 import jsonschema
 import pytest
 import yaml
+
+from tests.demos import PACKAGES, authserver_installed
 
 ROOT = Path(__file__).resolve().parents[2]
 OVERLAYS = sorted(p for p in (ROOT / "deploy" / "k8s" / "overlays").iterdir() if p.is_dir())
@@ -73,8 +78,9 @@ def test_every_overlay_renders_and_validates_strictly(overlay, version):
     path, docs = overlay
     done = validate(path, version)
     assert done.returncode == 0, done.stdout + done.stderr
+    # A CronJob too while a feature has one (files: its sweeper).
     assert {d["kind"] for d in docs} >= {"Deployment", "Service", "Ingress", "HorizontalPodAutoscaler",
-                                         "PodDisruptionBudget", "Job", "CronJob", "NetworkPolicy", "ConfigMap",
+                                         "PodDisruptionBudget", "Job", "NetworkPolicy", "ConfigMap",
                                          "ServiceAccount"}
 
 
@@ -99,7 +105,7 @@ def test_no_setting_trusts_every_proxy_or_every_scraper(overlay):
 def test_every_pod_runs_unprivileged_on_a_read_only_root_with_its_config_and_secrets(overlay):
     _, docs = overlay
     workloads = [d for d in docs if d["kind"] in WORKLOADS]
-    assert len(workloads) == 3
+    assert {d["kind"] for d in workloads} >= {"Deployment", "Job"}
     for doc in workloads:
         spec = pod_spec(doc)
         assert spec["securityContext"]["runAsNonRoot"] is True and spec["automountServiceAccountToken"] is False
@@ -129,16 +135,32 @@ def test_the_server_probes_drains_and_leaves_migrations_to_the_release_job(overl
     assert {m["mountPath"]: m["name"] for m in app["volumeMounts"]}[data["APP_METRICS_DIR"]] == "metrics"
     (job,) = by_kind(docs, "Job")
     assert pod_spec(job)["containers"][0]["args"] == ["sh", "-c", "python -m app migrate && python -m app seed"]
-    (cron,) = by_kind(docs, "CronJob")
-    assert pod_spec(cron)["containers"][0]["args"] == ["python", "-m", "app", "files", "sweep"]
-    assert cron["spec"]["concurrencyPolicy"] == "Forbid"
+
+
+def _feature_commands() -> set[tuple[str, str]]:
+    from app.main import discover_features
+
+    features = discover_features()
+    return {(feature.name, command) for feature in features for command in feature.commands}
+
+
+def test_every_cronjob_runs_an_installed_features_command_one_at_a_time(overlay):
+    # A feature's command scheduled after the feature is gone would fail every run, unnoticed.
+    _, docs = overlay
+    for cron in by_kind(docs, "CronJob"):
+        python, dash_m, app, *command = pod_spec(cron)["containers"][0]["args"]
+        assert (python, dash_m, app) == ("python", "-m", "app") and len(command) == 2, command
+        assert tuple(command) in _feature_commands(), command
+        assert cron["spec"]["concurrencyPolicy"] == "Forbid"
 
 
 def test_the_ingress_routes_the_public_paths_and_never_metrics(overlay):
     _, docs = overlay
     (ingress,) = by_kind(docs, "Ingress")
     routes = {p["path"]: p["pathType"] for rule in ingress["spec"]["rules"] for p in rule["http"]["paths"]}
-    assert {"/mcp", "/.well-known/", "/authorize", "/token", "/jwks.json"} <= set(routes)
+    # The authorization server's endpoints while it is there (a fork with an IdP drops them).
+    oauth = {"/authorize", "/token", "/jwks.json"} if authserver_installed() else set()
+    assert {"/mcp", "/.well-known/"} | oauth <= set(routes)
     # Neither named nor under a prefix: "/" as a Prefix would route every path, /metrics included.
     assert "/metrics" not in routes and routes["/"] == "Exact"
     assert not [path for path, kind in routes.items() if kind == "Prefix" and "/metrics".startswith(path)]
@@ -164,13 +186,16 @@ def test_compose_follows_the_compose_specification_and_runs_the_whole_stack():
     compose = yaml.safe_load((ROOT / "docker-compose.yml").read_text())
     jsonschema.validate(compose, schema, cls=jsonschema.Draft7Validator)
     services = compose["services"]
-    assert {"db", "minio", "bucket", "redis", "migrate", "app", "sweeper"} <= set(services)
+    assert {"db", "minio", "bucket", "redis", "migrate", "app"} <= set(services)
     app = services["app"]
     assert app["environment"]["APP_REDIS_URL"].startswith("redis://redis:")
     assert app["environment"]["APP_S3_ENDPOINT_URL"].endswith("minio:9000}")
     assert (app["environment"]["APP_MIGRATE_ON_START"], app["environment"]["APP_SEED_ON_START"]) == ("false", "false")
     assert app["depends_on"]["migrate"] == {"condition": "service_completed_successfully"}
-    assert "files sweep" in " ".join(services["sweeper"]["command"])
+    # Any other `python -m app X Y` a service runs is an installed feature's command (files sweep).
+    run = " ; ".join(" ".join(service.get("command", [])) for service in services.values())
+    commands = set(re.findall(r"python -m app (\w+) (\w+)", run))
+    assert commands <= _feature_commands(), commands
 
 
 def test_compose_validation_refuses_what_the_specification_does_not_have():
@@ -179,6 +204,32 @@ def test_compose_validation_refuses_what_the_specification_does_not_have():
     compose["services"]["app"]["restart_policy"] = "always"  # a deploy.restart_policy key, not a service's
     with pytest.raises(jsonschema.ValidationError):
         jsonschema.validate(compose, schema, cls=jsonschema.Draft7Validator)
+
+
+# A deletable part's lines in the deployment files (a demo's, the authorization server's): from
+# "# >>> NAME" to "# <<< NAME", which docs/forking.md deletes with it.
+FENCE = re.compile(r"^\s*# (>>>|<<<) (\w+)\b")
+
+
+def test_a_parts_lines_are_fenced_with_its_name_and_its_manifests_in_a_folder_of_that_name():
+    # An unclosed fence would take the rest of its file along; a fence or a folder left behind by a
+    # part that is gone configures what no longer exists.
+    installed = {path.parent.name for path in (ROOT / "app" / "features").glob("*/__init__.py")}
+    installed |= {name for name in PACKAGES if (ROOT / "app" / name / "__init__.py").is_file()}
+    fenced: dict[str, set[str]] = {}
+    for path in [*sorted((ROOT / "deploy").rglob("*.yaml")), ROOT / "docker-compose.yml"]:
+        open_fence = None
+        for number, line in enumerate(path.read_text().splitlines(), 1):
+            if match := FENCE.match(line):
+                where = f"{path.relative_to(ROOT)}:{number}"
+                edge, name = match.groups()
+                assert (edge == ">>>") is (open_fence is None), f"{where}: unpaired fence"
+                assert edge == ">>>" or name == open_fence, f"{where}: closes {open_fence}?"
+                open_fence = name if edge == ">>>" else None
+                fenced.setdefault(name, set()).add(path.name)
+        assert open_fence is None, f"{path.relative_to(ROOT)}: # >>> {open_fence} is never closed"
+    folders = {p.name for p in (ROOT / "deploy" / "k8s" / "base").iterdir() if p.is_dir()}
+    assert set(fenced) | folders <= installed, (fenced, folders)
 
 
 def test_the_image_installs_every_dependency_from_the_hashed_lock_and_the_server_without_resolving():

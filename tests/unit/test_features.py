@@ -52,7 +52,19 @@ def test_a_folder_left_with_only_compiled_files_after_a_delete_is_ignored(packag
     _feature(root, "kept")
     (root / "deleted" / "__pycache__").mkdir(parents=True)
     (root / "deleted" / "__pycache__" / "tool.cpython-311.pyc").write_bytes(b"")
+    # A subpackage keeps its own (app/features/files/analysis/): still nothing but compiled files.
+    (root / "deleted" / "analysis" / "__pycache__").mkdir(parents=True)
+    (root / "deleted" / "analysis" / "__pycache__" / "pdf.cpython-311.pyc").write_bytes(b"")
     assert [f.name for f in discover_features(name)] == ["kept"]
+
+
+def test_a_folder_with_a_source_file_below_its_compiled_ones_is_still_refused(package):
+    name, root = package
+    (root / "half" / "__pycache__").mkdir(parents=True)
+    (root / "half" / "analysis").mkdir()
+    (root / "half" / "analysis" / "pdf.py").write_text("x = 1\n")
+    with pytest.raises(FeatureError, match=r"half is not a feature: it has no __init__.py"):
+        discover_features(name)
 
 
 def test_an_init_without_feature_is_refused(package):

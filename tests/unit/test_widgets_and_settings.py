@@ -57,7 +57,8 @@ def test_every_shipped_bundle_matches_the_manifest_and_fits_the_budget():
     # Every folder the build makes a widget of (widgets/scripts/build.mjs: one with an index.html, bar these).
     src = ROOT / "widgets" / "src"
     built = {d.name for d in src.iterdir() if (d / "index.html").is_file() and d.name not in {"bridge", "ui", "host"}}
-    assert built and set(manifest["widgets"]) == built
+    # None at all in a fork that removed every demo (and rebuilt, as docs/forking.md says).
+    assert set(manifest["widgets"]) == built
     for name, entry in manifest["widgets"].items():
         raw = (DIST / entry["file"]).read_bytes()
         assert hashlib.sha256(raw).hexdigest() == entry["sha256"], name

@@ -38,12 +38,15 @@ def register(registry: ToolRegistry, deps: Deps) -> None:
         token = get_access_token()
         if token is None or not token.subject:
             raise ToolFailure("No linked account.")  # unreachable: the registry enforces oauth2 first
+        # Names of this scope, which the checks here narrow in the lambda below too.
+        subject, local = token.subject, accounts
         profile = None
-        if accounts is not None:
-            profile = await db.read(lambda uow: _profile(accounts.profile(uow, token.subject)))
+        if local is not None:
+            profile = await db.read(lambda uow: _profile(local.profile(uow, subject)))
         if profile is None:  # an external IdP's subject: what its token tells
             claims = token.claims or {}
-            profile = Profile(id=token.subject, name=_text(claims.get("name")), email=_text(claims.get("email")),
+            profile = Profile(id=subject, name=_text(claims.get("name")),
+                              email=_text(claims.get("email")),
                               nickname=_text(claims.get("preferred_username") or claims.get("nickname")))
         shown = profile.name or profile.nickname or profile.id
         return tool_result(profile, f"Linked account: {shown}" + (f" <{profile.email}>" if profile.email else "."))

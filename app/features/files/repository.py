@@ -5,6 +5,7 @@ from collections.abc import Iterable, Sequence
 from sqlalchemy import delete, func, or_, select
 from sqlalchemy.orm import Session
 
+from app.db.upsert import rowcount
 from app.features.files.models import StoredFile
 
 
@@ -67,7 +68,7 @@ class FileRepository:
             return 0
         # Children first: the foreign key cascades too, but not every deployment enforces it the same way.
         self.session.execute(delete(StoredFile).where(StoredFile.parent_id.in_(ids)))
-        return self.session.execute(delete(StoredFile).where(StoredFile.id.in_(ids))).rowcount or 0
+        return rowcount(self.session.execute(delete(StoredFile).where(StoredFile.id.in_(ids)))) or 0
 
     def referenced(self, keys: Iterable[str]) -> set[str]:
         """Which of these storage keys some row still points at (expired rows included until swept)."""

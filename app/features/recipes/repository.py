@@ -6,7 +6,7 @@ from datetime import datetime
 from sqlalchemy import bindparam, delete, func, select, text, update
 from sqlalchemy.orm import Session
 
-from app.db.upsert import insert_if_absent
+from app.db.upsert import insert_if_absent, rowcount
 from app.features.recipes.models import SavedRecipe
 
 # First key of the two-int advisory locks this feature takes ("rcp" in ASCII); the second is the account's hash.
@@ -59,4 +59,4 @@ class SavedRecipeRepository:
         """Delete the row if it exists; True if this call deleted it (a concurrent delete is not an error)."""
         result = self.session.execute(delete(SavedRecipe)
                                       .where(SavedRecipe.account == account, SavedRecipe.id == recipe_id))
-        return result.rowcount == 1
+        return rowcount(result) == 1

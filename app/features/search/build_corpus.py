@@ -196,6 +196,8 @@ def _render_default(value: object) -> str:
 
 
 def _signature(name: str, obj: object) -> str | None:
+    if not callable(obj):  # what inspect.signature refuses anyway
+        return None
     try:
         sig = inspect.signature(obj)
     except Exception:  # C text signatures can name missing constants and raise almost anything
@@ -324,7 +326,8 @@ def write(records: list[dict[str, str]], out: Path) -> bytes:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    # No docstring under python -OO: no description then.
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help=f"output file (default: {DEFAULT_OUT})")
     args = parser.parse_args(argv)
     records = build()

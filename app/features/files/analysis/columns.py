@@ -80,7 +80,8 @@ def _classify(values: list[str], current: str | None) -> tuple[str | None, list[
 
 class Column:
     __slots__ = ("name", "type", "non_empty", "empty", "counts", "counting", "distinct_capped",
-                 "top_partial", "top_approximate", "count", "total", "low", "high", "min_len", "max_len")
+                 "top_partial", "top_approximate", "count", "total", "low", "high", "first", "last",
+                 "min_len", "max_len")
 
     def __init__(self, name: str) -> None:
         self.name = name
@@ -94,8 +95,12 @@ class Column:
         self.top_approximate = False
         self.count = 0
         self.total: int | float = 0
-        self.low: int | float | str | None = None
-        self.high: int | float | str | None = None
+        # Bounds: a numeric column's, a date column's (compared as text). A column whose values
+        # change family (numbers, dates) becomes a string column, which reports neither.
+        self.low: int | float | None = None
+        self.high: int | float | None = None
+        self.first: str | None = None
+        self.last: str | None = None
         self.min_len: int | None = None
         self.max_len: int | None = None
 
@@ -116,7 +121,7 @@ class Column:
             if self.type in NUMERIC and numbers:
                 self._numbers(numbers)
             elif self.type == "date":
-                self._bounds(min(values).strip(), max(values).strip())
+                self._dates(min(values).strip(), max(values).strip())
             elif self.type == "string" and not self.counting:
                 # Values went uncounted while the column looked numeric: top values now cover only the rest.
                 self.counting = True
@@ -134,17 +139,17 @@ class Column:
     def _numbers(self, numbers: list[int] | list[float]) -> None:
         self.count += len(numbers)
         self.total += sum(numbers)
-        self._bounds(min(numbers), max(numbers))
-
-    def _bounds(self, low: int | float | str, high: int | float | str) -> None:
-        # A column's bounds are all numbers or all date strings: a change of family makes it a string column.
-        if self.low is None:
-            self.low, self.high = low, high
-            return
-        if low < self.low:  # type: ignore[operator]
+        low, high = min(numbers), max(numbers)
+        if self.low is None or low < self.low:
             self.low = low
-        if high > self.high:  # type: ignore[operator]
+        if self.high is None or high > self.high:
             self.high = high
+
+    def _dates(self, first: str, last: str) -> None:
+        if self.first is None or first < self.first:
+            self.first = first
+        if self.last is None or last > self.last:
+            self.last = last
 
     def _count(self, values: list[str]) -> None:
         counts = self.counts
@@ -170,12 +175,14 @@ class Column:
                      "distinct": DISTINCT_CAP if self.distinct_capped else len(self.counts),
                      "distinct_capped": self.distinct_capped}
         if kind in NUMERIC and self.count:
-            out["min"], out["max"] = self.low, self.high
+            low, high = self.low, self.high
+            assert low is not None and high is not None  # count > 0: _numbers has set both
+            if kind == "float":  # its integer blocks' bounds are ints
+                low, high = float(low), float(high)
+            out["min"], out["max"] = low, high
             out["mean"] = float(f"{self.total / self.count:.6g}")
-            if kind == "float":
-                out["min"], out["max"] = float(self.low), float(self.high)  # type: ignore[arg-type]
         elif kind == "date":
-            out["min"], out["max"] = self.low, self.high
+            out["min"], out["max"] = self.first, self.last
         if kind == "string":
             out["min_length"], out["max_length"] = self.min_len, self.max_len
         if kind in ("string", "boolean"):

@@ -12,6 +12,7 @@ import json
 import re
 from collections.abc import Callable
 from pathlib import Path
+from typing import NoReturn
 
 from app.features.files.analysis.decoding import open_text
 from app.features.files.analysis.jsonshape import JsonScan, Shape
@@ -117,14 +118,16 @@ class _Scanner:
         return line, column
 
     def _fail(self, message: str, p: int | None = None, kind: str = "syntax",
-              where: tuple[int, int] | None = None) -> None:
+              where: tuple[int, int] | None = None) -> NoReturn:
         line, column = where or self._location(self.pos if p is None else p)
         raise JsonSyntaxError(message, line, column, kind)
 
     def _peek(self) -> str:
         """The next non-whitespace character, or "" at the end of the document."""
         while True:
-            self.pos = _WS.match(self.buf, self.pos).end()  # type: ignore[union-attr]
+            blank = _WS.match(self.buf, self.pos)
+            assert blank is not None  # the pattern can match "": never None
+            self.pos = blank.end()
             if self.pos < len(self.buf):
                 return self.buf[self.pos]
             if self.eof:
@@ -143,7 +146,9 @@ class _Scanner:
             self._step()
         newline = False
         while True:
-            end = _WS.match(self.buf, self.pos).end()  # type: ignore[union-attr]
+            blank = _WS.match(self.buf, self.pos)
+            assert blank is not None  # the pattern can match "": never None
+            end = blank.end()
             newline = newline or self.buf.find("\n", self.pos, end) >= 0
             self.pos = end
             if end < len(self.buf) or self.eof:
@@ -233,6 +238,7 @@ class _Scanner:
         keys: list[str] = []
         values: list[object] = []
         end = pos
+        key = ""  # an object member's, decoded before its value: never read before it is set
         while pos < limit:
             try:
                 if is_object:
@@ -286,7 +292,9 @@ class _Scanner:
     def _string(self) -> str | None:
         """The string at pos, or None for one longer than MAX_TOKEN (skipped, not kept)."""
         while True:
-            body_end = _STRING_BODY.match(self.buf, self.pos + 1).end()  # type: ignore[union-attr]
+            body = _STRING_BODY.match(self.buf, self.pos + 1)
+            assert body is not None  # the pattern can match "": never None
+            body_end = body.end()
             if body_end < len(self.buf) and self.buf[body_end] == '"':
                 try:
                     value, self.pos = _DECODER.raw_decode(self.buf, self.pos)
@@ -309,4 +317,6 @@ class _Scanner:
             if self.eof:
                 self._fail("unterminated string", kind="eof", where=where)
             self._fill(len(self.buf) - self.pos + CHUNK)  # keeps a trailing backslash, whose escape is next
-            p = _STRING_BODY.match(self.buf, self.pos).end()  # type: ignore[union-attr]
+            body = _STRING_BODY.match(self.buf, self.pos)
+            assert body is not None  # the pattern can match "": never None
+            p = body.end()

@@ -63,7 +63,7 @@ class Shape:
             if not nested:
                 return
             self.scan.depth = max(self.scan.depth, depth)
-            level = list(chain.from_iterable(v.values() if type(v) is dict else v for v in nested))  # type: ignore
+            level = list(chain.from_iterable(v.values() if type(v) is dict else v for v in nested))
             depth += 1
 
     def member(self, depth: int, top_is_object: bool, key: str | None, kind: type, value: object) -> None:

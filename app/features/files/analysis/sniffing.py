@@ -197,9 +197,10 @@ def csv_dialect(sample: str, ext: str) -> Dialect | None:
     preferred = "\t" if ext == ".tsv" else ","
     order = [d for d in (sniffed.delimiter if sniffed else "", preferred, *_DELIMITERS) if d]
     for delimiter in dict.fromkeys(order):
-        own = sniffed is not None and delimiter == sniffed.delimiter
-        quotechar = sniffed.quotechar if own and sniffed.quotechar else '"'
-        skip = bool(sniffed.skipinitialspace) if own else False
+        # The sniffed dialect, when this is its delimiter.
+        own = sniffed if sniffed is not None and delimiter == sniffed.delimiter else None
+        quotechar = own.quotechar if own is not None and own.quotechar else '"'
+        skip = bool(own.skipinitialspace) if own is not None else False
         rows = _sample_rows(sample, delimiter, quotechar, skip)
         if _consistent(rows) and (ext in (".csv", ".tsv") or not _prose(rows)):
             return Dialect(delimiter, quotechar, True, skip, _has_header(rows))

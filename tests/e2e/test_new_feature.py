@@ -1,0 +1,74 @@
+"""``python -m app new-feature weather`` in a clone (a copy of the repository with its own editable
+install): what it writes passes ruff, pyright and ``check`` with one more tool, its own tests pass
+as written, and the server booted from the clone lists the tool and answers it. Its names and
+files in detail: tests/unit/test_scaffold.py."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from tests.conftest import ROOT
+from tests.e2e.isolated import base_env, copy_repository, fresh_venv, pip_install, run
+from tests.e2e.server import LiveServer
+
+# The clone's server stands on this run's database, whichever: CI runs this on SQLite only.
+pytestmark = pytest.mark.any_database
+
+
+def _free_name() -> str:
+    """weather, unless this tree has one already (a forker who ran the command): weather_2..."""
+    names = ("weather", *(f"weather_{n}" for n in range(2, 100)))
+    return next(name for name in names if not (ROOT / "app" / "features" / name).exists()
+                and not (ROOT / "tests" / "unit" / f"test_{name}.py").exists())
+
+
+def test_a_new_feature_passes_the_checks_and_its_tests_as_written_and_is_served(
+        tmp_path, database_url, live_server: LiveServer):
+    before = live_server.rpc("tools/list")["result"]["tools"]
+    resources = len(live_server.rpc("resources/list")["result"]["resources"])
+    clone = copy_repository(tmp_path / "clone")
+    python = fresh_venv(clone / ".venv")  # where the clone's pyright settings look for it
+    pip_install(python, "-e", str(clone))
+    env = base_env()
+    name = _free_name()
+    tool = f"{name}_hello"
+    written = [f"app/features/{name}/{module}.py"
+               for module in ("__init__", "tool", "service", "schemas")]
+    written += [f"tests/unit/test_{name}.py", f"tests/e2e/test_{name}_over_http.py"]
+
+    proc = run(python, "-m", "app", "new-feature", name, cwd=clone, env=env)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert proc.stdout.splitlines()[:-1] == [f"wrote {path}" for path in written]
+    assert all((clone / path).is_file() and not (ROOT / path).exists() for path in written)
+    again = run(python, "-m", "app", "new-feature", name, cwd=clone, env=env)
+    assert (again.returncode, again.stderr) == (
+        2, f"new-feature: app/features/{name} exists already: choose another name\n")
+
+    # What ./dev test checks first: the lint, the types of app/, the descriptors on the wire.
+    proc = run(python, "-m", "ruff", "check", "app", "tests", cwd=clone, env=env)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    proc = run(python, "-m", "pyright", f"app/features/{name}", cwd=clone, timeout=300,
+               env={**env, "PYRIGHT_PYTHON_IGNORE_WARNINGS": "1"})
+    assert proc.returncode == 0 and re.search(r"^0 errors", proc.stdout, re.M), proc.stdout
+    proc = run(python, "-m", "app", "check", cwd=clone, env=env)
+    expected = f"ok: {len(before) + 1} tools, {resources} resources\n"  # one more tool
+    assert (proc.returncode, proc.stdout) == (0, expected), proc.stdout + proc.stderr
+
+    # Its own tests, as written: the service's, and the tool's over HTTP on a server of their own.
+    proc = run(python, "-m", "pytest", "-q", "-p", "no:xdist", *written[4:], cwd=clone, env=env,
+               timeout=300)
+    assert proc.returncode == 0 and re.search(r"\b4 passed\b", proc.stdout), proc.stdout[-3000:]
+
+    server = LiveServer(database_url, tmp_path / "clone.log", python=python, cwd=clone,
+                        environ=env).start(timeout=60)
+    try:
+        tools = {listed["name"]: listed for listed in server.rpc("tools/list")["result"]["tools"]}
+        answer = server.rpc("tools/call", {"name": tool, "arguments": {"who": "Ada"}})
+    finally:
+        server.stop()
+    assert set(tools) - {listed["name"] for listed in before} == {tool}
+    assert tools[tool]["annotations"]["readOnlyHint"] is True
+    assert tools[tool]["securitySchemes"] == [{"type": "noauth"}]
+    assert answer["result"]["structuredContent"] == {"who": "Ada", "text": "Hello, Ada!"}
