@@ -120,6 +120,7 @@ class FormRequest(OAuth2Request):
         for key, value in pairs:
             datalist.setdefault(key, []).append(value)
         data = {k: v[0] for k, v in datalist.items()}
+        # Typed as this server makes it (see the comment on client):
         self.payload: _Payload = _Payload(  # pyright: ignore[reportIncompatibleVariableOverride]
             data, datalist)
         self.resource: str | None = None

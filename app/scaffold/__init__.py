@@ -32,9 +32,12 @@ NAME = re.compile(r"[a-z][a-z0-9_]*")
 MAX_NAME = 20  # the names built from it (its tool's, its classes') keep the written lines short
 COMMAND = ("is a command of python -m app: the feature's own commands (python -m app {name} ...) "
            "would never run")
+DEV_COMMAND = "is a command of ./dev: the feature's own commands (./dev {name} ...) would never run"
 # Names a feature cannot take, and why.
 RESERVED = {
     **dict.fromkeys(("serve", "migrate", "revision", "seed", "check", "users", "clients"), COMMAND),
+    # ./dev's own words: ./dev NAME COMMAND would run ./dev's, never the feature's.
+    **dict.fromkeys(("test", "bench", "widgets", "lock", "help"), DEV_COMMAND),
     # tests/demos.py reads pytest.mark.authserver and pytest.mark.tuning as these parts' own.
     "authserver": "names the built-in authorization server (app/authserver), a part of its own",
     "tuning": "names the speed-up package (app/tuning), a part of its own",
@@ -104,7 +107,14 @@ def new_feature(name: str, root: Path | None = None) -> list[str]:
     files = render(name)
     if taken := [path for path in files if (root / path).exists()]:
         raise CommandLineError(f"{taken[0]} exists already: choose another name")
+    written: list[Path] = []
     for path, text in files.items():
-        (root / path).parent.mkdir(parents=True, exist_ok=True)
-        (root / path).write_text(text, encoding="utf-8")
+        try:
+            (root / path).parent.mkdir(parents=True, exist_ok=True)
+            (root / path).write_text(text, encoding="utf-8")
+        except OSError as exc:  # a full disk, a read-only folder: what was written goes again
+            for done in written:
+                done.unlink(missing_ok=True)
+            raise CommandLineError(f"cannot write {path}: {exc.strerror or exc}") from exc
+        written.append(root / path)
     return list(files)

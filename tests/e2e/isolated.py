@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import shutil
 import subprocess
+import sys
 import sysconfig
 import venv
 from pathlib import Path
@@ -31,7 +32,11 @@ def fresh_venv(path: Path) -> Path:
     python = path / "bin" / "python"
     purelib = subprocess.run([python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
                              capture_output=True, text=True, check=True).stdout.strip()
-    Path(purelib, "_test_dependencies.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
+    # This interpreter's packages, and those it reaches through a .pth of its own (a fork's venv
+    # running its suite reaches the main tree's this way: a .pth is not read in a folder a .pth added).
+    paths = dict.fromkeys([sysconfig.get_paths()["purelib"],
+                           *(p for p in sys.path if p.endswith("site-packages"))])
+    Path(purelib, "_test_dependencies.pth").write_text("".join(f"{p}\n" for p in paths))
     return python
 
 

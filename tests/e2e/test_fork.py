@@ -1,8 +1,8 @@
 """What a forker does first: delete demo features (their folders, the test modules marked with
 them, their widgets and deployment lines), write the migration that drops their tables, migrate
 the EXISTING database forward, test, and boot: exactly the steps docs/forking.md prints, read from
-its ```bash blocks (tests/forking_doc.py) and run in a copy of the repository that is a git clone
-of its own.
+its ```bash blocks (tests/forking_doc.py) and run in a copy of the working tree made a git
+repository of its own.
 
 As a forker works: the migration is generated against a development SQLite database, then
 applied to the existing database of the run's backend (SQLite, or PostgreSQL in CI's
@@ -83,9 +83,10 @@ DEMO_TABLES = {"zoo": {"zoo_animals"}, "search": {"search_documents"}, "files": 
                "recipes": {"saved_recipes"}, "cafes": {"cafe_cities", "cafe_city_aliases", "cafe_city_names", "cafes"}}
 AUTHSERVER_TABLES = {"accounts", "account_identities", "oauth_clients", "oauth_grants", "oauth_authorization_codes",
                      "oauth_refresh_tokens", "oauth_client_assertions"}
-# End-to-end modules that build a venv of their own (a fork inside the fork) stay out of the fork's run.
-OWN_VENV = ("tests/e2e/test_fork.py", "tests/e2e/test_startup_refusal.py", "tests/e2e/test_wheel.py",
-            "tests/e2e/test_new_feature.py")
+# This module goes with the first demo a fork removes (its mark: every demo), as the page's grep
+# finds it; the modules that build a venv of their own (test_wheel, test_startup_refusal,
+# test_new_feature) stay and run in the every-demo fork, as a forker's ./dev test runs them.
+pytestmark = pytest.mark.demo(*DEMOS)
 # And the ones a demo's deletion cannot reach: each starts processes of its own (workers, replicas,
 # a collector) to try the process model on the test-only probe feature alone. They are collected in
 # the fork (its imports hold); running them again there would only repeat the main run, at a third
@@ -155,6 +156,18 @@ def _link_node_packages(fork: Path) -> None:
                 (fork / folder / "node_modules" / entry.name).symlink_to(entry)
 
 
+def _dev_test(fork: Path, args: list[str], env: dict[str, str], timeout: float
+              ) -> subprocess.CompletedProcess:
+    """``./dev test ARGS`` in the fork; over ``timeout``, a failure showing where it had got to."""
+    try:
+        return subprocess.run(["./dev", "test", *args], cwd=fork, env=env, capture_output=True,
+                              text=True, timeout=timeout)
+    except subprocess.TimeoutExpired as exc:
+        out = exc.stdout.decode(errors="replace") if isinstance(exc.stdout, bytes) else exc.stdout
+        pytest.fail(f"./dev test {' '.join(args)} ran over {timeout} s in the fork:\n"
+                    f"{(out or '')[-3000:]}")
+
+
 def _shell(fork: Path, script: str, env: dict[str, str]) -> None:
     """A block of docs/forking.md, as printed, stopping at its first failing command."""
     proc = subprocess.run(["bash", "-e", "-c", script], cwd=fork, env=env, capture_output=True,
@@ -181,11 +194,13 @@ def _fork_without(tmp_path: Path, removal: Removal, env: dict[str, str]) -> tupl
     assert marked, f"no test module is marked with {removal.parts}"
     for section in removal.sections:
         assert finish(fork, section) == FINISH[section]  # the steps after: performed below
+    tests_before = set((fork / "tests").rglob("*.py"))
     for feature in removal.features:
         _shell(fork, for_demo(deletions(fork, DEMO_SECTION), feature), env)
     for section in removal.sections[1:]:
         _shell(fork, deletions(fork, section), env)
-    assert [m for m in marked if m.exists()] == []
+    # The page's grep reads lines, the marks are code: it took exactly the marked modules, no more.
+    assert {path for path in tests_before if not path.exists()} == set(marked)
     assert (fork / "app" / "features" / removal.features[0] / "__pycache__").is_dir()
     return fork, python
 
@@ -266,19 +281,16 @@ def test_a_fork_without_a_demo_migrates_an_existing_database_boots_and_passes_it
     test_env = {**env, **{k: v for k, v in os.environ.items()
                           if k in ("APP_TEST_DATABASE_URL", "APP_TEST_REDIS_URL", "APP_REQUIRE_REDIS",
                                    "APP_REQUIRE_BROWSER", "APP_REQUIRE_KUBECTL")}}
-    ignored = [f"--ignore={m}" for m in OWN_VENV]
     # `./dev test` whole, once, in the SQLite leg; the PostgreSQL leg's proof is the migration above
     # and the boot below, which the suite's database tests would only repeat on a fork whose
     # database code is the main tree's.
     if removal.runs_suite and not POSTGRES:
         deselected = [f"--deselect={m}" for m in STACK_ONLY]
-        proc = subprocess.run(["./dev", "test", "-q", "-n", "2", *ignored, *deselected], cwd=fork,
-                              env=test_env, capture_output=True, text=True, timeout=600)
+        proc = _dev_test(fork, ["-q", "-n", "2", *deselected], test_env, timeout=600)
         # pytest's summary, not vitest's
         summary = re.search(r"(\d+) passed\b[^\n]* in [\d.]+s", proc.stdout)
     else:
-        proc = subprocess.run(["./dev", "test", "--no-lint", "-q", "--collect-only", *ignored],
-                              cwd=fork, env=test_env, capture_output=True, text=True, timeout=180)
+        proc = _dev_test(fork, ["--no-lint", "-q", "--collect-only"], test_env, timeout=180)
         summary = re.search(r"(\d+) tests? collected", proc.stdout)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
     assert summary and int(summary.group(1)) >= 100, proc.stdout[-500:]  # the suite, not an empty selection

@@ -6,12 +6,14 @@ files in detail: tests/unit/test_scaffold.py."""
 from __future__ import annotations
 
 import re
+import subprocess
 
 import pytest
 
 from tests.conftest import ROOT
 from tests.e2e.isolated import base_env, copy_repository, fresh_venv, pip_install, run
 from tests.e2e.server import LiveServer
+from tests.forking_doc import DEMO_SECTION, deletions, for_demo
 
 # The clone's server stands on this run's database, whichever: CI runs this on SQLite only.
 pytestmark = pytest.mark.any_database
@@ -72,3 +74,14 @@ def test_a_new_feature_passes_the_checks_and_its_tests_as_written_and_is_served(
     assert tools[tool]["annotations"]["readOnlyHint"] is True
     assert tools[tool]["securitySchemes"] == [{"type": "noauth"}]
     assert answer["result"]["structuredContent"] == {"who": "Ada", "text": "Hello, Ada!"}
+
+    # And it goes as docs/forking.md removes a demo: its folder and both its test modules.
+    author = ["-c", "user.name=fork", "-c", "user.email=fork@example.invalid"]
+    for command in (["git", "init", "-q"], ["git", "add", "-A"],
+                    ["git", *author, "commit", "-q", "-m", "fork"]):
+        subprocess.run(command, cwd=clone, env=env, check=True, capture_output=True, timeout=120)
+    script = for_demo(deletions(clone, DEMO_SECTION), name)
+    proc = subprocess.run(["bash", "-e", "-c", script], cwd=clone, env=env, capture_output=True,
+                          text=True, timeout=120)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert [path for path in written if (clone / path).exists()] == []

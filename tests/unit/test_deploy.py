@@ -217,7 +217,9 @@ def test_a_parts_lines_are_fenced_with_its_name_and_its_manifests_in_a_folder_of
     installed = {path.parent.name for path in (ROOT / "app" / "features").glob("*/__init__.py")}
     installed |= {name for name in PACKAGES if (ROOT / "app" / name / "__init__.py").is_file()}
     fenced: dict[str, set[str]] = {}
-    for path in [*sorted((ROOT / "deploy").rglob("*.yaml")), ROOT / "docker-compose.yml"]:
+    # Every file the page's `grep -rlw "# >>> NAME" deploy docker-compose.yml` may hand to perl.
+    files = [path for path in sorted((ROOT / "deploy").rglob("*")) if path.is_file()]
+    for path in [*files, ROOT / "docker-compose.yml"]:
         open_fence = None
         for number, line in enumerate(path.read_text().splitlines(), 1):
             if match := FENCE.match(line):

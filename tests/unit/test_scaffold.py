@@ -30,6 +30,7 @@ def test_a_lowercase_identifier_is_a_feature_name(name):
               "would never run"),
     ("authserver", "names the built-in authorization server"),
     ("probe", "is the core tests' own feature"),
+    ("widgets", "is a command of ./dev: the feature's own commands (./dev widgets ...) would never run"),
 ])
 def test_a_name_no_feature_can_have_is_refused_in_one_line_saying_why(name, why):
     with pytest.raises(CommandLineError) as refused:
@@ -69,6 +70,15 @@ def test_nothing_is_written_unless_every_file_can_be(tmp_path):
         new_feature("weather", tmp_path)
     written = [p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*") if p.is_file()]
     assert written == ["tests/unit/test_weather.py"]
+
+
+def test_a_write_that_fails_halfway_takes_back_what_it_wrote(tmp_path):
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "e2e").write_text("a file where the folder goes\n")
+    with pytest.raises(CommandLineError, match=r"^cannot write tests/e2e/test_weather_over_http.py: "):
+        new_feature("weather", tmp_path)
+    left = [p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*") if p.is_file()]
+    assert left == ["tests/e2e"]
 
 
 def test_a_feature_folder_refuses_the_name_unless_git_left_only_compiled_files_in_it(tmp_path):
