@@ -6,8 +6,8 @@ when the callable returns; ``read`` always rolls back. Driver failures come out 
 ``DatabaseUnavailable`` (retry), ``DatabaseNotMigrated`` (operator action) or the
 original exception (a bug).
 
-The threads: anyio's, each direction (reads, writes) bounded by a limiter of its own, never anyio's
-default one, which outbound work and everything else that calls ``to_thread`` share. The speed-up
+The threads: anyio's, each direction (reads, writes) and the readiness probe bounded by a limiter of
+its own, never anyio's default one, which everything else that calls ``to_thread`` shares. The speed-up
 package may hand in a cheaper hop (``Hops``).
 """
 
@@ -118,6 +118,9 @@ class Database:
         # outlives its request): probes arriving meanwhile fail fast instead of parking one more
         # thread each in a hung driver.
         self._probe_running = threading.Event()
+        # The probe's own thread: on anyio's default limiter, which outbound work and file spooling
+        # share, callers who fill it (a slow DNS server) would make /readyz time out.
+        self._probe_threads = anyio.CapacityLimiter(1)
         # The probe in flight (probes arriving meanwhile wait for its answer) and the last answer.
         self._flight: anyio.Event | None = None
         self._answer: tuple[float, Readiness] | None = None
@@ -245,7 +248,8 @@ class Database:
             with anyio.fail_after(deadline):
                 # abandon_on_cancel: the deadline holds even if the driver ignores its own; the
                 # thread finishes (driver timeouts) in the background.
-                return await anyio.to_thread.run_sync(probe, abandon_on_cancel=True)
+                return await anyio.to_thread.run_sync(probe, abandon_on_cancel=True,
+                                                      limiter=self._probe_threads)
         except TimeoutError:
             log.error("db.unavailable", error="probe_timeout")
             return Readiness("timeout", "unknown")

@@ -34,18 +34,24 @@ _HTTPS_ONLY = "only https is allowed"
 # Where a public web server listens: any other port of a public host is refused (SSH, SMTP, Redis, memcached),
 # so the guard cannot be pointed at services that are not the web, nor used to tell their ports apart.
 WEB_PORTS = (443, 80)
+# Threads resolving names at once, per guard. Resolution blocks a thread (getaddrinfo); on anyio's
+# default limiter, which the rest of the process shares, a caller's slow DNS server could hold every
+# thread (40) and starve what else needs one. Past this many, a fetch waits for a turn within its
+# own total deadline.
+RESOLVER_THREADS = 8
 
 
 class OutboundGuard:
     def __init__(self, *, allowlist: Sequence[str] = (), resolver: Resolver = system_resolver,
                  connect_timeout: float = 5.0, read_timeout: float = 10.0, total_timeout: float = 15.0,
                  max_bytes: int = 1_000_000, max_redirects: int = 3, user_agent: str = "chatgpt-mcp-app-server",
-                 ports: Sequence[int] = WEB_PORTS):
+                 ports: Sequence[int] = WEB_PORTS, resolver_threads: int = RESOLVER_THREADS):
         if isinstance(allowlist, str):
             raise TypeError("allowlist must be a sequence of 'host' or 'host:port' strings, not one string")
         self._allow = frozenset(parse_allow(e) for e in allowlist if e.strip())
         self._ports = frozenset(ports)
         self._resolver = resolver
+        self._resolutions = anyio.CapacityLimiter(resolver_threads)
         self._connect_timeout, self._read_timeout, self._total_timeout = connect_timeout, read_timeout, total_timeout
         self._max_bytes, self._max_redirects, self._user_agent = max_bytes, max_redirects, user_agent
 
@@ -193,7 +199,8 @@ class OutboundGuard:
         t, extra = self._check(url), dict(headers or {})
         deadline = time.monotonic() + self._total_timeout
         cap = self._max_bytes if max_bytes is None else max_bytes
-        async with httpcore.AsyncConnectionPool(network_backend=PinnedAsyncBackend(self._pinned_addresses)) as pool:
+        backend = PinnedAsyncBackend(self._pinned_addresses, self._resolutions)
+        async with httpcore.AsyncConnectionPool(network_backend=backend) as pool:
             try:
                 with anyio.fail_after(self._total_timeout), hop_span(t, "POST") as span, transport_errors(t.host):
                     async with pool.stream(**self._request(t, extra, deadline, body)) as resp:
@@ -218,7 +225,8 @@ class OutboundGuard:
         t, extra = self._check(url), dict(headers or {})
         first = t.host
         deadline_scope: anyio.CancelScope | None = None
-        async with httpcore.AsyncConnectionPool(network_backend=PinnedAsyncBackend(self._pinned_addresses)) as pool:
+        backend = PinnedAsyncBackend(self._pinned_addresses, self._resolutions)
+        async with httpcore.AsyncConnectionPool(network_backend=backend) as pool:
             try:
                 # The deadline also covers DNS and a stalled single read, which the chunk check cannot see.
                 with anyio.fail_after(total) as deadline_scope:

@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
+import anyio
 import anyio.to_thread
 import httpcore
 
@@ -85,14 +86,16 @@ class PinnedSyncBackend(httpcore.SyncBackend):
 
 
 class PinnedAsyncBackend(AnyIOBackend):
-    def __init__(self, pin: Pin) -> None:
+    def __init__(self, pin: Pin, resolutions: anyio.CapacityLimiter) -> None:
         self._pin = pin
+        self._resolutions = resolutions  # threads of its own for name resolution (guard.py)
 
     async def connect_tcp(self, host: str, port: int, timeout: float | None = None,  # noqa: ASYNC109 (httpcore API)
                           local_address: str | None = None,
                           socket_options: Iterable[Any] | None = None) -> httpcore.AsyncNetworkStream:
         # getaddrinfo blocks; abandoning the thread lets the total deadline still apply to a hung resolver.
-        ips = await anyio.to_thread.run_sync(self._pin, host, port, abandon_on_cancel=True)
+        ips = await anyio.to_thread.run_sync(self._pin, host, port, abandon_on_cancel=True,
+                                             limiter=self._resolutions)
         failure: Exception | None = None
         for ip in ips:
             try:
