@@ -135,7 +135,7 @@ def discover_features(package: str = FEATURES_PACKAGE) -> list[Feature]:
     root = Path(str(importlib.import_module(package).__path__[0]))
     features: list[Feature] = []
     for folder in sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith(("_", "."))):
-        if _compiled_only(folder):
+        if compiled_only(folder):
             continue  # what `git rm -r` leaves behind: compiled files only
         if not (folder / "__init__.py").is_file():
             raise FeatureError(f"{folder} is not a feature: it has no __init__.py (add one that defines "
@@ -159,7 +159,7 @@ def discover_features(package: str = FEATURES_PACKAGE) -> list[Feature]:
     return features
 
 
-def _compiled_only(folder: Path) -> bool:
+def compiled_only(folder: Path) -> bool:
     """No file but compiled ones, at any depth: what `git rm -r` of a feature that ran leaves
     behind (its subpackages keep their __pycache__ too, as app/features/files/analysis/ does)."""
     files = (path.relative_to(folder).parts for path in folder.rglob("*") if path.is_file())

@@ -43,21 +43,19 @@ SESSION_TTL = 3600
 NOTICES = {"disconnected": "account.disconnected", "signed_out": "account.signed_out"}
 
 
+@dataclass(frozen=True, kw_only=True, eq=False)
 class AccountPages:
     """``/account``: the sign-in form (or a provider's link), the connected apps, Disconnect, Sign
     out."""
 
-    def __init__(self, *, config: ServerConfig, db: Database, signer: Signer, pages: Pages,
-                 passwords: PasswordSignIn, providers: ProviderLinks, secure_cookies: bool,
-                 password_login: bool) -> None:
-        self.config = config
-        self.db = db
-        self.signer = signer
-        self.pages = pages
-        self.passwords = passwords
-        self.providers = providers
-        self.secure_cookies = secure_cookies
-        self.password_login = password_login
+    config: ServerConfig
+    db: Database
+    signer: Signer
+    pages: Pages
+    passwords: PasswordSignIn
+    providers: ProviderLinks
+    secure_cookies: bool
+    password_login: bool
 
     def routes(self) -> list[BaseRoute]:
         page = self.pages.guarded

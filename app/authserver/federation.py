@@ -14,6 +14,7 @@ import hmac
 import secrets
 import time
 from collections.abc import Mapping
+from dataclasses import dataclass
 
 import structlog
 from starlette.requests import Request
@@ -37,21 +38,19 @@ MAX_COOKIE = 3800
 PURPOSES = ("authorize", "account")
 
 
+@dataclass(frozen=True, kw_only=True, eq=False)
 class UpstreamSignIn:
     """The two routes; a sign-in that comes back goes on to ``authorize``'s consent page, or to
     ``account``."""
 
-    def __init__(self, *, db: Database, signer: Signer, pages: Pages,
-                 upstream: Mapping[str, UpstreamProvider], authorize: SignInPages,
-                 account: AccountPages, count: SignInCounter, secure_cookies: bool) -> None:
-        self.db = db
-        self.signer = signer
-        self.pages = pages
-        self.upstream = upstream
-        self.authorize = authorize
-        self.account = account
-        self.count = count
-        self.secure_cookies = secure_cookies
+    db: Database
+    signer: Signer
+    pages: Pages
+    upstream: Mapping[str, UpstreamProvider]
+    authorize: SignInPages
+    account: AccountPages
+    count: SignInCounter
+    secure_cookies: bool
 
     def routes(self) -> list[BaseRoute]:
         if not self.upstream:

@@ -93,10 +93,11 @@ def authorization_server_routes(*, config: ServerConfig, db: Database, cimd: Cim
                                 upstream: Mapping[str, UpstreamProvider] | None = None,
                                 password_login: bool = True) -> list[BaseRoute]:
     """Every route of the authorization server: its JSON endpoints and its pages, each part given
-    what it uses."""
+    what it uses (keyword-only dataclasses, compared by identity: their bound methods are the
+    routes' endpoints)."""
     upstream = upstream or {}
     rendered = Pages()
-    transactions = Transactions(config, db)
+    transactions = Transactions(config=config, db=db)
     count = SignInCounter(metrics)
     links = ProviderLinks(upstream)
     passwords = PasswordSignIn(db=db, signer=signer, limits=limits, rates=sign_in, count=count,
@@ -118,23 +119,20 @@ def authorization_server_routes(*, config: ServerConfig, db: Database, cimd: Cim
     return [*endpoints.routes(), *authorize.routes(), *federation.routes(), *account.routes()]
 
 
+@dataclass(frozen=True, kw_only=True, eq=False)
 class OAuthEndpoints:
     """The JSON side: metadata, JWKS, /token, /revoke, /introspect, /register."""
 
-    def __init__(self, *, config: ServerConfig, db: Database, cimd: CimdResolver,
-                 client_keys: ClientKeys, limits: Limits, registration: RegistrationLimits,
-                 jwks: dict[str, Any], transactions: Transactions,
-                 metrics: Metrics | None = None, registration_open: bool = True) -> None:
-        self.config = config
-        self.db = db
-        self.cimd = cimd
-        self.client_keys = client_keys
-        self.limits = limits
-        self.registration = registration
-        self.jwks = jwks
-        self.transactions = transactions
-        self.metrics = metrics
-        self.registration_open = registration_open
+    config: ServerConfig
+    db: Database
+    cimd: CimdResolver
+    client_keys: ClientKeys
+    limits: Limits
+    registration: RegistrationLimits
+    jwks: dict[str, Any]
+    transactions: Transactions
+    metrics: Metrics | None = None
+    registration_open: bool = True
 
     def routes(self) -> list[BaseRoute]:
         return [

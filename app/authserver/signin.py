@@ -9,7 +9,7 @@ import hmac
 import secrets
 import time
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlencode
 
@@ -97,11 +97,11 @@ class SignInLimits:
     per_account: Rate
 
 
+@dataclass(frozen=True, eq=False)
 class SignInCounter:
     """Counts how sign-ins end (``Metrics.sign_in``), when the server keeps metrics."""
 
-    def __init__(self, metrics: Metrics | None) -> None:
-        self.metrics = metrics
+    metrics: Metrics | None
 
     def __call__(self, outcome: str) -> None:
         if self.metrics is not None:
@@ -120,22 +120,21 @@ class ProviderLinks:
         return [(p.name, f"/login/{p.id}?{query}") for p in self.providers.values()]
 
 
+@dataclass(frozen=True, kw_only=True, eq=False)
 class PasswordSignIn:
     """Password checks counted against the sign-in limits (``/authorize`` and ``/account`` share
     them), and the device cookie that sets the count of a browser its account's owner signed in with
     apart."""
 
-    def __init__(self, *, db: Database, signer: Signer, limits: Limits, rates: SignInLimits,
-                 count: SignInCounter, secure_cookies: bool) -> None:
-        self.db = db
-        self.signer = signer
-        self.limits = limits
-        self.rates = rates
-        self.count = count
-        self.secure_cookies = secure_cookies
-        # scrypt takes 32 MiB and tens of ms: a few at a time, whatever the number of sign-ins
-        # waiting.
-        self.password_checks = anyio.CapacityLimiter(4)
+    db: Database
+    signer: Signer
+    limits: Limits
+    rates: SignInLimits
+    count: SignInCounter
+    secure_cookies: bool
+    # scrypt takes 32 MiB and tens of ms: a few at a time, whatever the number of sign-ins
+    # waiting.
+    password_checks: anyio.CapacityLimiter = field(default_factory=lambda: anyio.CapacityLimiter(4))
 
     def device(self, request: Request, name: str) -> str | None:
         """This browser's device id for the account ``name``, if it holds a valid device cookie for
@@ -211,22 +210,20 @@ class PasswordSignIn:
                                 secure=self.secure_cookies, samesite="lax")
 
 
+@dataclass(frozen=True, kw_only=True, eq=False)
 class SignInPages:
     """``/authorize`` (the login page, then the consent page) and ``/authorize/consent``."""
 
-    def __init__(self, *, config: ServerConfig, cimd: CimdResolver, signer: Signer, pages: Pages,
-                 transactions: Transactions, passwords: PasswordSignIn, providers: ProviderLinks,
-                 count: SignInCounter, secure_cookies: bool, password_login: bool) -> None:
-        self.config = config
-        self.cimd = cimd
-        self.signer = signer
-        self.pages = pages
-        self.transactions = transactions
-        self.passwords = passwords
-        self.providers = providers
-        self.count = count
-        self.secure_cookies = secure_cookies
-        self.password_login = password_login
+    config: ServerConfig
+    cimd: CimdResolver
+    signer: Signer
+    pages: Pages
+    transactions: Transactions
+    passwords: PasswordSignIn
+    providers: ProviderLinks
+    count: SignInCounter
+    secure_cookies: bool
+    password_login: bool
 
     def routes(self) -> list[BaseRoute]:
         return [Route("/authorize", self.pages.guarded(self.authorize), methods=["GET", "POST"]),

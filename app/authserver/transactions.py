@@ -4,6 +4,7 @@ call (whose answers are ``OAuthReply``, ``protocol.py``)."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import TypeVar
 
 from joserfc.jwk import KeySet
@@ -17,12 +18,12 @@ from app.db import Database, UnitOfWork
 T = TypeVar("T")
 
 
+@dataclass(frozen=True, kw_only=True, eq=False)
 class Transactions:
     """Runs authlib's synchronous work in a worker thread, inside one read or write unit of work."""
 
-    def __init__(self, config: ServerConfig, db: Database) -> None:
-        self.config = config
-        self.db = db
+    config: ServerConfig
+    db: Database
 
     def form_request(self, request: Request, form: list[tuple[str, str]],
                      query: list[tuple[str, str]] | None = None,

@@ -16,6 +16,7 @@ from pathlib import Path
 from string import Template
 
 from app.command import CommandLineError
+from app.parts import compiled_only
 
 TEMPLATES = Path(__file__).parent / "templates"
 PACKAGE = Path(__file__).resolve().parents[1]  # this app
@@ -99,10 +100,8 @@ def new_feature(name: str, root: Path | None = None) -> list[str]:
     written. Nothing is written unless every file can be."""
     check_name(name)
     root = checkout() if root is None else root
-    folder = root / "app" / "features" / name
     # A folder of compiled files only is what `git rm -r` left of a removed feature: a free name.
-    leftovers = (path.relative_to(folder).parts for path in folder.rglob("*") if path.is_file())
-    if any("__pycache__" not in parts for parts in leftovers):
+    if not compiled_only(root / "app" / "features" / name):
         raise CommandLineError(f"app/features/{name} exists already: choose another name")
     files = render(name)
     if taken := [path for path in files if (root / path).exists()]:

@@ -2,18 +2,21 @@
 thread, and the readiness probe needs one too. On anyio's default limiter (40 threads), 45 stalled
 resolutions took them all and /readyz answered 503 "database: timeout": an attacker with a silent
 DNS server pulled every pod out of rotation. Resolution now has threads of its own
-(``OutboundGuard(resolver_threads=...)``) and so has the probe (``Database``).
+(``OutboundGuard(resolver_threads=...)``), and so has the probe (``Database``): anything else that
+fills anyio's default threads leaves it alone too (the second case).
 
 The stall is a resolver of the test's own, handed to the guard the server is built with: nothing
 in production can set it."""
 
 from __future__ import annotations
 
+import functools
 import threading
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import Annotated
 
+import anyio.to_thread
 import httpx
 import pytest
 from mcp.types import CallToolResult, TextContent
@@ -40,16 +43,19 @@ class Resolutions:
         self.entered = threading.Semaphore(0)
 
     def __call__(self, host: str, port: int) -> list[str]:
+        self.hold()
+        raise OSError("no answer")
+
+    def hold(self) -> None:
         self.entered.release()
         self.release.wait(30)
-        raise OSError("no answer")
 
 
 class Fetched(BaseModel):
     outcome: str
 
 
-def _tools(registry: ToolRegistry, deps: Deps) -> None:
+def _tools(registry: ToolRegistry, deps: Deps, resolutions: Resolutions) -> None:
     @registry.tool(name="fetch_stalled", title="Fetch", description="Fetches from a stalled host",
                    read_only=True, destructive=False, open_world=True, security=[NOAUTH])
     async def fetch_stalled() -> Annotated[CallToolResult, Fetched]:
@@ -61,6 +67,13 @@ def _tools(registry: ToolRegistry, deps: Deps) -> None:
         return CallToolResult(content=[TextContent(type="text", text=outcome)],
                               structured_content={"outcome": outcome})
 
+    @registry.tool(name="hold_a_thread", title="Hold", description="Holds one of anyio's threads",
+                   read_only=True, destructive=False, open_world=False, security=[NOAUTH])
+    async def hold_a_thread() -> Annotated[CallToolResult, Fetched]:
+        await anyio.to_thread.run_sync(resolutions.hold)  # anyio's default limiter, as most calls
+        return CallToolResult(content=[TextContent(type="text", text="held")],
+                              structured_content={"outcome": "held"})
+
 
 @pytest.fixture
 def stalled(database_url: str) -> Iterator[tuple[str, Resolutions]]:
@@ -69,7 +82,8 @@ def stalled(database_url: str) -> Iterator[tuple[str, Resolutions]]:
 
     def build(base_url: str):
         settings = load_settings(database_url=database_url, base_url=base_url, _env_file=None)
-        return create_app(settings, features=[Feature(name="fetcher", tools=_tools)], guard=guard)
+        tools = functools.partial(_tools, resolutions=resolutions)
+        return create_app(settings, features=[Feature(name="fetcher", tools=tools)], guard=guard)
 
     try:
         with serving(build) as base_url:
@@ -78,13 +92,18 @@ def stalled(database_url: str) -> Iterator[tuple[str, Resolutions]]:
         resolutions.release.set()
 
 
-def test_stalled_name_resolutions_do_not_make_the_pod_unready(stalled):
+# (the tool, the threads it fills before /readyz is asked, what each call ends with)
+CASES = [("fetch_stalled", 8, "does not resolve"), ("hold_a_thread", 40, "held")]
+
+
+@pytest.mark.parametrize(("tool", "threads", "outcome"), CASES, ids=["dns", "default-threads"])
+def test_callers_holding_threads_do_not_make_the_pod_unready(stalled, tool, threads, outcome):
     base_url, resolutions = stalled
     with ThreadPoolExecutor(STALLED) as callers:
-        calls = [callers.submit(plain_call, f"{base_url}/mcp", "fetch_stalled") for _ in range(STALLED)]
+        calls = [callers.submit(plain_call, f"{base_url}/mcp", tool) for _ in range(STALLED)]
         try:
-            # Resolution is under way: as many stalled threads as the guard allows are in the resolver.
-            for _ in range(8):
+            # As many threads as the callers can take are held: the guard's 8, or anyio's 40.
+            for _ in range(threads):
                 assert resolutions.entered.acquire(timeout=15)
             answers = [httpx.get(f"{base_url}/readyz", timeout=10) for _ in range(3)]
             assert [a.status_code for a in answers] == [200, 200, 200], [a.text for a in answers]
@@ -93,5 +112,5 @@ def test_stalled_name_resolutions_do_not_make_the_pod_unready(stalled):
             resolutions.release.set()
         outcomes = [call.result() for call in calls]
     assert all(answer.status_code == 200 for answer in outcomes)
-    assert all("does not resolve" in answer.json()["result"]["structuredContent"]["outcome"]
+    assert all(outcome in answer.json()["result"]["structuredContent"]["outcome"]
                for answer in outcomes)
