@@ -38,6 +38,7 @@ from app.feature import Deps, Feature, LocalAccounts
 from app.http.bounds import ClientBounds
 from app.http.devhost import DevFiles, devhost_routes
 from app.http.health import health_routes
+from app.http.inflight import InFlight
 from app.http.middleware import AccessLogMiddleware, McpPathAlias, client_address, log_written_through_shutdown
 from app.limits import Budget, Limits, Rate, Sharing, parse_rate
 from app.logging import RecentEvents
@@ -310,7 +311,11 @@ def served(app: Starlette, settings: Settings, metrics: Metrics | None, tracing:
     routed: ASGIApp = app
     if speedups is not None:  # /mcp past the router (its first route)
         routed = speedups.route(app, mcp)
-    logged: ASGIApp = AccessLogMiddleware(McpPathAlias(routed), metrics)
+    # Requests in flight capped before anything reads a body; inside the access log, which records a refusal.
+    capped = InFlight(McpPathAlias(routed), total=settings.max_requests_in_flight,
+                      per_client=settings.max_requests_in_flight_per_client,
+                      body_bytes=settings.max_body_bytes_in_flight, max_body=settings.max_body_bytes)
+    logged: ASGIApp = AccessLogMiddleware(capped, metrics)
     if tracing is not None:  # the server span: around the access log, so its lines carry the span's ids
         logged = tracing.wrap(logged)
     # A head past the bound (431) and a body that does not arrive in time (408), whatever serves the app; the

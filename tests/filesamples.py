@@ -5,6 +5,8 @@ from __future__ import annotations
 import io
 import json
 import os
+import re
+import zlib
 
 
 def csv_bytes(rows: int = 4) -> bytes:
@@ -59,3 +61,41 @@ def pdf_bytes(pages: list[str], *, title: str = "Quarterly report", author: str 
     trailer = f"<< /Size {len(objects) + 1} /Root 1 0 R /Info {info_id} 0 R >>"
     out += f"trailer\n{trailer}\nstartxref\n{xref}\n%%EOF\n".encode()
     return bytes(out)
+
+
+def flate_pdf(streams: list[bytes], contents: list[str]) -> bytes:
+    """A PDF whose pages draw Flate-compressed content streams: each page's /Contents is written
+    as given, S0, S1... standing for references to the streams (e.g. "S0" or "[S0 S1]")."""
+    first_stream = 4 + len(contents)
+    objects = {
+        1: b"<< /Type /Catalog /Pages 2 0 R >>",
+        2: f"<< /Type /Pages /Kids [{' '.join(f'{4 + i} 0 R' for i in range(len(contents)))}] "
+           f"/Count {len(contents)} >>".encode(),
+        3: b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
+    }
+    for i, spec in enumerate(contents):
+        refs = re.sub(r"S(\d+)", lambda m: f"{first_stream + int(m.group(1))} 0 R", spec)
+        objects[4 + i] = (b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources "
+                          b"<< /Font << /F1 3 0 R >> >> /Contents " + refs.encode() + b" >>")
+    for i, stream in enumerate(streams):
+        data = zlib.compress(stream, 9)
+        objects[first_stream + i] = (b"<< /Length %d /Filter /FlateDecode >>\nstream\n" % len(data)
+                                     + data + b"\nendstream")
+    out = bytearray(b"%PDF-1.4\n")
+    offsets = {}
+    for number in sorted(objects):
+        offsets[number] = len(out)
+        out += b"%d 0 obj\n" % number + objects[number] + b"\nendobj\n"
+    xref, size = len(out), max(objects) + 1
+    out += b"xref\n0 %d\n0000000000 65535 f \n" % size
+    out += b"".join(b"%010d 00000 n \n" % offsets[n] for n in range(1, size))
+    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (size, xref)
+    return bytes(out)
+
+
+def slow_pdf(content_bytes: int = 500 * 1024) -> bytes:
+    """One page of the costliest text operators pypdf tokenises (a one-letter string shown on every
+    line), ``content_bytes`` of them: within the analysis' content cap, about 2 s of processor time
+    here, from a file of a few KB."""
+    line = b"(a)'\n"
+    return flate_pdf([b"BT /F1 12 Tf 72 712 Td 14 TL\n" + line * (content_bytes // len(line)) + b"ET"], ["S0"])

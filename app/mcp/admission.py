@@ -150,6 +150,7 @@ class McpAdmission:
         client = scope.get("client")
         admission = Admission(request, started, version, get_access_token(), client[0] if client else None)
         self._decide(admission, body)
+        del body, message  # the replay holds the body now, until whichever path answers reads it
         bound = _current.set(admission)
         try:
             if admission.refused and self.challenge is not None:
@@ -158,6 +159,9 @@ class McpAdmission:
             if admission.plain and self.lane is not None and self.lane.ready:
                 await self.lane.answer(admission, send)
             else:
+                # The SDK reads the body and decodes it itself: what was decoded here would be one more
+                # copy of it, held while the SDK serves.
+                admission.message = None
                 await self.transport(scope, replay, send)
         finally:
             _current.reset(bound)

@@ -33,7 +33,7 @@ from app.http.serving import ProtocolFactory
 from app.mcp.admission import Lane
 from app.settings import TUNING_PIECES, Settings
 from app.tuning.lane import SingleExchangeLane
-from app.tuning.protocol import Deadlines, deadline_protocol
+from app.tuning.protocol import Connections, Deadlines, deadline_protocol
 from app.tuning.shortcut import Shortcut
 from app.tuning.threads import ThreadLane
 
@@ -51,8 +51,11 @@ class Tuning:
     def http_protocol(self, settings: Settings) -> ProtocolFactory | None:
         if "protocol" not in self.pieces:
             return None
-        return deadline_protocol(Deadlines(header=settings.http_header_timeout, body=settings.http_body_timeout,
-                                           send=settings.http_send_timeout))
+        return deadline_protocol(
+            Deadlines(header=settings.http_header_timeout, body=settings.http_body_timeout,
+                      send=settings.http_send_timeout),
+            Connections(most=settings.http_max_connections, requests=settings.http_connection_requests,
+                        lifetime=settings.http_connection_lifetime))
 
     def route(self, app: ASGIApp, mcp: Route) -> ASGIApp:
         return Shortcut(app, mcp) if "route" in self.pieces else app

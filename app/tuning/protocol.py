@@ -63,10 +63,25 @@ class Deadlines:
     send: float
 
 
-def deadline_protocol(deadlines: Deadlines) -> ProtocolFactory:
-    """What uvicorn's ``http`` option takes: the protocol, with these deadlines (a partial pickles, so
-    ``--workers N`` hands it to each worker)."""
-    return functools.partial(DeadlineProtocol, deadlines=deadlines)
+@dataclass(frozen=True)
+class Connections:
+    """How many connections a worker keeps open, and how long one is kept alive
+    (APP_HTTP_MAX_CONNECTIONS, APP_HTTP_CONNECTION_REQUESTS, APP_HTTP_CONNECTION_LIFETIME)."""
+
+    most: int = 1000
+    requests: int = 1000  # then its last response says ``Connection: close``
+    lifetime: float = 600.0  # seconds from connecting; the response after it says ``Connection: close``
+
+
+_BUSY_BODY = b"Too many connections are open; retry in 2 s.\n"
+BUSY = (b"HTTP/1.1 503 Service Unavailable\r\ncontent-type: text/plain; charset=utf-8\r\nretry-after: 2\r\n"
+        b"connection: close\r\ncontent-length: " + str(len(_BUSY_BODY)).encode() + b"\r\n\r\n" + _BUSY_BODY)
+
+
+def deadline_protocol(deadlines: Deadlines, connections: Connections = Connections()) -> ProtocolFactory:
+    """What uvicorn's ``http`` option takes: the protocol, with these deadlines and bounds (a partial
+    pickles, so ``--workers N`` hands it to each worker)."""
+    return functools.partial(DeadlineProtocol, deadlines=deadlines, connections=connections)
 
 
 class DeadlineProtocol(HttpToolsProtocol):
@@ -74,8 +89,12 @@ class DeadlineProtocol(HttpToolsProtocol):
     in the response, and a bound on the request head."""
 
     def __init__(self, config: Any, server_state: Any, app_state: dict[str, Any],
-                 _loop: asyncio.AbstractEventLoop | None = None, *, deadlines: Deadlines) -> None:
+                 _loop: asyncio.AbstractEventLoop | None = None, *, deadlines: Deadlines,
+                 connections: Connections = Connections()) -> None:
         super().__init__(config, server_state, app_state, _loop)
+        self._bounds = connections
+        self._opened = self._idle_since = 0.0
+        self._served = 0  # requests begun on this connection
         self._header_timeout = deadlines.header
         self._body_timeout = deadlines.body
         self._send_timeout = deadlines.send
@@ -94,8 +113,32 @@ class DeadlineProtocol(HttpToolsProtocol):
 
     def connection_made(self, transport: asyncio.Transport) -> None:
         super().connection_made(transport)
+        self._opened = self._idle_since = self.loop.time()
+        if len(self.connections) > self._bounds.most and not self._make_room():
+            log.info("http.too_many_connections", peer=self.client[0] if self.client else None)
+            self.transport.write(BUSY)
+            self._close()
+            return
         self._expect("headers")
 
+    def _make_room(self) -> bool:
+        """Past the connection cap: close the connection idle longest (kept alive between requests, or
+        still sending a head), as nginx reuses its idle keep-alive connections. False: none is idle,
+        every one is being answered."""
+        idle = [c for c in self.connections
+                if isinstance(c, DeadlineProtocol) and c is not self and c._idle()]
+        if not idle:
+            return False
+        oldest = min(idle, key=lambda c: c._idle_since)
+        log.info("http.idle_connection_closed", peer=oldest.client[0] if oldest.client else None)
+        oldest._close()
+        oldest.connections.discard(oldest)  # gone for the count at once (connection_lost comes later)
+        return True
+
+    def _idle(self) -> bool:
+        return not self.transport.is_closing() and not self.pipeline \
+            and (self.cycle is None or self.cycle.response_complete) \
+            and (self._message_done or self._head_open)  # between requests, or its head still coming
     def data_received(self, data: bytes) -> None:
         if self._lingering:
             return
@@ -115,6 +158,7 @@ class DeadlineProtocol(HttpToolsProtocol):
         self._message_done = False
         self._head_open = self._head_began_now = True
         self._head_bytes = self._head_pending = self._hosts = 0
+        self._served += 1
         super().on_message_begin()
         # The request's scope says that this protocol bounds its head and cuts a slow body (app.http.bounds
         # stands aside).
@@ -142,6 +186,9 @@ class DeadlineProtocol(HttpToolsProtocol):
             # lost and a request hidden in it run. This server switches to nothing: refused, connection closed.
             raise BadHead("protocol upgrades are not served")
         super().on_headers_complete()
+        bounds = self._bounds
+        if self._served >= bounds.requests or self.loop.time() - self._opened >= bounds.lifetime:
+            self.cycle.keep_alive = False  # its response says Connection: close, then the connection ends
 
     def on_message_complete(self) -> None:
         self._message_done = True
@@ -153,6 +200,7 @@ class DeadlineProtocol(HttpToolsProtocol):
             raise BadHead(f"request head over {MAX_HEAD_BYTES} bytes")
 
     def on_response_complete(self) -> None:
+        self._idle_since = self.loop.time()
         super().on_response_complete()  # may start a pipelined request, or close
         # With a request pipelined behind this one (parsed already, running now), the deadlines wait for its end.
         if self.cycle is self._request and self.cycle.response_complete and not self.transport.is_closing():

@@ -24,7 +24,12 @@ def create_app():
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m tests.e2e.probe_server")
+    return serve("tests.e2e.probe_server:create_app", argv)
+
+
+def serve(factory: str, argv: list[str] | None = None) -> int:
+    """``serve``'s steps for ``factory`` (a module:callable each worker imports)."""
+    parser = argparse.ArgumentParser(prog=f"python -m {factory.split(':')[0]}")
     parser.add_argument("--port", type=int, required=True)
     parser.add_argument("--workers", type=int, default=1)
     args = parser.parse_args(argv)
@@ -42,8 +47,7 @@ def main(argv: list[str] | None = None) -> int:
     settings = settings_or_exit()
     configure_logging(settings.log_format, settings.log_level)
     speedups = tuning(settings)
-    return run_server(serve_config(settings, "tests.e2e.probe_server:create_app", host="127.0.0.1", port=args.port,
-                                   workers=args.workers,
+    return run_server(serve_config(settings, factory, host="127.0.0.1", port=args.port, workers=args.workers,
                                    protocol=speedups.http_protocol(settings) if speedups is not None else None))
 
 

@@ -33,6 +33,8 @@ from app.features.files.analysis import (
     tabular,
 )
 from app.features.files.analysis.model import Notes
+from app.features.files.analysis.pdfs import XFORM_INVOCATIONS
+from tests.filesamples import flate_pdf
 
 pytestmark = pytest.mark.demo("files")
 
@@ -619,6 +621,106 @@ def test_a_password_protected_pdf_is_reported_without_text(tmp_path):
     assert a.warnings == ["the PDF is encrypted with a password: its text and metadata were not read"]
 
 
+TEXT_LINE = b"BT /F1 12 Tf 72 712 Td (hello world) Tj ET\n"
+
+
+@pytest.fixture
+def tokenised(monkeypatch) -> list[int]:
+    """The size of every content stream pypdf tokenises (its costly step), one a tokenisation."""
+    from pypdf.generic import ContentStream
+
+    sizes: list[int] = []
+    original = ContentStream._parse_content_stream
+
+    def parse(self, stream):
+        sizes.append(stream.seek(0, 2))
+        return original(self, stream)
+
+    monkeypatch.setattr(ContentStream, "_parse_content_stream", parse)
+    return sizes
+
+
+def test_pages_sharing_a_content_stream_have_it_tokenised_once(tmp_path, tokenised):
+    # The shape of a 13 KB PDF that cost 80 s: every page draws the same large deflated stream.
+    stream = TEXT_LINE * 1500  # 64 KiB: five tokenisations would still fit the content cap
+    a = analyze(write(tmp_path, "shared.pdf", flate_pdf([stream], ["S0"] * 5)))
+    texts = a.details["first_pages_text"]
+    assert (a.details["pages"], a.warnings) == (5, [])
+    assert texts[0].startswith("hello world") and texts == [texts[0]] * 5
+    assert a.text.count("hello world") == 5 * 1500
+    assert tokenised == [len(stream)]
+
+
+def test_pages_drawing_the_same_streams_through_other_arrays_share_their_text(tmp_path, tokenised):
+    streams = [b"BT /F1 12 Tf 72 712 Td (first) Tj ET", b"BT /F1 12 Tf 72 600 Td (second) Tj ET"]
+    contents = ["[S0 S1]", "[S0 S1]", "S1", "[S1]", "[S1 S0]"]
+    a = analyze(write(tmp_path, "arrays.pdf", flate_pdf(streams, contents)))
+    assert a.warnings == []
+    assert a.details["first_pages_text"] == ["first\nsecond", "first\nsecond", "second", "second",
+                                             "second\nfirst"]
+    assert len(tokenised) == 3  # [S0 S1], S1 and [S1] alike, [S1 S0]
+
+
+def test_a_stream_shared_by_pages_that_fails_fails_once_for_each(tmp_path, monkeypatch):
+    from pypdf import PageObject
+
+    calls = []
+
+    def extract(self, *args, **kwargs):
+        calls.append(self)
+        raise RecursionError("pathological content stream")
+
+    monkeypatch.setattr(PageObject, "extract_text", extract)
+    a = analyze(write(tmp_path, "shared.pdf", flate_pdf([TEXT_LINE], ["S0", "S0"])))
+    assert (a.details["first_pages_text"], len(calls)) == (["", ""], 1)
+    assert a.warnings == [f"the text of page {n} could not be extracted: "
+                          "RecursionError: pathological content stream" for n in (1, 2)]
+
+
+def test_the_shared_stream_bomb_is_not_tokenised(tmp_path, tokenised):
+    stream = TEXT_LINE * (5_000_000 // len(TEXT_LINE))
+    data = flate_pdf([stream], ["S0"] * 5)
+    assert len(data) < 30_000
+    a = analyze(write(tmp_path, "bomb.pdf", data))
+    assert (a.details["pages"], a.details["first_pages_text"], tokenised) == (5, [""] * 5, [])
+    assert a.warnings == ["the text of pages 1-5 was not extracted: their content is beyond "
+                          "the 512 KiB this analysis reads"]
+    assert a.summary == ("PDF document, 5 pages. "
+                         "Its first pages have no extractable text (scanned images?).")
+
+
+def test_distinct_content_streams_are_read_up_to_the_cap(tmp_path, monkeypatch, tokenised):
+    from app.features.files.analysis import pdfs
+
+    monkeypatch.setattr(pdfs, "MAX_CONTENT_BYTES", 64 << 10)  # the logic of 512 KiB, in less time
+    # 20 KiB each, none alike
+    streams = [TEXT_LINE * 480 + b"%" + bytes([48 + i]) for i in range(5)]
+    a = analyze(write(tmp_path, "distinct.pdf", flate_pdf(streams, [f"S{i}" for i in range(5)])))
+    texts = a.details["first_pages_text"]
+    assert a.details["pages"] == 5 and all(texts[:3]) and texts[3:] == ["", ""]
+    assert a.warnings == ["the text of pages 4-5 was not extracted: their content is beyond "
+                          "the 64 KiB this analysis reads"]
+    assert tokenised == [len(s) for s in streams[:3]] and sum(tokenised) <= 64 << 10
+
+
+def test_a_single_page_past_the_cap_is_named_alone(tmp_path, monkeypatch, tokenised):
+    from app.features.files.analysis import pdfs
+
+    monkeypatch.setattr(pdfs, "MAX_CONTENT_BYTES", 1 << 20)
+    data = flate_pdf([TEXT_LINE, TEXT_LINE * 30_000], ["S0", "S1"])  # 44 bytes, then 1.26 MiB
+    a = analyze(write(tmp_path, "big.pdf", data))
+    assert a.details["first_pages_text"] == ["hello world", ""]
+    assert a.warnings == ["the text of page 2 was not extracted: its content is beyond "
+                          "the 1 MiB this analysis reads"]
+    assert tokenised == [len(TEXT_LINE)]
+
+
+def test_an_ordinary_multi_page_pdf_is_read_whole(tmp_path, tokenised):
+    a = analyze(write(tmp_path, "r.pdf", pdf_bytes(["One", "Two", "Three", "Four"])))
+    assert a.details["first_pages_text"] == ["One", "Two", "Three", "Four"]
+    assert (a.warnings, len(tokenised)) == ([], 4)
+
+
 # -- binary, empty, limits -------------------------------------------------------------------------------------
 
 
@@ -730,3 +832,30 @@ def test_compare_without_two_tables_has_no_tabular_part_and_unique_labels(tmp_pa
     result = compare([("n.txt", t), ("n.txt", t)])
     assert "tabular" not in result
     assert [f["label"] for f in result["files"]] == ["n.txt", "n.txt (2)"]
+
+
+def test_a_form_drawn_many_times_is_entered_only_so_often(tmp_path, tokenised):
+    # 1.2 KB drawing one 100 KiB form 50 times: 7.8 s when pypdf entered it each time (5,000 allowed).
+    form = zlib.compress(TEXT_LINE * 2400, 9)
+    page = zlib.compress(b"BT /F1 12 Tf (x) Tj ET\n" + b"/X0 Do\n" * 50, 9)
+    objects = {
+        1: b"<< /Type /Catalog /Pages 2 0 R >>",
+        2: b"<< /Type /Pages /Kids [4 0 R] /Count 1 >>",
+        3: b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
+        4: b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 3 0 R >> "
+           b"/XObject << /X0 6 0 R >> >> /Contents 5 0 R >>",
+        5: b"<< /Length %d /Filter /FlateDecode >>\nstream\n" % len(page) + page + b"\nendstream",
+        6: b"<< /Type /XObject /Subtype /Form /BBox [0 0 612 792] /Resources << /Font << /F1 3 0 R >> >> "
+           b"/Length %d /Filter /FlateDecode >>\nstream\n" % len(form) + form + b"\nendstream",
+    }
+    out = bytearray(b"%PDF-1.4\n")
+    offsets = {}
+    for number in sorted(objects):
+        offsets[number] = len(out)
+        out += b"%d 0 obj\n" % number + objects[number] + b"\nendobj\n"
+    xref = len(out)
+    out += b"xref\n0 7\n0000000000 65535 f \n" + b"".join(b"%010d 00000 n \n" % offsets[n] for n in range(1, 7))
+    out += b"trailer\n<< /Size 7 /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % xref
+    a = analyze(write(tmp_path, "forms.pdf", bytes(out)))
+    assert a.details["pages"] == 1 and "hello world" in a.text
+    assert len(tokenised) == 1 + XFORM_INVOCATIONS  # the page, then the form as often as allowed

@@ -18,7 +18,6 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 import anyio
-import anyio.to_process
 import anyio.to_thread
 import structlog
 
@@ -39,12 +38,12 @@ from app.features.files.ingest import (
     report_document,
 )
 from app.features.files.settings import FilesSettings, storage_dir_refusal
+from app.features.files.slots import AnalysisSlots
 from app.limits import Budget, Caller, Limits, OverLimit, Reservation, current_caller, per_seconds
 from app.net.guard import OutboundGuard
 from app.storage import Storage, StorageError
 
 log = structlog.get_logger(__name__)
-ANALYSIS_TIMEOUT = 180.0
 # Orphan objects younger than this may belong to an upload still in flight: the sweeper leaves them alone.
 ORPHAN_GRACE = 3600
 # A row's objects are stored just before (the upload) or just after (the report) the row's creation time;
@@ -72,6 +71,8 @@ class FileUseCases:
     # Where fetched bodies are written while they are analysed and stored; a process killed meanwhile leaves its
     # file here, for the sweeper.
     spool_dir: Path | None = None
+    # The analysis processes, shared fairly between callers and capped in processor time.
+    slots: AnalysisSlots = field(default_factory=lambda: AnalysisSlots(2, 20.0))
 
     @classmethod
     def of(cls, deps: Deps) -> FileUseCases:
@@ -80,7 +81,8 @@ class FileUseCases:
             raise refusal
         return cls(db=deps.db, storage=deps.storage, guard=deps.guard, documents=deps.documents,
                    max_bytes=s.max_bytes, fetch_timeout=s.fetch_timeout, anon_ttl=s.anon_ttl,
-                   url_ttl=s.url_ttl, spool_dir=Path(s.dir) / "spool", limits=deps.limits, anon_quota=s.anon_quota)
+                   url_ttl=s.url_ttl, spool_dir=Path(s.dir) / "spool", limits=deps.limits, anon_quota=s.anon_quota,
+                   slots=AnalysisSlots(s.analysis_slots, s.analysis_cpu_seconds))
 
     @property
     def quota(self) -> Budget:
@@ -95,6 +97,14 @@ class FileUseCases:
 
     async def ingest(self, *, download_url: str, openai_file_id: str, file_name: str | None,
                      claimed_mime_type: str | None, owner: str | None) -> Ingested:
+        # The caller's share of the analysis processes, before any byte is fetched.
+        who = current_caller() or Caller.of(owner, None)
+        self.slots.check(who)
+        with self.slots.claim(who):
+            return await self._ingest(download_url, openai_file_id, file_name, claimed_mime_type, owner, who)
+
+    async def _ingest(self, download_url: str, openai_file_id: str, file_name: str | None,
+                      claimed_mime_type: str | None, owner: str | None, who: Caller) -> Ingested:
         name = file_name_of(file_name, download_url)
         # Before any byte is fetched: a full library, or a used-up anonymous quota, would refuse it at the end.
         caller = None
@@ -112,7 +122,7 @@ class FileUseCases:
         try:
             # Charged by its real size, before it is analysed or stored; given back if nothing new is kept.
             reservation = await self._charge(caller, spooled.size) if caller is not None else None
-            analysis = await self._analyse(spooled.path, name)
+            analysis = await self._analyse(spooled.path, name, who)
             stored = await self.storage.put_file(spooled.path, spooled.sha256)
             created = [stored.key] if stored.created else []
             try:
@@ -180,14 +190,12 @@ class FileUseCases:
         removed = await self.db.write(lambda uow: service.remove_ids(uow, ids, documents=self.documents))
         await self._quietly(self._collect(self._own(removed)))
 
-    async def _analyse(self, path: Path, name: str) -> Analysis:
+    async def _analyse(self, path: Path, name: str, caller: Caller) -> Analysis:
         # A worker process: parsing a large file would otherwise hold the GIL against the event loop.
         try:
-            with anyio.fail_after(ANALYSIS_TIMEOUT):
-                return await anyio.to_process.run_sync(functools.partial(analyze, path, file_name=name),
-                                                       cancellable=True)
-        except TimeoutError:
-            raise FileRejected(f"Analysing the file took longer than {ANALYSIS_TIMEOUT:g} s and was stopped.") from None
+            return await self.slots.run(caller, functools.partial(analyze, path, file_name=name))
+        except FileRejected:  # busy, or stopped at its processor-time cap
+            raise
         except Exception as exc:  # analyze() turns bad content into warnings; this is the worker itself failing
             log.error("files.analysis_failed", error=type(exc).__name__, exc_info=exc)
             raise FileRejected("The file could not be analysed (the analysis worker failed); nothing was kept.") \

@@ -1,0 +1,153 @@
+"""The analysis processes: shares per caller and for all anonymous callers, a bounded wait for a free
+slot, and the processor-time cap inside a real worker process (``anyio.to_process``)."""
+
+from __future__ import annotations
+
+import resource
+import time
+
+import anyio
+import anyio.lowlevel
+import pytest
+
+from app.features.files.slots import AnalysisBusy, AnalysisSlots, AnalysisStopped
+from app.limits import Caller
+
+pytestmark = pytest.mark.demo("files")
+
+ANON_A = Caller.of(None, "203.0.113.5", hint="subject-1")
+ANON_A_OTHER_HINT = Caller.of(None, "203.0.113.5", hint="subject-2")
+ANON_B = Caller.of(None, "198.51.100.7")
+ALICE = Caller.of("alice", "203.0.113.5")
+BOB = Caller.of("bob", "203.0.113.5")
+
+
+def spin(seconds: float) -> str:
+    """Processor time, in the analysis process (module level: the process imports it by name)."""
+    end = time.process_time() + seconds
+    while time.process_time() < end:
+        pass
+    return "done"
+
+
+def cpu_limit() -> tuple[int, int, float]:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return (*resource.getrlimit(resource.RLIMIT_CPU), usage.ru_utime + usage.ru_stime)
+
+
+async def _hold(
+    slots: AnalysisSlots,
+    caller: Caller,
+    release: anyio.Event,
+    task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED,
+) -> None:
+    """A call of ``caller``'s, analysing until ``release``."""
+    with slots.claim(caller):
+        async with slots.slot(caller):
+            task_status.started()
+            await release.wait()
+
+
+def test_one_caller_has_at_most_its_share_of_calls_and_a_new_hint_is_the_same_caller():
+    async def main() -> None:
+        slots = AnalysisSlots(4, 20.0)
+        release = anyio.Event()
+        with slots.claim(ANON_A):  # fetching, not analysing yet: its share counts already
+            await anyio.lowlevel.checkpoint()
+            async with anyio.create_task_group() as tg:
+                await tg.start(_hold, slots, ANON_A, release)  # half of 4
+                for caller in (ANON_A, ANON_A_OTHER_HINT):
+                    with pytest.raises(AnalysisBusy) as busy:
+                        with slots.claim(caller):
+                            pass
+                    assert "for you" in busy.value.message
+                    assert 1 <= busy.value.retry_after <= 20
+                with slots.claim(ALICE):  # an account is a share of its own, at the same address
+                    async with slots.slot(ALICE):
+                        pass
+                release.set()
+        with slots.claim(ANON_A):  # given back
+            pass
+
+    anyio.run(main)
+
+
+def test_all_anonymous_callers_together_analyse_at_most_their_share():
+    async def main() -> None:
+        slots = AnalysisSlots(4, 20.0, per_caller=1)
+        release = anyio.Event()
+        async with anyio.create_task_group() as tg:
+            await tg.start(_hold, slots, ANON_A, release)
+            await tg.start(_hold, slots, ANON_B, release)
+            other = Caller.of(None, "192.0.2.9")
+            with pytest.raises(AnalysisBusy) as busy:
+                slots.check(other)  # before its fetch
+            assert "not signed in" in busy.value.message
+            assert "call this tool again" in busy.value.advice
+            with pytest.raises(AnalysisBusy):  # after it, when the share filled meanwhile
+                async with slots.slot(other):
+                    pass
+            await tg.start(_hold, slots, ALICE, release)
+            await tg.start(_hold, slots, BOB, release)
+            release.set()
+        slots.check(Caller.of(None, "192.0.2.9"))  # all released: admitted again
+
+    anyio.run(main)
+
+
+def test_a_call_within_its_share_waits_for_a_slot_only_so_long():
+    async def main() -> None:
+        slots = AnalysisSlots(2, 20.0, per_caller=2, anonymous=2, wait=0.2)
+        release = anyio.Event()
+        async with anyio.create_task_group() as tg:
+            await tg.start(_hold, slots, ALICE, release)
+            await tg.start(_hold, slots, ALICE, release)
+            began = time.monotonic()
+            with pytest.raises(AnalysisBusy) as busy:
+                async with slots.slot(BOB):
+                    pass
+            assert 0.15 < time.monotonic() - began < 2
+            assert busy.value.message.startswith("Too many files are being analysed right now")
+            release.set()
+        with slots.claim(ANON_A):  # the shares were given back, busy or not
+            async with slots.slot(ANON_A):
+                assert (slots._held, slots._anonymous_held) == ({"ip:203.0.113.5": 1}, 1)
+        assert not slots._held and slots._anonymous_held == 0
+
+    anyio.run(main)
+
+
+def test_an_analysis_past_its_processor_time_is_stopped_and_the_process_serves_the_next():
+    async def main() -> None:
+        slots = AnalysisSlots(1, 1.0)
+        began = time.monotonic()
+        with pytest.raises(AnalysisStopped) as stopped:
+            await slots.run(ALICE, spin, 30.0)
+        assert time.monotonic() - began < 5  # the cap, not the wall-clock bound (8 s)
+        assert "1 s of processor time" in stopped.value.message
+        # The same process (one slot) runs the next calls, each with a second from its own start: the
+        # hard limit is never lowered (it could not be raised again).
+        assert await slots.run(ALICE, spin, 0.1) == "done"
+        soft, hard, used = await slots.run(ALICE, cpu_limit)
+        assert hard == resource.RLIM_INFINITY
+        assert used + 0.5 < soft <= used + 2  # whole seconds: the cap rounded up
+
+    anyio.run(main)
+
+
+def test_time_waiting_for_a_slot_is_not_processor_time():
+    async def main() -> None:
+        slots = AnalysisSlots(1, 1.5, per_caller=2, anonymous=2, wait=10)
+        results: list[str] = []
+
+        async def one() -> None:
+            results.append(await slots.run(ALICE, spin, 1.0))
+
+        async with (
+            anyio.create_task_group() as tg
+        ):  # the second waits ~1 s, then spins 1 s: within 1.5
+            tg.start_soon(one)
+            tg.start_soon(one)
+        assert results == ["done", "done"]
+
+    anyio.run(main)
