@@ -311,10 +311,12 @@ def served(app: Starlette, settings: Settings, metrics: Metrics | None, tracing:
     routed: ASGIApp = app
     if speedups is not None:  # /mcp past the router (its first route)
         routed = speedups.route(app, mcp)
-    # Requests in flight capped before anything reads a body; inside the access log, which records a refusal.
+    # Requests in flight capped before anything reads a body; inside the access log, which records
+    # a refusal.
     capped = InFlight(McpPathAlias(routed), total=settings.max_requests_in_flight,
                       per_client=settings.max_requests_in_flight_per_client,
-                      body_bytes=settings.max_body_bytes_in_flight, max_body=settings.max_body_bytes)
+                      body_bytes=settings.max_body_bytes_in_flight,
+                      max_body=settings.max_body_bytes)
     logged: ASGIApp = AccessLogMiddleware(capped, metrics)
     if tracing is not None:  # the server span: around the access log, so its lines carry the span's ids
         logged = tracing.wrap(logged)

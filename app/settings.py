@@ -73,9 +73,10 @@ class Settings(BaseSettings):
     log_format: str = "console"
     log_level: str = "info"
     max_body_bytes: int = Field(default=4 * 1024 * 1024, ge=1024)
-    # Requests one worker serves at once, in all and from one client address, and the bodies over 16 KiB they
-    # may bring between them, half of it from one client (app/http/inflight.py): past any, 503 with
-    # Retry-After before the body is read. Sized to deploy/'s pod limit: docs/lifecycle.md.
+    # Requests one worker serves at once, in all and from one client address, and the bodies over
+    # 16 KiB they may bring between them, half of it from one client (app/http/inflight.py): past
+    # any, 503 with Retry-After before the body is read. Sized to deploy/'s pod limit:
+    # docs/lifecycle.md.
     max_requests_in_flight: int = Field(default=128, ge=1)
     max_requests_in_flight_per_client: int = Field(default=32, ge=1)
     max_body_bytes_in_flight: int = Field(default=24 * 1024 * 1024, ge=2048)
@@ -105,9 +106,10 @@ class Settings(BaseSettings):
     # Seconds a client may take in nothing of a response the server is sending before it is cut off (the speed-up
     # package's protocol; without it, the front's).
     http_send_timeout: float = Field(default=30.0, gt=0, le=3600)
-    # Under the speed-up package's protocol (without it, the front's): connections one worker keeps open (past
-    # it, the one idle longest is closed), and requests and seconds after which a kept-alive connection is
-    # closed (its last response says Connection: close). docs/lifecycle.md, "Connections".
+    # Under the speed-up package's protocol (without it, the front's): connections one worker keeps
+    # open (past it, the one idle longest is closed), and requests and seconds after which a
+    # kept-alive connection is closed (its last response says Connection: close).
+    # docs/lifecycle.md, "Connections".
     http_max_connections: int = Field(default=1000, ge=2)
     http_connection_requests: int = Field(default=1000, ge=1)
     http_connection_lifetime: float = Field(default=600.0, gt=0)

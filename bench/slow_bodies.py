@@ -1,13 +1,13 @@
 """Memory under slow bodies: one worker's RSS while N connections each hold a nearly complete
 request body of the largest size the server takes, and when they all complete at once.
 
-The real server (``python -m app serve``, one worker, SQLite in a temporary folder) with the speed-up
-package on (the default) and off (``APP_TUNING=false``). N connections (200 by default) each send
-``POST /mcp`` with ``Content-Length: 4194304`` (``APP_MAX_BODY_BYTES``) and all of a JSON-RPC body but
-its last byte; they hold it ``--hold`` seconds (under the 30 s body deadline), then all send the last
-byte together. From one address by default, or ``--addresses K`` of them (``X-Forwarded-For``, which
-the server believes of loopback, a trusted proxy by default), so that the total cap answers, not the
-per-client one. The worker's RSS is sampled every 50 ms from /proc.
+The real server (``python -m app serve``, one worker, SQLite in a temporary folder) with the
+speed-up package on (the default) and off (``APP_TUNING=false``). N connections (200 by default)
+each send ``POST /mcp`` with ``Content-Length: 4194304`` (``APP_MAX_BODY_BYTES``) and all of a
+JSON-RPC body but its last byte; they hold it ``--hold`` seconds (under the 30 s body deadline),
+then all send the last byte together. From one address by default, or ``--addresses K`` of them
+(``X-Forwarded-For``, which the server believes of loopback, a trusted proxy by default), so that
+the total cap answers, not the per-client one. The worker's RSS is sampled every 50 ms from /proc.
 
 Printed: how many requests the server took in and how many it refused at once (503), the worker's
 RSS idle, its peak while the bodies are held, its peak once they complete, and after.
@@ -70,7 +70,8 @@ def request_head(port: int, address: str | None) -> bytes:
 
 
 def request_body() -> bytes:
-    start = b'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"search","arguments":{"query":"'
+    start = (b'{"jsonrpc":"2.0","id":1,"method":"tools/call",'
+             b'"params":{"name":"search","arguments":{"query":"')
     end = b'"}}}'
     return start + b"a" * (BODY_BYTES - len(start) - len(end)) + end
 

@@ -98,4 +98,5 @@ def slow_pdf(content_bytes: int = 500 * 1024) -> bytes:
     line), ``content_bytes`` of them: within the analysis' content cap, about 2 s of processor time
     here, from a file of a few KB."""
     line = b"(a)'\n"
-    return flate_pdf([b"BT /F1 12 Tf 72 712 Td 14 TL\n" + line * (content_bytes // len(line)) + b"ET"], ["S0"])
+    content = b"BT /F1 12 Tf 72 712 Td 14 TL\n" + line * (content_bytes // len(line)) + b"ET"
+    return flate_pdf([content], ["S0"])

@@ -84,7 +84,8 @@ class SoakReport:
 
 
 def workers_of(pid: int) -> list[int]:
-    """The worker processes of a ``serve --workers N`` supervisor: its children but multiprocessing's
+    """The worker processes of a ``serve --workers N`` supervisor: its children but
+    multiprocessing's
     resource tracker (the analysis processes are the workers' own children)."""
     found: list[int] = []
     for task in Path(f"/proc/{pid}/task").iterdir():
@@ -128,7 +129,7 @@ def soak_env(redis_url: str, redis_prefix: str, files_origin: str) -> dict[str, 
         "APP_REDIS_URL": redis_url,
         "APP_REDIS_PREFIX": redis_prefix,
         "APP_OUTBOUND_ALLOWLIST": files_origin.removeprefix("http://"),
-        # anonymous callers analyse far more here than anyone would: their budgets are not what is tested
+        # anonymous callers analyse far more here than anyone would: their budgets are not tested
         "APP_TOOL_BUDGETS": "files=1000000/minute",
         "APP_FILES_ANON_QUOTA": str(10**11),
         # slow bodies are cut sooner, so that their clients come back within the minute
@@ -213,8 +214,9 @@ class Soak:
 
     async def _slow_body(self, number: int) -> None:
         head = (
-            f"POST /mcp HTTP/1.1\r\nhost: 127.0.0.1:{self.port}\r\ncontent-type: application/json\r\n"
-            f"accept: application/json, text/event-stream\r\nx-forwarded-for: 198.51.100.{number % 8 + 1}\r\n"
+            f"POST /mcp HTTP/1.1\r\nhost: 127.0.0.1:{self.port}\r\n"
+            f"content-type: application/json\r\naccept: application/json, text/event-stream\r\n"
+            f"x-forwarded-for: 198.51.100.{number % 8 + 1}\r\n"
             f"content-length: {BODY_BYTES}\r\n\r\n"
         ).encode()
         body = b"{" + b"a" * (BODY_BYTES - 2)  # all but the last byte
@@ -283,7 +285,7 @@ class Soak:
                     "/mcp", content=_rpc("analyze_file", arguments), headers=headers, timeout=120
                 )
                 self.report.stalled_calls += 1
-                # Past the 1 s any refusal takes, it waited on the resolver until its fetch's deadline.
+                # Past the 1 s any refusal takes: it waited on the resolver, to its fetch's deadline.
                 self.report.stalled_waited += time.monotonic() - began > 3
             except httpx.HTTPError:
                 await asyncio.sleep(1)

@@ -159,8 +159,8 @@ class McpAdmission:
             if admission.plain and self.lane is not None and self.lane.ready:
                 await self.lane.answer(admission, send)
             else:
-                # The SDK reads the body and decodes it itself: what was decoded here would be one more
-                # copy of it, held while the SDK serves.
+                # The SDK reads the body and decodes it itself: what was decoded here would be
+                # one more copy of it, held while the SDK serves.
                 admission.message = None
                 await self.transport(scope, replay, send)
         finally:

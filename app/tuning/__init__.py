@@ -54,7 +54,8 @@ class Tuning:
         return deadline_protocol(
             Deadlines(header=settings.http_header_timeout, body=settings.http_body_timeout,
                       send=settings.http_send_timeout),
-            Connections(most=settings.http_max_connections, requests=settings.http_connection_requests,
+            Connections(most=settings.http_max_connections,
+                        requests=settings.http_connection_requests,
                         lifetime=settings.http_connection_lifetime))
 
     def route(self, app: ASGIApp, mcp: Route) -> ASGIApp:

@@ -70,17 +70,19 @@ class Connections:
 
     most: int = 1000
     requests: int = 1000  # then its last response says ``Connection: close``
-    lifetime: float = 600.0  # seconds from connecting; the response after it says ``Connection: close``
+    lifetime: float = 600.0  # seconds from connecting; the next response says Connection: close
 
 
 _BUSY_BODY = b"Too many connections are open; retry in 2 s.\n"
-BUSY = (b"HTTP/1.1 503 Service Unavailable\r\ncontent-type: text/plain; charset=utf-8\r\nretry-after: 2\r\n"
-        b"connection: close\r\ncontent-length: " + str(len(_BUSY_BODY)).encode() + b"\r\n\r\n" + _BUSY_BODY)
+BUSY = (b"HTTP/1.1 503 Service Unavailable\r\ncontent-type: text/plain; charset=utf-8\r\n"
+        b"retry-after: 2\r\nconnection: close\r\ncontent-length: "
+        + str(len(_BUSY_BODY)).encode() + b"\r\n\r\n" + _BUSY_BODY)
 
 
-def deadline_protocol(deadlines: Deadlines, connections: Connections = Connections()) -> ProtocolFactory:
-    """What uvicorn's ``http`` option takes: the protocol, with these deadlines and bounds (a partial
-    pickles, so ``--workers N`` hands it to each worker)."""
+def deadline_protocol(deadlines: Deadlines,
+                      connections: Connections = Connections()) -> ProtocolFactory:
+    """What uvicorn's ``http`` option takes: the protocol, with these deadlines and bounds (a
+    partial pickles, so ``--workers N`` hands it to each worker)."""
     return functools.partial(DeadlineProtocol, deadlines=deadlines, connections=connections)
 
 
@@ -122,9 +124,9 @@ class DeadlineProtocol(HttpToolsProtocol):
         self._expect("headers")
 
     def _make_room(self) -> bool:
-        """Past the connection cap: close the connection idle longest (kept alive between requests, or
-        still sending a head), as nginx reuses its idle keep-alive connections. False: none is idle,
-        every one is being answered."""
+        """Past the connection cap: close the connection idle longest (kept alive between requests,
+        or still sending a head), as nginx reuses its idle keep-alive connections. False: none is
+        idle, every one is being answered."""
         idle = [c for c in self.connections
                 if isinstance(c, DeadlineProtocol) and c is not self and c._idle()]
         if not idle:
@@ -132,13 +134,13 @@ class DeadlineProtocol(HttpToolsProtocol):
         oldest = min(idle, key=lambda c: c._idle_since)
         log.info("http.idle_connection_closed", peer=oldest.client[0] if oldest.client else None)
         oldest._close()
-        oldest.connections.discard(oldest)  # gone for the count at once (connection_lost comes later)
+        oldest.connections.discard(oldest)  # out of the count now (connection_lost comes later)
         return True
 
     def _idle(self) -> bool:
         return not self.transport.is_closing() and not self.pipeline \
             and (self.cycle is None or self.cycle.response_complete) \
-            and (self._message_done or self._head_open)  # between requests, or its head still coming
+            and (self._message_done or self._head_open)  # between requests, or in a head
     def data_received(self, data: bytes) -> None:
         if self._lingering:
             return
@@ -188,7 +190,7 @@ class DeadlineProtocol(HttpToolsProtocol):
         super().on_headers_complete()
         bounds = self._bounds
         if self._served >= bounds.requests or self.loop.time() - self._opened >= bounds.lifetime:
-            self.cycle.keep_alive = False  # its response says Connection: close, then the connection ends
+            self.cycle.keep_alive = False  # its response says Connection: close, then it ends
 
     def on_message_complete(self) -> None:
         self._message_done = True

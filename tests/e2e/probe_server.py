@@ -47,8 +47,9 @@ def serve(factory: str, argv: list[str] | None = None) -> int:
     settings = settings_or_exit()
     configure_logging(settings.log_format, settings.log_level)
     speedups = tuning(settings)
-    return run_server(serve_config(settings, factory, host="127.0.0.1", port=args.port, workers=args.workers,
-                                   protocol=speedups.http_protocol(settings) if speedups is not None else None))
+    protocol = speedups.http_protocol(settings) if speedups is not None else None
+    return run_server(serve_config(settings, factory, host="127.0.0.1", port=args.port,
+                                   workers=args.workers, protocol=protocol))
 
 
 if __name__ == "__main__":

@@ -1,4 +1,5 @@
-"""The soak's server: ``serve``'s HTTP stack (tests/e2e/probe_server.py, its workers and protocol) with
+"""The soak's server: ``serve``'s HTTP stack (tests/e2e/probe_server.py, its workers and protocol)
+with
 the discovered features and the test-only probe, and an outbound guard whose resolver stalls one
 name on purpose: ``stalled.test`` answers nothing for ``SOAK_STALL_S`` seconds, as a silent DNS
 server would. Every other name is resolved by the system. The hook is this test module's, handed to
@@ -26,7 +27,8 @@ def stalling_resolver(host: str, port: int) -> list[str]:
 
 
 def create_app():
-    """The uvicorn factory each worker imports: create_app_from_env's steps, with the stalling guard."""
+    """The uvicorn factory each worker imports: create_app_from_env's steps, with the stalling
+    guard."""
     from app.http.middleware import log_written_through_shutdown
     from app.logging import configure_logging
     from app.main import create_app, discover_features, settings_or_exit

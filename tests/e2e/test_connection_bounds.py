@@ -69,7 +69,8 @@ def _closed(sock: socket.socket, wait: float = 2.0) -> bool:
 
 
 def _settled(server: LiveServer) -> None:
-    """A moment for the server to see the sockets of the test before close (each test starts under the cap)."""
+    """A moment for the server to see the previous test's sockets close (each test starts under
+    the cap)."""
     time.sleep(0.5)
 
 

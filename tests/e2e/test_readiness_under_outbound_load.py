@@ -81,7 +81,7 @@ def stalled(database_url: str) -> Iterator[tuple[str, Resolutions]]:
     guard = OutboundGuard(resolver=resolutions, total_timeout=40)
 
     def build(base_url: str):
-        # 45 callers from one address: its share of the requests in flight (32) is not what is tested.
+        # 45 callers from one address: its share of the requests in flight (32) is not tested here.
         settings = load_settings(database_url=database_url, base_url=base_url, _env_file=None,
                                  max_requests_in_flight_per_client=100)
         tools = functools.partial(_tools, resolutions=resolutions)

@@ -33,8 +33,9 @@ pytestmark = [pytest.mark.tuning, pytest.mark.any_database]
 def deadlines(database_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
     tmp = tmp_path_factory.mktemp("deadlines")
     server = LiveServer(database_url, tmp / "server.log",
-                        extra_env={"APP_VAR_DIR": str(tmp / "var"), "APP_TUNING": "true", **DEADLINES_ENV,
-                                   # 3,000 pipelined requests on one connection (the send deadline's test)
+                        extra_env={"APP_VAR_DIR": str(tmp / "var"), "APP_TUNING": "true",
+                                   **DEADLINES_ENV,
+                                   # 3,000 pipelined requests on one connection (the send deadline)
                                    "APP_HTTP_CONNECTION_REQUESTS": "10000"}).start()
     yield server
     server.stop()

@@ -1,6 +1,6 @@
-"""File analysis that no caller can monopolise, over real HTTP: while one anonymous caller sends four
-costly PDFs at once, one of them runs, the other three are refused at once ("busy, retry in N s")
-without being fetched, and a signed-in user's CSV completes before the costly one does.
+"""File analysis that no caller can monopolise, over real HTTP: while one anonymous caller sends
+four costly PDFs at once, one of them runs, the other three are refused at once ("busy, retry in
+N s") without being fetched, and a signed-in user's CSV completes before the costly one does.
 
 Before (issue 38): four anonymous calls filled every analysis process, and a 12-byte CSV analysed
 meanwhile took 91 s."""
@@ -98,7 +98,7 @@ def test_one_anonymous_caller_cannot_keep_a_signed_in_users_csv_waiting(two_slot
         finished[name] = time.monotonic()
 
     async def main() -> None:
-        # Both analysis processes started first, so that what follows measures analyses, not start-ups.
+        # Both analysis processes started first: what follows measures analyses, not start-ups.
         async with anyio.create_task_group() as tg:
             tg.start_soon(analyse, "warm-anonymous.csv", file_server.offer(b"a,b\n1,2\n"), None)
             tg.start_soon(analyse, "warm-alice.csv", file_server.offer(b"a,b\n1,2\n"), "alice")
@@ -119,7 +119,7 @@ def test_one_anonymous_caller_cannot_keep_a_signed_in_users_csv_waiting(two_slot
     )  # before any bomb that ran
     assert len(ran) == 1 and len(refused) == 3, {n: r.content for n, r in results.items()}
     for name in refused:
-        message, advice = (block.text for block in results[name].content)  # type: ignore[union-attr]
+        message, advice = (block.text for block in results[name].content)
         assert "Too many files are being analysed for you right now; nothing was fetched" in message
         assert "Try again in" in message and "call this tool again" in advice
         assert finished[name] - finished["began"] < 1.0  # at once, not after the running bomb

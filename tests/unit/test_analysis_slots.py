@@ -1,5 +1,5 @@
-"""The analysis processes: shares per caller and for all anonymous callers, a bounded wait for a free
-slot, and the processor-time cap inside a real worker process (``anyio.to_process``)."""
+"""The analysis processes: shares per caller and for all anonymous callers, a bounded wait for a
+free slot, and the processor-time cap inside a real worker process (``anyio.to_process``)."""
 
 from __future__ import annotations
 
@@ -125,8 +125,8 @@ def test_an_analysis_past_its_processor_time_is_stopped_and_the_process_serves_t
             await slots.run(ALICE, spin, 30.0)
         assert time.monotonic() - began < 5  # the cap, not the wall-clock bound (8 s)
         assert "1 s of processor time" in stopped.value.message
-        # The same process (one slot) runs the next calls, each with a second from its own start: the
-        # hard limit is never lowered (it could not be raised again).
+        # The same process (one slot) runs the next calls, each with a second from its own start:
+        # the hard limit is never lowered (it could not be raised again).
         assert await slots.run(ALICE, spin, 0.1) == "done"
         soft, hard, used = await slots.run(ALICE, cpu_limit)
         assert hard == resource.RLIM_INFINITY

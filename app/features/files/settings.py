@@ -27,8 +27,8 @@ class FilesSettings(SettingsPart):
     url_ttl: int = Field(default=300, ge=30, le=3600)
     # Bytes an anonymous caller may add per anon_ttl (its address and all anonymous callers: scaled).
     anon_quota: int = Field(default=50 * 1024 * 1024, ge=1024, le=10**12)
-    # Analysis processes per server worker (each about 120 MB while it lives: a fixed number, not the
-    # node's cores, which a container does not own) and the processor time each analysis gets
+    # Analysis processes per server worker (each about 120 MB while it lives: a fixed number, not
+    # the node's cores, which a container does not own) and the processor time each analysis gets
     # (app/features/files/slots.py: shares, waits and caps).
     analysis_slots: int = Field(default=2, ge=1, le=64)
     analysis_cpu_seconds: float = Field(default=20.0, gt=0, le=600)

@@ -8,7 +8,8 @@ as its parser lets it, so:
   caller by its address, never by a hint it chooses), and all anonymous callers together at most
   ``anonymous`` analyses; a call past a share is refused at once ("busy, retry in N s"), before its
   file is fetched when the share is already full then;
-- a call within its share waits for a free slot at most ``wait`` seconds, then is refused the same way;
+- a call within its share waits for a free slot at most ``wait`` seconds, then is refused the
+  same way;
 - an analysis gets ``cpu_seconds`` of processor time (``RLIMIT_CPU`` in its process, counted from
   its start: waiting for a slot is not counted); past it the analysis stops and nothing is kept.
   A parser stuck where no signal reaches it (inside C code) is killed at ``wall_seconds``.
@@ -107,7 +108,8 @@ class AnalysisSlots:
     @contextmanager
     def claim(self, caller: Caller) -> Iterator[None]:
         """The caller's share, held from before its file is fetched to the end of its analysis, or
-        ``AnalysisBusy``: its own calls at once are refused before they fetch anything. The anonymous
+        ``AnalysisBusy``: its own calls at once are refused before they fetch anything. The
+        anonymous
         callers' share and a slot are taken only for the analysis (``slot``): a slow download holds
         no one else back."""
         self.check(caller)  # no await between the check and the count: one decision
@@ -122,7 +124,8 @@ class AnalysisSlots:
 
     @asynccontextmanager
     async def slot(self, caller: Caller) -> AsyncIterator[None]:
-        """The anonymous callers' share (for an anonymous caller) and a free slot, or ``AnalysisBusy``."""
+        """The anonymous callers' share (for an anonymous caller) and a free slot, or
+        ``AnalysisBusy``."""
         anonymous = caller.account is None
         if anonymous and self._anonymous_held >= self.anonymous:
             raise AnalysisBusy(self._retry_after(), share=" for people who are not signed in")

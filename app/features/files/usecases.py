@@ -81,7 +81,8 @@ class FileUseCases:
             raise refusal
         return cls(db=deps.db, storage=deps.storage, guard=deps.guard, documents=deps.documents,
                    max_bytes=s.max_bytes, fetch_timeout=s.fetch_timeout, anon_ttl=s.anon_ttl,
-                   url_ttl=s.url_ttl, spool_dir=Path(s.dir) / "spool", limits=deps.limits, anon_quota=s.anon_quota,
+                   url_ttl=s.url_ttl, spool_dir=Path(s.dir) / "spool", limits=deps.limits,
+                   anon_quota=s.anon_quota,
                    slots=AnalysisSlots(s.analysis_slots, s.analysis_cpu_seconds))
 
     @property
@@ -101,7 +102,8 @@ class FileUseCases:
         who = current_caller() or Caller.of(owner, None)
         self.slots.check(who)
         with self.slots.claim(who):
-            return await self._ingest(download_url, openai_file_id, file_name, claimed_mime_type, owner, who)
+            return await self._ingest(download_url, openai_file_id, file_name, claimed_mime_type,
+                                      owner, who)
 
     async def _ingest(self, download_url: str, openai_file_id: str, file_name: str | None,
                       claimed_mime_type: str | None, owner: str | None, who: Caller) -> Ingested:
