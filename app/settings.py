@@ -78,7 +78,7 @@ class Settings(BaseSettings):
     # any, 503 with Retry-After before the body is read. Sized to deploy/'s pod limit:
     # docs/lifecycle.md.
     max_requests_in_flight: int = Field(default=128, ge=1)
-    max_requests_in_flight_per_client: int = Field(default=32, ge=1)
+    max_requests_in_flight_per_client: int = Field(default=64, ge=1)
     max_body_bytes_in_flight: int = Field(default=24 * 1024 * 1024, ge=2048)
     # The speed-up package (app/tuning), installed when present: true (every piece), false (the stock core:
     # uvicorn's h11, the SDK's transport, anyio's threads), or the pieces to install, of TUNING_PIECES.

@@ -42,7 +42,8 @@ class SoakReport:
     slow_bodies_refused: int = 0
     slow_bodies_taken_in: int = 0
     bombs_analysed: int = 0
-    bombs_refused: int = 0
+    bombs_refused: int = 0  # refused busy: the caller's share, or all anonymous callers', full
+    bombs_failed: list[str] = field(default_factory=list)  # any other error (there should be none)
     stalled_calls: int = 0
     stalled_waited: int = (
         0  # of them, those that waited on the silent DNS (the others: refused busy)
@@ -78,15 +79,15 @@ class SoakReport:
                 "taken_in": self.slow_bodies_taken_in,
                 "refused_503": self.slow_bodies_refused,
             },
-            "bombs": {"analysed": self.bombs_analysed, "refused_busy": self.bombs_refused},
+            "bombs": {"analysed": self.bombs_analysed, "refused_busy": self.bombs_refused,
+                      "failed": len(self.bombs_failed)},
             "stalled_resolutions": {"calls": self.stalled_calls, "waited": self.stalled_waited},
         }
 
 
 def workers_of(pid: int) -> list[int]:
     """The worker processes of a ``serve --workers N`` supervisor: its children but
-    multiprocessing's
-    resource tracker (the analysis processes are the workers' own children)."""
+    multiprocessing's resource tracker (the analysis processes are the workers' own children)."""
     found: list[int] = []
     for task in Path(f"/proc/{pid}/task").iterdir():
         children = task / "children"
@@ -262,9 +263,12 @@ class Soak:
                     "/mcp", content=_rpc("analyze_file", arguments), headers=headers, timeout=120
                 )
                 result = response.json().get("result") or {}
-                if result.get("isError"):
+                text = (result.get("content") or [{}])[0].get("text", "")
+                if result.get("isError") and "Too many files are being analysed" in text:
                     self.report.bombs_refused += 1
                     await asyncio.sleep(1)
+                elif result.get("isError"):
+                    self.report.bombs_failed.append(text[:200])
                 elif result:
                     self.report.bombs_analysed += 1
             except (httpx.HTTPError, ValueError):

@@ -12,9 +12,9 @@ requests everyone else sends alone, and small requests are bounded by the counts
 the request is answered at once ``503`` with ``Retry-After`` and ``Connection: close``, its body
 never read. ``docs/lifecycle.md`` gives the memory this bounds.
 
-Health probes are never counted nor refused: a caller filling the caps must not pull the pod out
-of rotation. The counts are this worker's: what they protect is this process's memory (what a caller
-may do across the fleet is counted in ``app.limits``).
+Health probes (and the metrics scrape) are never counted nor refused: a caller filling the caps
+must not pull the pod out of rotation. The counts are this worker's: what they protect is this
+process's memory (what a caller may do across the fleet is counted in ``app.limits``).
 """
 
 from __future__ import annotations
@@ -28,9 +28,13 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from app.limits.caller import address_key
 
 log = structlog.get_logger("app.http")
-PROBES = frozenset({"/healthz", "/readyz"})
+# Health probes, and the scrape that shows what an attack does (it answers its scrapers only).
+PROBES = frozenset({"/healthz", "/readyz", "/metrics"})
 SMALL_BODY = 16 * 1024  # counted by the number of requests, not reserved
 RETRY_AFTER_S = 2
+# The same words for every cap: behind ChatGPT, "your address" would be OpenAI's. The log line
+# (http.busy) names the cap.
+BUSY_MESSAGE = f"The server is busy; try again in {RETRY_AFTER_S} s."
 
 
 class InFlight:
@@ -81,26 +85,27 @@ class InFlight:
 
     def _body_of(self, scope: Scope) -> int:
         """The large body this request may bring: as declared (a larger one is refused 413 unread),
-        the largest taken when chunked; 0 for a small one or none."""
+        the largest taken when chunked; 0 for a small one or none. Every header counts, the worst
+        read: h11 takes ``Content-Length: 1`` with ``Transfer-Encoding: chunked`` as chunked."""
+        declared = 0
         for name, value in scope["headers"]:
+            if name == b"transfer-encoding":
+                return self.max_body
             if name == b"content-length":
                 if not value.isdigit():
                     return self.max_body
-                declared = int(value)
-                return 0 if declared <= SMALL_BODY else min(declared, self.max_body)
-            if name == b"transfer-encoding":
-                return self.max_body
-        return 0
+                declared = max(declared, int(value))
+        return 0 if declared <= SMALL_BODY else min(declared, self.max_body)
 
     async def _refuse(self, scope: Scope, send: Send, key: str, cap: str) -> None:
         log.info("http.busy", cap=cap, peer=key, path=scope["path"])
         if scope["path"].rstrip("/") == "/mcp":  # as the admission's other refusals: JSON-RPC
             body = json.dumps(
-                {"jsonrpc": "2.0", "id": None, "error": {"code": -32000, "message": _message(cap)}}
+                {"jsonrpc": "2.0", "id": None, "error": {"code": -32000, "message": BUSY_MESSAGE}}
             ).encode()
             kind = b"application/json"
         else:
-            body, kind = _message(cap).encode() + b"\n", b"text/plain; charset=utf-8"
+            body, kind = BUSY_MESSAGE.encode() + b"\n", b"text/plain; charset=utf-8"
         await send(
             {
                 "type": "http.response.start",
@@ -114,8 +119,3 @@ class InFlight:
             }
         )
         await send({"type": "http.response.body", "body": body})
-
-
-def _message(cap: str) -> str:
-    who = "from your address" if cap == "client" else "in all"
-    return f"Too many requests in flight {who}; retry in {RETRY_AFTER_S} s."

@@ -131,7 +131,9 @@ class DeadlineProtocol(HttpToolsProtocol):
                 if isinstance(c, DeadlineProtocol) and c is not self and c._idle()]
         if not idle:
             return False
-        oldest = min(idle, key=lambda c: c._idle_since)
+        # Kept alive between requests before one still sending its head (a slow client, but a
+        # request on its way), the longest idle first.
+        oldest = min(idle, key=lambda c: (c._head_open, c._idle_since))
         log.info("http.idle_connection_closed", peer=oldest.client[0] if oldest.client else None)
         oldest._close()
         oldest.connections.discard(oldest)  # out of the count now (connection_lost comes later)
@@ -141,6 +143,7 @@ class DeadlineProtocol(HttpToolsProtocol):
         return not self.transport.is_closing() and not self.pipeline \
             and (self.cycle is None or self.cycle.response_complete) \
             and (self._message_done or self._head_open)  # between requests, or in a head
+
     def data_received(self, data: bytes) -> None:
         if self._lingering:
             return

@@ -1,6 +1,5 @@
-"""The soak's server: ``serve``'s HTTP stack (tests/e2e/probe_server.py, its workers and protocol)
-with
-the discovered features and the test-only probe, and an outbound guard whose resolver stalls one
+"""The soak's server: ``serve``'s HTTP stack (tests/e2e/probe_server.py, its workers and
+protocol) with the discovered features and the test-only probe, and an outbound guard whose resolver stalls one
 name on purpose: ``stalled.test`` answers nothing for ``SOAK_STALL_S`` seconds, as a silent DNS
 server would. Every other name is resolved by the system. The hook is this test module's, handed to
 ``create_app`` as its guard: nothing in the app can set it.

@@ -3,6 +3,7 @@ free slot, and the processor-time cap inside a real worker process (``anyio.to_p
 
 from __future__ import annotations
 
+import os
 import resource
 import time
 
@@ -30,9 +31,13 @@ def spin(seconds: float) -> str:
     return "done"
 
 
-def cpu_limit() -> tuple[int, int, float]:
+def cpu_limit() -> tuple[int, int, float, int]:
     usage = resource.getrusage(resource.RUSAGE_SELF)
-    return (*resource.getrlimit(resource.RLIMIT_CPU), usage.ru_utime + usage.ru_stime)
+    return (*resource.getrlimit(resource.RLIMIT_CPU), usage.ru_utime + usage.ru_stime, os.getpid())
+
+
+def pid() -> int:
+    return os.getpid()
 
 
 async def _hold(
@@ -48,20 +53,26 @@ async def _hold(
             await release.wait()
 
 
-def test_one_caller_has_at_most_its_share_of_calls_and_a_new_hint_is_the_same_caller():
+def test_one_caller_has_at_most_its_share_of_calls_a_new_hint_narrowing_it_only():
     async def main() -> None:
-        slots = AnalysisSlots(4, 20.0)
+        slots = AnalysisSlots(4, 20.0)  # a caller 2, anonymous callers together 2
         release = anyio.Event()
         with slots.claim(ANON_A):  # fetching, not analysing yet: its share counts already
             await anyio.lowlevel.checkpoint()
             async with anyio.create_task_group() as tg:
-                await tg.start(_hold, slots, ANON_A, release)  # half of 4
-                for caller in (ANON_A, ANON_A_OTHER_HINT):
-                    with pytest.raises(AnalysisBusy) as busy:
-                        with slots.claim(caller):
-                            pass
-                    assert "for you" in busy.value.message
-                    assert 1 <= busy.value.retry_after <= 20
+                await tg.start(_hold, slots, ANON_A, release)
+                with pytest.raises(AnalysisBusy) as busy:
+                    with slots.claim(ANON_A):
+                        pass
+                assert "for you right now; nothing was fetched or kept" in busy.value.message
+                assert 5 <= busy.value.retry_after <= 20
+                # Another hint at the same address is a caller of its own (anonymous ChatGPT users
+                # share OpenAI's addresses), within what all anonymous callers may analyse.
+                await tg.start(_hold, slots, ANON_A_OTHER_HINT, release)
+                with pytest.raises(AnalysisBusy) as busy:
+                    with slots.claim(Caller.of(None, "203.0.113.5", hint="subject-3")):
+                        pass
+                assert "not signed in right now; nothing was fetched or kept" in busy.value.message
                 with slots.claim(ALICE):  # an account is a share of its own, at the same address
                     async with slots.slot(ALICE):
                         pass
@@ -84,9 +95,10 @@ def test_all_anonymous_callers_together_analyse_at_most_their_share():
                 slots.check(other)  # before its fetch
             assert "not signed in" in busy.value.message
             assert "call this tool again" in busy.value.advice
-            with pytest.raises(AnalysisBusy):  # after it, when the share filled meanwhile
+            with pytest.raises(AnalysisBusy) as busy:  # after it, when the share filled meanwhile
                 async with slots.slot(other):
                     pass
+            assert "not signed in right now; nothing was kept" in busy.value.message
             await tg.start(_hold, slots, ALICE, release)
             await tg.start(_hold, slots, BOB, release)
             release.set()
@@ -111,7 +123,7 @@ def test_a_call_within_its_share_waits_for_a_slot_only_so_long():
             release.set()
         with slots.claim(ANON_A):  # the shares were given back, busy or not
             async with slots.slot(ANON_A):
-                assert (slots._held, slots._anonymous_held) == ({"ip:203.0.113.5": 1}, 1)
+                assert (slots._held, slots._anonymous_held) == ({ANON_A.key: 1}, 1)
         assert not slots._held and slots._anonymous_held == 0
 
     anyio.run(main)
@@ -120,6 +132,7 @@ def test_a_call_within_its_share_waits_for_a_slot_only_so_long():
 def test_an_analysis_past_its_processor_time_is_stopped_and_the_process_serves_the_next():
     async def main() -> None:
         slots = AnalysisSlots(1, 1.0)
+        first = await slots.run(ALICE, pid)
         began = time.monotonic()
         with pytest.raises(AnalysisStopped) as stopped:
             await slots.run(ALICE, spin, 30.0)
@@ -128,8 +141,9 @@ def test_an_analysis_past_its_processor_time_is_stopped_and_the_process_serves_t
         # The same process (one slot) runs the next calls, each with a second from its own start:
         # the hard limit is never lowered (it could not be raised again).
         assert await slots.run(ALICE, spin, 0.1) == "done"
-        soft, hard, used = await slots.run(ALICE, cpu_limit)
-        assert hard == resource.RLIM_INFINITY
+        soft, hard, used, same = await slots.run(ALICE, cpu_limit)
+        assert same == first
+        assert hard == resource.getrlimit(resource.RLIMIT_CPU)[1]  # as inherited, never lowered
         assert used + 0.5 < soft <= used + 2  # whole seconds: the cap rounded up
 
     anyio.run(main)

@@ -27,7 +27,7 @@ class FilesSettings(SettingsPart):
     url_ttl: int = Field(default=300, ge=30, le=3600)
     # Bytes an anonymous caller may add per anon_ttl (its address and all anonymous callers: scaled).
     anon_quota: int = Field(default=50 * 1024 * 1024, ge=1024, le=10**12)
-    # Analysis processes per server worker (each about 120 MB while it lives: a fixed number, not
+    # Analysis processes per server worker (60 MB idle, up to 200 MB at work: a fixed number, not
     # the node's cores, which a container does not own) and the processor time each analysis gets
     # (app/features/files/slots.py: shares, waits and caps).
     analysis_slots: int = Field(default=2, ge=1, le=64)

@@ -5,9 +5,10 @@ loop). There are ``slots`` of them per server worker. A crafted file can keep on
 as its parser lets it, so:
 
 - a caller has at most ``per_caller`` calls fetching or analysing at once (an account; an anonymous
-  caller by its address, never by a hint it chooses), and all anonymous callers together at most
-  ``anonymous`` analyses; a call past a share is refused at once ("busy, retry in N s"), before its
-  file is fetched when the share is already full then;
+  caller as the limits count it: its address and ChatGPT's ``openai/subject``, which only narrows,
+  as anonymous ChatGPT users share OpenAI's addresses), and all anonymous callers together at most
+  ``anonymous`` analyses, whatever they send; a call past a share is refused at once ("busy, retry
+  in N s"), before its file is fetched when the share is already full then;
 - a call within its share waits for a free slot at most ``wait`` seconds, then is refused the
   same way;
 - an analysis gets ``cpu_seconds`` of processor time (``RLIMIT_CPU`` in its process, counted from
@@ -33,22 +34,26 @@ from typing import Any, TypeVar
 
 import anyio
 import anyio.to_process
+import structlog
 
 from app.features.files.ingest import FileRejected
 from app.limits import Caller
 
+log = structlog.get_logger(__name__)
 T = TypeVar("T")
 SLOT_WAIT_S = 15.0  # a call within its share waits this long for a free slot
+RETRY_MIN_S = 5
 
 
 class AnalysisBusy(FileRejected):
     """No slot for this call now: the person and the model are told when to try again."""
 
-    def __init__(self, retry_after: int, *, share: str) -> None:
+    def __init__(self, retry_after: int, *, share: str, fetched: bool = False) -> None:
+        kept = "nothing was kept" if fetched else "nothing was fetched or kept"
         super().__init__(
-            f"Too many files are being analysed{share} right now; nothing was fetched or kept. "
+            f"Too many files are being analysed{share} right now; {kept}. "
             f"Try again in {retry_after} s.",
-            f"Tell the user the file is waiting its turn, then call this tool again with the same "
+            f"Tell the user the file analyser is busy, then call this tool again with the same "
             f"file in about {retry_after} seconds; do not retry sooner.",
         )
         self.retry_after = retry_after
@@ -71,7 +76,7 @@ class AnalysisSlots:
     anonymous: int = 0  # 0: half the slots (at least one)
     wait: float = SLOT_WAIT_S
     _held: Counter[str] = field(default_factory=Counter)
-    _started: list[list[float]] = field(default_factory=list)  # when each running analysis began
+    _started: dict[object, float] = field(default_factory=dict)  # running analysis -> its start
     _anonymous_held: int = 0
     _free: anyio.CapacityLimiter | None = None
     _processes: anyio.CapacityLimiter | None = None
@@ -94,13 +99,9 @@ class AnalysisSlots:
             self._processes = anyio.CapacityLimiter(self.slots)  # never waited on: _free admits
         return self._free, self._processes
 
-    @staticmethod
-    def _share_key(caller: Caller) -> str:
-        return caller.key if caller.account is not None else f"ip:{caller.address}"
-
     def check(self, caller: Caller) -> None:
         """Raise ``AnalysisBusy`` if the caller's share, or the anonymous callers', is full now."""
-        if self._held[self._share_key(caller)] >= self.per_caller:
+        if self._held[caller.key] >= self.per_caller:
             raise AnalysisBusy(self._retry_after(), share=" for you")
         if caller.account is None and self._anonymous_held >= self.anonymous:
             raise AnalysisBusy(self._retry_after(), share=" for people who are not signed in")
@@ -109,11 +110,10 @@ class AnalysisSlots:
     def claim(self, caller: Caller) -> Iterator[None]:
         """The caller's share, held from before its file is fetched to the end of its analysis, or
         ``AnalysisBusy``: its own calls at once are refused before they fetch anything. The
-        anonymous
-        callers' share and a slot are taken only for the analysis (``slot``): a slow download holds
-        no one else back."""
+        anonymous callers' share and a slot are taken only for the analysis (``slot``): a slow
+        download holds no one else's analysis back."""
         self.check(caller)  # no await between the check and the count: one decision
-        key = self._share_key(caller)
+        key = caller.key
         self._held[key] += 1
         try:
             yield
@@ -128,7 +128,8 @@ class AnalysisSlots:
         ``AnalysisBusy``."""
         anonymous = caller.account is None
         if anonymous and self._anonymous_held >= self.anonymous:
-            raise AnalysisBusy(self._retry_after(), share=" for people who are not signed in")
+            raise AnalysisBusy(self._retry_after(), share=" for people who are not signed in",
+                               fetched=True)
         self._anonymous_held += anonymous
         try:
             free, _ = self._limiters()
@@ -137,25 +138,25 @@ class AnalysisSlots:
                 await free.acquire()
                 acquired = True
             if not acquired:
-                raise AnalysisBusy(self._retry_after(), share="")
-            began = [time.monotonic()]  # its own object: two analyses may begin in the same tick
-            self._started.append(began)
+                raise AnalysisBusy(self._retry_after(), share="", fetched=True)
+            token = object()
+            self._started[token] = time.monotonic()
             try:
                 yield
             finally:
-                self._started.remove(began)
+                del self._started[token]
                 free.release()
         finally:
             self._anonymous_held -= anonymous
 
     def _retry_after(self) -> int:
-        """When the first running analysis ends at the latest (its processor-time cap)."""
+        """When the first running analysis should end: its processor-time cap from its start (an
+        estimate: on a busy pod it runs longer), never under ``RETRY_MIN_S``, so that callers told
+        to come back do not come every second."""
         now = time.monotonic()
-        left = min(
-            (self.cpu_seconds - (now - began[0]) for began in self._started),
-            default=self.cpu_seconds,
-        )
-        return max(1, math.ceil(left))
+        left = min((self.cpu_seconds - (now - began) for began in self._started.values()),
+                   default=self.cpu_seconds)
+        return max(RETRY_MIN_S, math.ceil(left))
 
     async def run(self, caller: Caller, func: Callable[..., T], *args: Any) -> T:
         """``func(*args)`` in an analysis process, in a slot and within the caps (the caller's own
@@ -169,39 +170,54 @@ class AnalysisSlots:
                         call, cancellable=True, limiter=processes
                     )
                 except CpuExceeded:
-                    raise self._stopped() from None
+                    raise self._stopped("cpu") from None
                 except anyio.BrokenWorkerProcess:
-                    # Killed: by the kernel at the hard CPU limit, or for memory.
-                    raise self._stopped() from None
-        raise self._stopped()  # past its wall-clock bound: the process was killed
+                    raise self._stopped("killed") from None  # for memory, or it could not start
+        raise self._stopped("wall")  # anyio killed the process when the scope was cancelled
 
-    def _stopped(self) -> AnalysisStopped:
+    def _stopped(self, reason: str) -> AnalysisStopped:
+        log.warning("files.analysis_stopped", reason=reason, cpu_seconds=self.cpu_seconds)
+        if reason == "cpu":
+            what = f"took more than {self.cpu_seconds:g} s of processor time and was stopped"
+        elif reason == "wall":
+            what = f"was still running after {self.wall_seconds:g} s and was stopped"
+        else:
+            what = "stopped: its process ended (out of memory?)"
         return AnalysisStopped(
-            f"Analysing the file took more than {self.cpu_seconds:g} s of processor time and was "
-            "stopped; nothing was kept.",
+            f"Analysing the file {what}; nothing was kept.",
             "Tell the user this file is too complex to analyse here; a smaller or simpler file "
             "(fewer pages, a plain export) can be analysed.",
         )
 
 
+# In the analysis process: whether a call runs under its cap. SIGXCPU is taken by one handler for
+# the process's life, and raises only while this is set: a signal that comes late (while the limit
+# is being lifted, or between calls) is dropped instead of ending the next call or the worker.
+_capped = False
+
+
 def capped(cpu_seconds: float, func: Callable[..., T], *args: Any) -> T:
     """In the analysis process: ``func(*args)`` with ``cpu_seconds`` more of processor time than
     this process has used so far. The process is reused, so the limit is set per call and lifted
-    after (an unprivileged process may raise its soft limit back up to the hard one)."""
+    after, to the hard limit (an unprivileged process may raise its soft limit up to it, and the
+    hard one is never lowered: it could not be raised again)."""
+    global _capped
+    if signal.getsignal(signal.SIGXCPU) is not _over_cpu:
+        signal.signal(signal.SIGXCPU, _over_cpu)
     usage = resource.getrusage(resource.RUSAGE_SELF)
-    used = usage.ru_utime + usage.ru_stime
-    soft, hard = resource.getrlimit(resource.RLIMIT_CPU)
-    limit = math.ceil(used + cpu_seconds)
+    _, hard = resource.getrlimit(resource.RLIMIT_CPU)
+    limit = math.ceil(usage.ru_utime + usage.ru_stime + cpu_seconds)
     if hard != resource.RLIM_INFINITY:
         limit = min(limit, hard)
-    previous = signal.signal(signal.SIGXCPU, _over_cpu)
-    resource.setrlimit(resource.RLIMIT_CPU, (limit, hard))
+    _capped = True
     try:
+        resource.setrlimit(resource.RLIMIT_CPU, (limit, hard))
         return func(*args)
     finally:
-        resource.setrlimit(resource.RLIMIT_CPU, (soft, hard))
-        signal.signal(signal.SIGXCPU, previous)
+        _capped = False
+        resource.setrlimit(resource.RLIMIT_CPU, (hard, hard))
 
 
 def _over_cpu(signum: int, frame: Any) -> None:
-    raise CpuExceeded()
+    if _capped:
+        raise CpuExceeded()

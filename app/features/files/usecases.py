@@ -100,7 +100,6 @@ class FileUseCases:
                      claimed_mime_type: str | None, owner: str | None) -> Ingested:
         # The caller's share of the analysis processes, before any byte is fetched.
         who = current_caller() or Caller.of(owner, None)
-        self.slots.check(who)
         with self.slots.claim(who):
             return await self._ingest(download_url, openai_file_id, file_name, claimed_mime_type,
                                       owner, who)

@@ -24,6 +24,9 @@ MAX_CONTENT_BYTES = 512 << 10
 # again, so a 1.2 KB file drawing one 100 KiB form 50 times cost 7.8 s. The analysis' processor-time
 # cap (app/features/files/slots.py) bounds what is left: a single form of several MiB.
 XFORM_INVOCATIONS = 16
+# A content stream is decoded before its size is compared with MAX_CONTENT_BYTES: a 13 KB file can
+# inflate to pypdf's own bound (75 MB). This bounds what the analysis process holds for one.
+MAX_DECODED_STREAM = 8 << 20
 META_CHARS = 200
 _READ = 1 << 20
 # Page objects and a title, looked for in the raw bytes of a PDF pypdf cannot open (a truncated download).
@@ -54,7 +57,8 @@ def analyze_pdf(path: Path, notes: Notes, *, text_pages: int) -> Result:
                 details["pages"] = len(reader.pages)
             except Exception as exc:
                 notes.add(f"the page tree could not be read: {_why(exc)}")
-            with apply_configuration(xform_maximum_invocations_per_extraction=XFORM_INVOCATIONS):
+            with apply_configuration(xform_maximum_invocations_per_extraction=XFORM_INVOCATIONS,
+                                     zlib_maximum_output_length=MAX_DECODED_STREAM):
                 texts = _page_texts(reader, details["pages"] or 0, text_pages, notes)
     details["first_pages_text"] = [clip(t, PAGE_TEXT_CHARS) for t in texts]
     pages = details["pages"]
