@@ -5,10 +5,15 @@ or a log line). Where it comes from decides what happens: a caller's arguments o
 
 from __future__ import annotations
 
+import json
 import re
+from collections.abc import Iterator
 from typing import Any
 
 _UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
+# In json.dumps(ensure_ascii=False)'s text: a NUL as the encoder escapes it, or a lone surrogate.
+_WRITTEN = re.compile("\\\\u0000|[\ud800-\udfff]")
+WALK_LIMIT = 100_000  # items walked to locate what the encoded text showed
 
 
 def unstorable_character(text: str) -> str | None:
@@ -26,21 +31,79 @@ def unstorable_character(text: str) -> str | None:
 
 def unstorable(value: Any, root: str = "", whole: str = "arguments") -> tuple[str, str] | None:
     """Where (``file.file_id``, ``files[1].download_url``) the first string of a decoded JSON value, key or value,
-    holds such a character, and which. ``root``: what the paths start with; ``whole``: the value's own name."""
-    stack: list[tuple[str, Any]] = [(root, value)]
-    while stack:  # iterative: the nesting is the client's, and JSON nests deeper than Python recurses
-        path, item = stack.pop()
+    holds such a character, and which. ``root``: what the paths start with; ``whole``: the value's own name.
+
+    A client writes the value, up to the body limit, in any shape: a million empty lists cost a Python walk
+    seconds of the event loop. So the value is first written out by the json module's C encoder and searched
+    (0.3 s for a million nodes here): nothing found, nothing walked. Only a value that holds such a character
+    is walked, depth first, for the path, with an iterator per open container (memory grows with the depth,
+    a path is spelled only for the answer; spelling every child's path up front let a 60 KB body take
+    380 MiB), and at most ``WALK_LIMIT`` items: past them the answer names the whole value."""
+    try:
+        written = json.dumps(value, ensure_ascii=False)
+    except (TypeError, ValueError, RecursionError):
+        # Not JSON's types, or deeper than the encoder recurses: a caller in this process (over HTTP
+        # the parsers refuse JSON nested past 200 levels), walked whole.
+        written = None
+    whole_found = None
+    if written is not None:
+        if (hit := _WRITTEN.search(written)) is None:
+            return None
+        # "\\u0000" is how the encoder writes a NUL; a lone surrogate it writes as itself.
+        whole_found = unstorable_character("\x00" if len(hit.group()) > 1 else hit.group())
+    found = _walk(value, root, whole, WALK_LIMIT if written is not None else None)
+    if found is _TOO_LARGE:  # too large to locate: the whole value is named
+        return (root or whole, whole_found) if whole_found is not None else None
+    return found
+
+
+_TOO_LARGE = ("", "")
+
+
+def _walk(value: Any, root: str, whole: str, budget: int | None) -> tuple[str, str] | None:
+    if isinstance(value, str):
+        found = unstorable_character(value)
+        return (root or whole, found) if found is not None else None
+    steps: list[tuple[bool, Any]] = []  # (is an index, key or index) from the root to the open container
+    stack: list[Iterator[tuple[bool, Any, Any]]] = []
+    if (children := _children(value)) is not None:
+        stack.append(children)
+    while stack:
+        step = next(stack[-1], None)
+        if step is None:
+            stack.pop()
+            if steps:
+                steps.pop()
+            continue
+        if budget is not None:
+            budget -= 1
+            if budget < 0:
+                return _TOO_LARGE
+        is_index, key, item = step
+        if not is_index and isinstance(key, str) and (found := unstorable_character(key)) is not None:
+            return f"a key of {_spelled(root, steps) or 'the ' + whole}", found
         if isinstance(item, str):
             if (found := unstorable_character(item)) is not None:
-                return path or whole, found
-        elif isinstance(item, dict):
-            for key, inner in reversed(item.items()):
-                if isinstance(key, str) and (found := unstorable_character(key)) is not None:
-                    return f"a key of {path or 'the ' + whole}", found
-                stack.append((f"{path}.{key}" if path else str(key), inner))
-        elif isinstance(item, list):
-            stack.extend((f"{path}[{i}]", inner) for i, inner in reversed(list(enumerate(item))))
+                return _spelled(root, [*steps, (is_index, key)]) or whole, found
+        elif (children := _children(item)) is not None:
+            steps.append((is_index, key))
+            stack.append(children)
     return None
+
+
+def _children(item: Any) -> Iterator[tuple[bool, Any, Any]] | None:
+    if isinstance(item, dict):
+        return ((False, key, inner) for key, inner in item.items())
+    if isinstance(item, list):
+        return ((True, index, inner) for index, inner in enumerate(item))
+    return None
+
+
+def _spelled(root: str, steps: list[tuple[bool, Any]]) -> str:
+    path = root
+    for is_index, key in steps:
+        path = f"{path}[{key}]" if is_index else (f"{path}.{key}" if path else str(key))
+    return path
 
 
 def storable_text(text: str) -> str:

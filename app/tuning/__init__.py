@@ -22,6 +22,7 @@ is the only place that subclasses or reads the internals of uvicorn or the SDK.
 from __future__ import annotations
 
 import gc
+import resource
 from collections.abc import Collection
 
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
@@ -54,7 +55,7 @@ class Tuning:
         return deadline_protocol(
             Deadlines(header=settings.http_header_timeout, body=settings.http_body_timeout,
                       send=settings.http_send_timeout),
-            Connections(most=settings.http_max_connections,
+            Connections(most=connection_cap(settings.http_max_connections),
                         requests=settings.http_connection_requests,
                         lifetime=settings.http_connection_lifetime))
 
@@ -72,3 +73,13 @@ class Tuning:
 
 
 _settled = False
+FD_RESERVE = 100  # files a worker opens itself: database pool, Redis, analysis processes, fetches
+
+
+def connection_cap(wanted: int) -> int:
+    """APP_HTTP_MAX_CONNECTIONS, within what this process may open: past its file limit, every new
+    connection and every file the server opens itself (a database connection) would fail."""
+    soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft == resource.RLIM_INFINITY:
+        return wanted
+    return max(2, min(wanted, soft - FD_RESERVE))

@@ -48,6 +48,7 @@ REQUEST_TIMEOUT = (b"HTTP/1.1 408 Request Timeout\r\ncontent-type: text/plain; c
                    b"connection: close\r\ncontent-length: " + str(len(_TIMEOUT_BODY)).encode() + b"\r\n\r\n"
                    + _TIMEOUT_BODY)
 LINGER_S = 2.0  # after a 408: how long what the client still sends is read and dropped
+PIPELINE_DEPTH = 32  # requests parsed and waiting behind the one being answered, per connection
 
 
 class BadHead(Exception):
@@ -140,7 +141,9 @@ class DeadlineProtocol(HttpToolsProtocol):
         return True
 
     def _idle(self) -> bool:
+        # Answered means sent: a slow client may still be taking in the last response.
         return not self.transport.is_closing() and not self.pipeline \
+            and not self.transport.get_write_buffer_size() and not self.flow.write_paused \
             and (self.cycle is None or self.cycle.response_complete) \
             and (self._message_done or self._head_open)  # between requests, or in a head
 
@@ -190,6 +193,10 @@ class DeadlineProtocol(HttpToolsProtocol):
             # which uvicorn without WebSockets drops, and parses the next read as a new request: a body would be
             # lost and a request hidden in it run. This server switches to nothing: refused, connection closed.
             raise BadHead("protocol upgrades are not served")
+        if len(self.pipeline) >= PIPELINE_DEPTH:
+            # llhttp parses all a read brings (up to 256 KiB: thousands of short requests), and each
+            # one parsed behind a running request waits in the pipeline, unseen by the app's caps.
+            raise BadHead(f"more than {PIPELINE_DEPTH} requests pipelined")
         super().on_headers_complete()
         bounds = self._bounds
         if self._served >= bounds.requests or self.loop.time() - self._opened >= bounds.lifetime:

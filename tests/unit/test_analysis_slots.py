@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import resource
 import time
+from contextlib import ExitStack
 
 import anyio
 import anyio.lowlevel
@@ -123,7 +124,8 @@ def test_a_call_within_its_share_waits_for_a_slot_only_so_long():
             release.set()
         with slots.claim(ANON_A):  # the shares were given back, busy or not
             async with slots.slot(ANON_A):
-                assert (slots._held, slots._anonymous_held) == ({ANON_A.key: 1}, 1)
+                assert (slots._held, slots._anonymous_held) == (
+                    {ANON_A.key: 1, "address:203.0.113.5": 1}, 1)
         assert not slots._held and slots._anonymous_held == 0
 
     anyio.run(main)
@@ -165,3 +167,21 @@ def test_time_waiting_for_a_slot_is_not_processor_time():
         assert results == ["done", "done"]
 
     anyio.run(main)
+
+
+def test_hints_rotated_at_one_address_start_only_so_many_calls():
+    slots = AnalysisSlots(4, 20.0)  # anonymous callers 2: an address 4 calls at once
+    with ExitStack() as stack:
+        for n in range(4):
+            stack.enter_context(slots.claim(Caller.of(None, "203.0.113.5", hint=f"s{n}")))
+        with pytest.raises(AnalysisBusy) as busy:
+            with slots.claim(Caller.of(None, "203.0.113.5", hint="s9")):
+                pass
+        assert "not signed in" in busy.value.message
+        with slots.claim(Caller.of(None, "198.51.100.7", hint="s9")):  # another address
+            pass
+        with slots.claim(ALICE):  # an account at that address
+            pass
+    with slots.claim(Caller.of(None, "203.0.113.5", hint="s9")):  # given back
+        pass
+

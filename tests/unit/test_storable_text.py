@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+import tracemalloc
 
-from app.text import unstorable
+from app import text
+from app.text import WALK_LIMIT, unstorable
 
 
 def test_it_names_the_first_string_that_holds_a_nul_or_an_unpaired_surrogate_wherever_it_is():
@@ -30,3 +32,32 @@ def test_nesting_deeper_than_python_recurses_is_walked_without_recursion():
         deep = {"k": [deep]}
     found = unstorable(deep)
     assert found is not None and found[1] == "a NUL character (U+0000)"
+
+
+def test_a_long_key_over_many_items_is_walked_in_memory_that_grows_with_depth_only():
+    # A 60 KB body that took 380 MiB when every child's path was spelled up front.
+    value = {"k" * 40_000: [0] * 10_000, "tail": "a\x00"}
+    tracemalloc.start()
+    try:
+        assert unstorable(value) == ("tail", "a NUL character (U+0000)")
+        assert tracemalloc.get_traced_memory()[1] < 5_000_000
+    finally:
+        tracemalloc.stop()
+
+
+def test_a_clean_value_is_not_walked(monkeypatch):
+    def walked(*args: object) -> None:
+        raise AssertionError("walked")
+
+    monkeypatch.setattr(text, "_walk", walked)
+    assert unstorable([[0], {"a": "b"}] * 1000) is None
+
+
+def test_an_escape_written_as_text_is_not_a_nul():
+    assert unstorable({"a": "a literal \\u0000, not a NUL"}) is None
+
+
+def test_past_the_walk_limit_the_whole_value_is_named():
+    value: list[object] = [[0]] * (WALK_LIMIT + 10)
+    value.append("a\ud800")
+    assert unstorable(value, "_meta") == ("_meta", "an unpaired surrogate (U+D800), which is not Unicode text")

@@ -74,6 +74,7 @@ class AnalysisSlots:
     cpu_seconds: float
     per_caller: int = 0  # 0: half the slots (at least one)
     anonymous: int = 0  # 0: half the slots (at least one)
+    per_address: int = 0  # 0: twice ``anonymous``
     wait: float = SLOT_WAIT_S
     _held: Counter[str] = field(default_factory=Counter)
     _started: dict[object, float] = field(default_factory=dict)  # running analysis -> its start
@@ -85,6 +86,10 @@ class AnalysisSlots:
         half = max(1, self.slots // 2)
         self.per_caller = self.per_caller or half
         self.anonymous = self.anonymous or half
+        # Anonymous calls from one address, fetching or analysing: twice the anonymous share, so that
+        # ChatGPT users behind one of OpenAI's addresses are not served one at a time, while one
+        # client rotating hints cannot start downloads without end.
+        self.per_address = self.per_address or 2 * self.anonymous
 
     @property
     def wall_seconds(self) -> float:
@@ -100,10 +105,12 @@ class AnalysisSlots:
         return self._free, self._processes
 
     def check(self, caller: Caller) -> None:
-        """Raise ``AnalysisBusy`` if the caller's share, or the anonymous callers', is full now."""
+        """Raise ``AnalysisBusy`` if the caller's share, its address's (anonymous: a hint is the
+        client's to choose), or the anonymous callers', is full now."""
         if self._held[caller.key] >= self.per_caller:
             raise AnalysisBusy(self._retry_after(), share=" for you")
-        if caller.account is None and self._anonymous_held >= self.anonymous:
+        if caller.account is None and (self._anonymous_held >= self.anonymous
+                                       or self._held[_address_key(caller)] >= self.per_address):
             raise AnalysisBusy(self._retry_after(), share=" for people who are not signed in")
 
     @contextmanager
@@ -113,14 +120,16 @@ class AnalysisSlots:
         anonymous callers' share and a slot are taken only for the analysis (``slot``): a slow
         download holds no one else's analysis back."""
         self.check(caller)  # no await between the check and the count: one decision
-        key = caller.key
-        self._held[key] += 1
+        keys = [caller.key] if caller.account is not None else [caller.key, _address_key(caller)]
+        for key in keys:
+            self._held[key] += 1
         try:
             yield
         finally:
-            self._held[key] -= 1
-            if not self._held[key]:
-                del self._held[key]
+            for key in keys:
+                self._held[key] -= 1
+                if not self._held[key]:
+                    del self._held[key]
 
     @asynccontextmanager
     async def slot(self, caller: Caller) -> AsyncIterator[None]:
@@ -194,6 +203,10 @@ class AnalysisSlots:
 # the process's life, and raises only while this is set: a signal that comes late (while the limit
 # is being lifted, or between calls) is dropped instead of ending the next call or the worker.
 _capped = False
+
+
+def _address_key(caller: Caller) -> str:
+    return f"address:{caller.address}"
 
 
 def capped(cpu_seconds: float, func: Callable[..., T], *args: Any) -> T:
