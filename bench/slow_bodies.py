@@ -29,16 +29,15 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from files import proc_kb  # noqa: E402
+
 from bench import PY, Server, migrate_and_seed  # noqa: E402 (bench/ is not a package)
 
 BODY_BYTES = 4 * 1024 * 1024
 
 
 def rss_kb(pid: int) -> int:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1])
-    return 0
+    return proc_kb(pid, "VmRSS")
 
 
 class RssWatcher:
