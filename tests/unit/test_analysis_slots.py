@@ -1,8 +1,10 @@
 """The analysis processes: shares per caller and for all anonymous callers, a bounded wait for a
-free slot, and the processor-time cap inside a real worker process (``anyio.to_process``)."""
+free slot, the processor-time and memory caps inside a real worker process
+(``anyio.to_process``)."""
 
 from __future__ import annotations
 
+import functools
 import os
 import resource
 import time
@@ -11,8 +13,11 @@ from contextlib import ExitStack
 import anyio
 import anyio.lowlevel
 import pytest
+from PIL import Image
 
-from app.features.files.slots import AnalysisBusy, AnalysisSlots, AnalysisStopped
+from app.features.files.analysis.core import analyze
+from app.features.files.analysis.model import Analysis
+from app.features.files.slots import AnalysisBusy, AnalysisSlots, AnalysisStopped, MiB
 from app.limits import Caller
 
 pytestmark = pytest.mark.demo("files")
@@ -39,6 +44,18 @@ def cpu_limit() -> tuple[int, int, float, int]:
 
 def pid() -> int:
     return os.getpid()
+
+
+def allocate(mib: int) -> int:
+    """``mib`` MiB held at once, in the analysis process: their length."""
+    block = bytearray(mib * MiB)
+    return len(block)
+
+
+def space_limit() -> tuple[int, int, int]:
+    with open("/proc/self/statm", "rb") as statm:
+        mapped = int(statm.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+    return (*resource.getrlimit(resource.RLIMIT_AS), mapped)
 
 
 async def _hold(
@@ -149,6 +166,43 @@ def test_an_analysis_past_its_processor_time_is_stopped_and_the_process_serves_t
         assert used + 0.5 < soft <= used + 2  # whole seconds: the cap rounded up
 
     anyio.run(main)
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/statm"), reason="the memory cap is Linux's")
+def test_an_analysis_past_its_memory_is_stopped_and_the_process_serves_the_next():
+    async def main() -> None:
+        slots = AnalysisSlots(1, 20.0, memory_bytes=64 * MiB)
+        first = await slots.run(ALICE, pid)
+        assert await slots.run(ALICE, allocate, 40) == 40 * MiB  # within the cap
+        with pytest.raises(AnalysisStopped) as stopped:
+            await slots.run(ALICE, allocate, 200)
+        assert stopped.value.message == ("Analysing the file needed more than 64 MiB of memory "
+                                         "and was stopped; nothing was kept.")
+        # The same process, its limit lifted between calls and set again from what it maps then.
+        assert await slots.run(ALICE, allocate, 40) == 40 * MiB
+        soft, hard, mapped = await slots.run(ALICE, space_limit)
+        assert await slots.run(ALICE, pid) == first
+        assert hard == resource.getrlimit(resource.RLIMIT_AS)[1]  # as inherited, never lowered
+        assert mapped < soft <= mapped + 64 * MiB
+
+    anyio.run(main)
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/statm"), reason="the memory cap is Linux's")
+def test_an_image_whose_pixels_pass_the_memory_cap_is_reported_from_its_header(tmp_path):
+    # 3,000 x 3,000 RGBA: 36 MB of pixels from a 35 KB file, under a 32 MiB cap.
+    png = tmp_path / "wide.png"
+    Image.new("RGBA", (3000, 3000), (1, 2, 3, 4)).save(png)
+
+    async def main() -> Analysis:
+        slots = AnalysisSlots(1, 20.0, memory_bytes=32 * MiB)
+        return await slots.run(ALICE, functools.partial(analyze, png, file_name="wide.png"))
+
+    analysis = anyio.run(main)
+    assert analysis.summary == "PNG image, 3,000×3,000 pixels, mode RGBA; too large to decode."
+    assert analysis.details["decoded"] is False and analysis.details["width"] == 3000
+    assert analysis.warnings == ["decoding its pixels needs more memory than an analysis may use: "
+                                 "not decoded"]
 
 
 def test_time_waiting_for_a_slot_is_not_processor_time():

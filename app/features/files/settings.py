@@ -27,11 +27,12 @@ class FilesSettings(SettingsPart):
     url_ttl: int = Field(default=300, ge=30, le=3600)
     # Bytes an anonymous caller may add per anon_ttl (its address and all anonymous callers: scaled).
     anon_quota: int = Field(default=50 * 1024 * 1024, ge=1024, le=10**12)
-    # Analysis processes per server worker (60 MB idle, up to 200 MB at work: a fixed number, not
-    # the node's cores, which a container does not own) and the processor time each analysis gets
-    # (app/features/files/slots.py: shares, waits and caps).
+    # Analysis processes per server worker (a fixed number, not the node's cores, which a container
+    # does not own), the processor time each analysis gets, and the memory it may add to its
+    # process (app/features/files/slots.py: shares, waits and caps; docs/files.md: the figures).
     analysis_slots: int = Field(default=2, ge=1, le=64)
     analysis_cpu_seconds: float = Field(default=20.0, gt=0, le=600)
+    analysis_memory_mb: int = Field(default=128, ge=32, le=65536)
 
 
 def storage_dir_refusal(core: Settings, files: FilesSettings) -> SettingsError | None:

@@ -13,7 +13,10 @@ as its parser lets it, so:
   same way;
 - an analysis gets ``cpu_seconds`` of processor time (``RLIMIT_CPU`` in its process, counted from
   its start: waiting for a slot is not counted); past it the analysis stops and nothing is kept.
-  A parser stuck where no signal reaches it (inside C code) is killed at ``wall_seconds``.
+  A parser stuck where no signal reaches it (inside C code) is killed at ``wall_seconds``;
+- an analysis may grow its process's address space by ``memory_bytes`` (``RLIMIT_AS``, counted
+  from what the process maps when it starts): past it an allocation fails, and the analysis stops
+  with nothing kept, or leaves out what it could not hold (an image's pixels).
 
 The slots are this process's: the CPU they share is this pod's. What one caller may do across the
 fleet is its budgets' (``app.limits``, counted in Redis), which bound how often it starts one.
@@ -23,6 +26,7 @@ from __future__ import annotations
 
 import functools
 import math
+import os
 import resource
 import signal
 import time
@@ -43,6 +47,7 @@ log = structlog.get_logger(__name__)
 T = TypeVar("T")
 SLOT_WAIT_S = 15.0  # a call within its share waits this long for a free slot
 RETRY_MIN_S = 5
+MiB = 1024 * 1024
 
 
 class AnalysisBusy(FileRejected):
@@ -64,6 +69,11 @@ class CpuExceeded(BaseException):
     every Exception into a partial result, and this one must end the analysis."""
 
 
+class MemoryExceeded(BaseException):
+    """Raised in the analysis process when an allocation failed under its memory cap (a
+    BaseException, as ``CpuExceeded``: the analysis ends)."""
+
+
 class AnalysisStopped(FileRejected):
     """The analysis used its processor time, or its process ended: nothing was kept."""
 
@@ -72,6 +82,7 @@ class AnalysisStopped(FileRejected):
 class AnalysisSlots:
     slots: int
     cpu_seconds: float
+    memory_bytes: int = 128 * MiB
     per_caller: int = 0  # 0: half the slots (at least one)
     anonymous: int = 0  # 0: half the slots (at least one)
     per_address: int = 0  # 0: twice ``anonymous``
@@ -172,7 +183,7 @@ class AnalysisSlots:
         share is ``claim``'s)."""
         async with self.slot(caller):
             _, processes = self._limiters()
-            call = functools.partial(capped, self.cpu_seconds, func, *args)
+            call = functools.partial(capped, self.cpu_seconds, self.memory_bytes, func, *args)
             with anyio.move_on_after(self.wall_seconds):
                 try:
                     return await anyio.to_process.run_sync(
@@ -180,14 +191,19 @@ class AnalysisSlots:
                     )
                 except CpuExceeded:
                     raise self._stopped("cpu") from None
+                except MemoryExceeded:
+                    raise self._stopped("memory") from None
                 except anyio.BrokenWorkerProcess:
                     raise self._stopped("killed") from None  # for memory, or it could not start
         raise self._stopped("wall")  # anyio killed the process when the scope was cancelled
 
     def _stopped(self, reason: str) -> AnalysisStopped:
-        log.warning("files.analysis_stopped", reason=reason, cpu_seconds=self.cpu_seconds)
+        log.warning("files.analysis_stopped", reason=reason, cpu_seconds=self.cpu_seconds,
+                    memory_bytes=self.memory_bytes)
         if reason == "cpu":
             what = f"took more than {self.cpu_seconds:g} s of processor time and was stopped"
+        elif reason == "memory":
+            what = f"needed more than {self.memory_bytes // MiB} MiB of memory and was stopped"
         elif reason == "wall":
             what = f"was still running after {self.wall_seconds:g} s and was stopped"
         else:
@@ -209,26 +225,45 @@ def _address_key(caller: Caller) -> str:
     return f"address:{caller.address}"
 
 
-def capped(cpu_seconds: float, func: Callable[..., T], *args: Any) -> T:
+def capped(cpu_seconds: float, memory_bytes: int, func: Callable[..., T], *args: Any) -> T:
     """In the analysis process: ``func(*args)`` with ``cpu_seconds`` more of processor time than
-    this process has used so far. The process is reused, so the limit is set per call and lifted
-    after, to the hard limit (an unprivileged process may raise its soft limit up to it, and the
-    hard one is never lowered: it could not be raised again)."""
+    this process has used so far, and ``memory_bytes`` more address space than it maps now. The
+    process is reused, so the limits are set per call and lifted after, to the hard limits (an
+    unprivileged process may raise its soft limit up to it, and the hard one is never lowered: it
+    could not be raised again)."""
     global _capped
     if signal.getsignal(signal.SIGXCPU) is not _over_cpu:
         signal.signal(signal.SIGXCPU, _over_cpu)
     usage = resource.getrusage(resource.RUSAGE_SELF)
-    _, hard = resource.getrlimit(resource.RLIMIT_CPU)
-    limit = math.ceil(usage.ru_utime + usage.ru_stime + cpu_seconds)
-    if hard != resource.RLIM_INFINITY:
-        limit = min(limit, hard)
+    _, cpu_hard = resource.getrlimit(resource.RLIMIT_CPU)
+    _, as_hard = resource.getrlimit(resource.RLIMIT_AS)
+    cpu = _within(math.ceil(usage.ru_utime + usage.ru_stime + cpu_seconds), cpu_hard)
+    mapped = _mapped_bytes()
+    space = _within(mapped + memory_bytes, as_hard) if mapped is not None else as_hard
     _capped = True
     try:
-        resource.setrlimit(resource.RLIMIT_CPU, (limit, hard))
+        resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu_hard))
+        resource.setrlimit(resource.RLIMIT_AS, (space, as_hard))
         return func(*args)
+    except MemoryError:
+        raise MemoryExceeded() from None
     finally:
         _capped = False
-        resource.setrlimit(resource.RLIMIT_CPU, (hard, hard))
+        resource.setrlimit(resource.RLIMIT_AS, (as_hard, as_hard))
+        resource.setrlimit(resource.RLIMIT_CPU, (cpu_hard, cpu_hard))
+
+
+def _within(limit: int, hard: int) -> int:
+    return limit if hard == resource.RLIM_INFINITY else min(limit, hard)
+
+
+def _mapped_bytes() -> int | None:
+    """This process's address space now (Linux's /proc; elsewhere None: no memory cap)."""
+    try:
+        with open("/proc/self/statm", "rb") as statm:
+            return int(statm.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        return None
 
 
 def _over_cpu(signum: int, frame: Any) -> None:

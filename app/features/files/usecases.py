@@ -38,7 +38,7 @@ from app.features.files.ingest import (
     report_document,
 )
 from app.features.files.settings import FilesSettings, storage_dir_refusal
-from app.features.files.slots import AnalysisSlots
+from app.features.files.slots import AnalysisSlots, MiB
 from app.limits import Budget, Caller, Limits, OverLimit, Reservation, current_caller, per_seconds
 from app.net.guard import OutboundGuard
 from app.storage import Storage, StorageError
@@ -83,7 +83,8 @@ class FileUseCases:
                    max_bytes=s.max_bytes, fetch_timeout=s.fetch_timeout, anon_ttl=s.anon_ttl,
                    url_ttl=s.url_ttl, spool_dir=Path(s.dir) / "spool", limits=deps.limits,
                    anon_quota=s.anon_quota,
-                   slots=AnalysisSlots(s.analysis_slots, s.analysis_cpu_seconds))
+                   slots=AnalysisSlots(s.analysis_slots, s.analysis_cpu_seconds,
+                                       s.analysis_memory_mb * MiB))
 
     @property
     def quota(self) -> Budget:

@@ -22,13 +22,13 @@ log = structlog.get_logger(__name__)
 def analyze(path: Path, *, file_name: str | None = None, max_pixels: int = 50_000_000,
             pdf_text_pages: int = 5) -> Analysis:
     """Describe the file at ``path`` by its content. Bad content gives a partial result with warnings; only an
-    OSError reading the path is raised."""
+    OSError reading the path, and a MemoryError past the analysis's memory cap, are raised."""
     path = Path(path)
     notes = Notes()
     sniffed = detect(path, file_name)
     try:
         result = _run(path, sniffed, notes, max_pixels, pdf_text_pages)
-    except OSError:
+    except (OSError, MemoryError):  # MemoryError: past the memory cap, the analysis stops
         raise
     except Exception as exc:  # a file no analyser foresaw must still give an answer, not fail the upload
         log.warning("files.analysis_incomplete", kind=sniffed.kind, error=type(exc).__name__, exc_info=exc)

@@ -58,6 +58,10 @@ def analyze_image(path: Path, sniffed: Sniffed, notes: Notes, *, max_pixels: int
             try:
                 _decode(im, fp, fmt)
                 details["decoded"] = True
+            except MemoryError:  # past the analysis's memory cap (slots.py): the header stands
+                notes.add("decoding its pixels needs more memory than an analysis may use: "
+                          "not decoded")
+                summary += "; too large to decode"
             except Exception:  # truncated data surfaces as OSError, SyntaxError, ValueError, zlib errors...
                 notes.add("image data is truncated or corrupt")
                 summary += "; its data is truncated or corrupt"
