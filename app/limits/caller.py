@@ -15,6 +15,7 @@ but the address and global counts are the same for every hint, so rotating it bu
 
 from __future__ import annotations
 
+import functools
 import ipaddress
 from contextvars import ContextVar, Token
 from dataclasses import dataclass
@@ -27,6 +28,15 @@ _current: ContextVar[Caller | None] = ContextVar("app_limits_caller", default=No
 def address_key(host: str | None) -> str:
     """The client address as counted: IPv4 as is (IPv4-mapped IPv6 too), IPv6 by its /64, which one
     subscriber usually holds whole (counting single IPv6 addresses would let one host rotate forever)."""
+    if host is not None and len(host) <= 64:  # an address: what the cache may hold is bounded
+        return _address_key(host)
+    return _address_key.__wrapped__(host)
+
+
+# Every request asks, twice (its in-flight count, its caller): a cache turns ipaddress's 3 us
+# into a lookup, at most 4096 strings of 64 characters.
+@functools.lru_cache(maxsize=4096)
+def _address_key(host: str | None) -> str:
     try:
         ip = ipaddress.ip_address((host or "").strip())
     except ValueError:

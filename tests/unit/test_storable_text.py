@@ -21,6 +21,18 @@ def test_it_names_the_first_string_that_holds_a_nul_or_an_unpaired_surrogate_whe
     assert unstorable({"k\x00": 1}, "_meta") == ("a key of _meta", "a NUL character (U+0000)")
 
 
+def test_a_flat_value_looked_at_without_encoding_answers_as_the_encoded_walk_does():
+    # Tool arguments and _meta are mostly a dict of strings and numbers: looked at directly.
+    flat = {"query": "ok", "limit": 5, "name": "Jo\x00", "x": 1.5}
+    assert unstorable(flat) == ("name", "a NUL character (U+0000)")
+    assert unstorable(flat, "_meta") == ("_meta.name", "a NUL character (U+0000)")
+    assert unstorable({"ok": True, "k\udc01": None}) == (
+        "a key of the arguments", "an unpaired surrogate (U+DC01), which is not Unicode text")
+    assert unstorable({1: "a", "b": "c"}) is None  # not JSON's keys: in-process callers only
+    nested = {**flat, "more": ["a"]}  # not flat: encoded first, then walked
+    assert unstorable(nested) == unstorable(flat)
+
+
 def test_text_of_any_script_and_paired_surrogates_pass():
     assert unstorable({"title": "Pão de queijo 🧀", "tags": ["日本語", "Ελληνικά"], "n": 3, "x": None}) is None
     assert unstorable(None) is None
