@@ -48,10 +48,10 @@ def unstorable(value: Any, root: str = "", whole: str = "arguments") -> tuple[st
     ):  # what a tool call's arguments and _meta mostly are: looked at directly, in a third of
         # the time the encoder takes (the bench's calls pass two such values each)
         for key, item in value.items():
-            if type(key) is str and (found := unstorable_character(key)) is not None:
+            if isinstance(key, str) and (found := unstorable_character(key)) is not None:
                 return f"a key of {root or 'the ' + whole}", found
             if type(item) is str and (found := unstorable_character(item)) is not None:
-                return _spelled(root, [(False, key)]), found
+                return _spelled(root, [(False, key)]) or whole, found
         return None
     try:
         written = json.dumps(value, ensure_ascii=False)

@@ -205,6 +205,21 @@ def test_an_image_whose_pixels_pass_the_memory_cap_is_reported_from_its_header(t
                                  "not decoded"]
 
 
+def test_a_webp_past_the_memory_is_not_opened_and_its_size_is_read_from_its_header(tmp_path):
+    # Pillow's WebP decoder allocates its canvas, and more, as it opens the file: 2,000 x 2,000
+    # takes about 64 MB there, past a 32 MiB cap; without a cap it is decoded.
+    webp = tmp_path / "wide.webp"
+    Image.new("RGB", (2000, 2000), (1, 2, 3)).save(webp, lossless=True)
+    capped = analyze(webp, file_name="wide.webp", memory_bytes=32 * MiB)
+    assert capped.summary == "WEBP image, 2,000×2,000 pixels; too large to decode."
+    assert (capped.details["width"], capped.details["height"]) == (2000, 2000)
+    assert capped.details["decoded"] is False
+    assert capped.warnings == ["image declares 2,000×2,000 pixels, more than can be decoded here: "
+                               "not decoded"]
+    whole = analyze(webp, file_name="wide.webp")
+    assert whole.details["decoded"] is True and whole.details["mode"] == "RGB"
+
+
 def test_time_waiting_for_a_slot_is_not_processor_time():
     async def main() -> None:
         slots = AnalysisSlots(1, 1.5, per_caller=2, anonymous=2, wait=10)

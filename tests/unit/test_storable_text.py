@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import tracemalloc
 
+import pytest
+
 from app import text
 from app.text import WALK_LIMIT, unstorable
 
@@ -21,16 +23,37 @@ def test_it_names_the_first_string_that_holds_a_nul_or_an_unpaired_surrogate_whe
     assert unstorable({"k\x00": 1}, "_meta") == ("a key of _meta", "a NUL character (U+0000)")
 
 
-def test_a_flat_value_looked_at_without_encoding_answers_as_the_encoded_walk_does():
-    # Tool arguments and _meta are mostly a dict of strings and numbers: looked at directly.
-    flat = {"query": "ok", "limit": 5, "name": "Jo\x00", "x": 1.5}
+class Name(str):
+    """A key of a caller in this process: a str subclass, not JSON's type."""
+
+
+FLAT = [
+    {"query": "ok", "limit": 5, "name": "Jo\x00", "x": 1.5},
+    {"ok": True, "k\udc01": None},
+    {"": "\x00"},  # an empty key: the path is the whole value's name
+    {Name("k\x00"): 1},
+    {"k\x00": "v\x00"},  # the key first, as the walk reads it
+    {"a": "fine", "b": float("nan"), "c": 10**400, "d": "\\u0000"},
+    {1: "a", "b": "c\x00"},
+    {},
+]
+
+
+@pytest.mark.parametrize("value", FLAT)
+@pytest.mark.parametrize("root", ["", "_meta"])
+def test_a_flat_value_looked_at_without_encoding_answers_as_the_encoded_walk_does(value, root):
+    # Tool arguments and _meta are mostly a dict of strings and numbers: looked at directly. A
+    # one-item list beside them makes the same value take the encoded path, then the walk.
+    nested = {**value, "\uffffzz": ["a"]}
+    assert unstorable(value, root) == unstorable(nested, root)
+
+
+def test_a_flat_value_names_the_string_that_holds_the_character():
+    flat = FLAT[0]
     assert unstorable(flat) == ("name", "a NUL character (U+0000)")
     assert unstorable(flat, "_meta") == ("_meta.name", "a NUL character (U+0000)")
-    assert unstorable({"ok": True, "k\udc01": None}) == (
-        "a key of the arguments", "an unpaired surrogate (U+DC01), which is not Unicode text")
-    assert unstorable({1: "a", "b": "c"}) is None  # not JSON's keys: in-process callers only
-    nested = {**flat, "more": ["a"]}  # not flat: encoded first, then walked
-    assert unstorable(nested) == unstorable(flat)
+    assert unstorable({"": "\x00"}) == ("arguments", "a NUL character (U+0000)")
+    assert unstorable({Name("k\x00"): 1}) == ("a key of the arguments", "a NUL character (U+0000)")
 
 
 def test_text_of_any_script_and_paired_surrogates_pass():

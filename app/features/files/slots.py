@@ -1,4 +1,4 @@
-"""This worker's analysis processes, shared fairly and capped in processor time.
+"""This worker's analysis processes, shared fairly and capped in processor time and memory.
 
 Analysing a file runs in a worker process (parsing would otherwise hold the GIL against the event
 loop). There are ``slots`` of them per server worker. A crafted file can keep one busy for as long
@@ -75,7 +75,8 @@ class MemoryExceeded(BaseException):
 
 
 class AnalysisStopped(FileRejected):
-    """The analysis used its processor time, or its process ended: nothing was kept."""
+    """The analysis used its processor time or its memory, or its process ended: nothing was
+    kept."""
 
 
 @dataclass
@@ -191,7 +192,7 @@ class AnalysisSlots:
                     )
                 except CpuExceeded:
                     raise self._stopped("cpu") from None
-                except MemoryExceeded:
+                except (MemoryExceeded, MemoryError):  # MemoryError: if even the other failed
                     raise self._stopped("memory") from None
                 except anyio.BrokenWorkerProcess:
                     raise self._stopped("killed") from None  # for memory, or it could not start
@@ -246,11 +247,12 @@ def capped(cpu_seconds: float, memory_bytes: int, func: Callable[..., T], *args:
         resource.setrlimit(resource.RLIMIT_AS, (space, as_hard))
         return func(*args)
     except MemoryError:
-        raise MemoryExceeded() from None
+        pass  # told once the limits are lifted: nothing more may be allocated under them
     finally:
         _capped = False
         resource.setrlimit(resource.RLIMIT_AS, (as_hard, as_hard))
         resource.setrlimit(resource.RLIMIT_CPU, (cpu_hard, cpu_hard))
+    raise MemoryExceeded()
 
 
 def _within(limit: int, hard: int) -> int:

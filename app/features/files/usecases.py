@@ -71,7 +71,7 @@ class FileUseCases:
     # Where fetched bodies are written while they are analysed and stored; a process killed meanwhile leaves its
     # file here, for the sweeper.
     spool_dir: Path | None = None
-    # The analysis processes, shared fairly between callers and capped in processor time.
+    # The analysis processes, shared fairly between callers and capped in processor time and memory.
     slots: AnalysisSlots = field(default_factory=lambda: AnalysisSlots(2, 20.0))
 
     @classmethod
@@ -84,7 +84,7 @@ class FileUseCases:
                    url_ttl=s.url_ttl, spool_dir=Path(s.dir) / "spool", limits=deps.limits,
                    anon_quota=s.anon_quota,
                    slots=AnalysisSlots(s.analysis_slots, s.analysis_cpu_seconds,
-                                       s.analysis_memory_mb * MiB))
+                                       memory_bytes=s.analysis_memory_mb * MiB))
 
     @property
     def quota(self) -> Budget:
@@ -195,7 +195,9 @@ class FileUseCases:
     async def _analyse(self, path: Path, name: str, caller: Caller) -> Analysis:
         # A worker process: parsing a large file would otherwise hold the GIL against the event loop.
         try:
-            return await self.slots.run(caller, functools.partial(analyze, path, file_name=name))
+            analysis = functools.partial(analyze, path, file_name=name,
+                                         memory_bytes=self.slots.memory_bytes)
+            return await self.slots.run(caller, analysis)
         except FileRejected:  # busy, or stopped at its processor-time cap
             raise
         except Exception as exc:  # analyze() turns bad content into warnings; this is the worker itself failing

@@ -20,14 +20,14 @@ log = structlog.get_logger(__name__)
 
 
 def analyze(path: Path, *, file_name: str | None = None, max_pixels: int = 50_000_000,
-            pdf_text_pages: int = 5) -> Analysis:
+            pdf_text_pages: int = 5, memory_bytes: int | None = None) -> Analysis:
     """Describe the file at ``path`` by its content. Bad content gives a partial result with warnings; only an
     OSError reading the path, and a MemoryError past the analysis's memory cap, are raised."""
     path = Path(path)
     notes = Notes()
     sniffed = detect(path, file_name)
     try:
-        result = _run(path, sniffed, notes, max_pixels, pdf_text_pages)
+        result = _run(path, sniffed, notes, max_pixels, pdf_text_pages, memory_bytes)
     except (OSError, MemoryError):  # MemoryError: past the memory cap, the analysis stops
         raise
     except Exception as exc:  # a file no analyser foresaw must still give an answer, not fail the upload
@@ -44,7 +44,8 @@ def analyze(path: Path, *, file_name: str | None = None, max_pixels: int = 50_00
     return Analysis(sniffed.kind, sniffed.mime_type, summary, details, notes.as_list(), text)
 
 
-def _run(path: Path, sniffed: Sniffed, notes: Notes, max_pixels: int, pdf_text_pages: int) -> Result:
+def _run(path: Path, sniffed: Sniffed, notes: Notes, max_pixels: int, pdf_text_pages: int,
+         memory_bytes: int | None) -> Result:
     kind = sniffed.kind
     if kind == "csv":
         return analyze_csv(path, sniffed, notes)
@@ -53,7 +54,7 @@ def _run(path: Path, sniffed: Sniffed, notes: Notes, max_pixels: int, pdf_text_p
     if kind == "jsonl":
         return analyze_jsonl(path, sniffed, notes)
     if kind == "image":
-        return analyze_image(path, sniffed, notes, max_pixels=max_pixels)
+        return analyze_image(path, sniffed, notes, max_pixels=max_pixels, memory_bytes=memory_bytes)
     if kind == "pdf":
         return analyze_pdf(path, notes, text_pages=pdf_text_pages)
     if kind == "binary":

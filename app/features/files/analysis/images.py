@@ -18,6 +18,9 @@ from app.features.files.analysis.sniffing import Sniffed
 _FORMATS = {"image/png": "PNG", "image/jpeg": "JPEG", "image/gif": "GIF", "image/webp": "WEBP",
             "image/bmp": "BMP", "image/tiff": "TIFF"}
 _ALPHA_MODES = frozenset({"RGBA", "RGBa", "LA", "La", "PA", "I;16A"})
+# Pillow's WebP plugin builds libwebp's decoder, and its canvas, when it opens the file: with its
+# own buffers a 7,000 x 7,000 WebP took 748 MiB, four bytes per pixel four times over.
+WEBP_BYTES_PER_PIXEL = 16
 
 
 def _open_header(fp: IO[bytes], fmt: str) -> ImageFile.ImageFile:
@@ -31,11 +34,24 @@ def _open_header(fp: IO[bytes], fmt: str) -> ImageFile.ImageFile:
     return factory(fp, "")
 
 
-def analyze_image(path: Path, sniffed: Sniffed, notes: Notes, *, max_pixels: int) -> Result:
+def analyze_image(path: Path, sniffed: Sniffed, notes: Notes, *, max_pixels: int,
+                  memory_bytes: int | None = None) -> Result:
+    """``memory_bytes``: what the analysis may allocate (its process's cap), or None: no bound
+    known. Past it, pixels are not decoded; a WebP is not even opened (see above)."""
     fmt = _FORMATS.get(sniffed.mime_type, "")
     details: dict = {"format": fmt, "decoded": False}
     summary = f"{fmt or 'Image'} image"
     with open(path, "rb") as fp:
+        if fmt == "WEBP" and (size := webp_size(fp.read(30))) is not None:
+            width, height = size
+            if width * height > max_pixels or (
+                memory_bytes is not None and width * height * WEBP_BYTES_PER_PIXEL > memory_bytes
+            ):
+                details.update(width=width, height=height)
+                notes.add(f"image declares {width:,}×{height:,} pixels, more than can be decoded "
+                          "here: not decoded")
+                return Result(details, f"WEBP image, {width:,}×{height:,} pixels; too large to "
+                                       "decode.")
         try:
             im = _open_header(fp, fmt)
         except Exception as exc:  # any plugin failure on a bad header: report, do not decode
@@ -70,6 +86,22 @@ def analyze_image(path: Path, sniffed: Sniffed, notes: Notes, *, max_pixels: int
         finally:
             im.close()
     return Result(details, summary + ".")
+
+
+def webp_size(head: bytes) -> tuple[int, int] | None:
+    """The canvas of a WebP file from its first 30 bytes (RFC 9649: the first chunk's header), or
+    None when they do not hold it."""
+    chunk = head[12:16]
+    if chunk == b"VP8 " and len(head) >= 30 and head[23:26] == b"\x9d\x01\x2a":  # lossy
+        return (int.from_bytes(head[26:28], "little") & 0x3FFF,
+                int.from_bytes(head[28:30], "little") & 0x3FFF)
+    if chunk == b"VP8L" and len(head) >= 25 and head[20] == 0x2F:  # lossless: 14 bits each, - 1
+        bits = int.from_bytes(head[21:25], "little")
+        return (bits & 0x3FFF) + 1, ((bits >> 14) & 0x3FFF) + 1
+    if chunk == b"VP8X" and len(head) >= 30:  # extended: 24 bits each, - 1
+        return (int.from_bytes(head[24:27], "little") + 1,
+                int.from_bytes(head[27:30], "little") + 1)
+    return None
 
 
 def _frames(im: ImageFile.ImageFile) -> int:
