@@ -52,6 +52,15 @@ def allocate(mib: int) -> int:
     return len(block)
 
 
+KEPT: list[bytearray] = []
+
+
+def keep(mib: int) -> int:
+    """``mib`` MiB the analysis process keeps after the call."""
+    KEPT.append(bytearray(mib * MiB))
+    return len(KEPT[-1])
+
+
 def space_limit() -> tuple[int, int, int]:
     with open("/proc/self/statm", "rb") as statm:
         mapped = int(statm.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
@@ -169,21 +178,38 @@ def test_an_analysis_past_its_processor_time_is_stopped_and_the_process_serves_t
 
 
 @pytest.mark.skipif(not os.path.exists("/proc/self/statm"), reason="the memory cap is Linux's")
-def test_an_analysis_past_its_memory_is_stopped_and_the_process_serves_the_next():
+def test_an_analysis_past_its_memory_is_stopped_and_a_fresh_process_serves_the_next():
     async def main() -> None:
         slots = AnalysisSlots(1, 20.0, memory_bytes=64 * MiB)
         first = await slots.run(ALICE, pid)
         assert await slots.run(ALICE, allocate, 40) == 40 * MiB  # within the cap
         with pytest.raises(AnalysisStopped) as stopped:
             await slots.run(ALICE, allocate, 200)
-        assert stopped.value.message == ("Analysing the file needed more than 64 MiB of memory "
-                                         "and was stopped; nothing was kept.")
-        # The same process, its limit lifted between calls and set again from what it maps then.
-        assert await slots.run(ALICE, allocate, 40) == 40 * MiB
+        assert stopped.value.message == (
+            "Analysing the file needed more than 64 MiB of memory, or its process ended "
+            "otherwise, and was stopped; nothing was kept."
+        )
+        # What the allocator kept of the failed call would count against the next: that process
+        # ended, and a fresh one serves, its cap counted from what it mapped at its first call.
         soft, hard, mapped = await slots.run(ALICE, space_limit)
-        assert await slots.run(ALICE, pid) == first
+        assert await slots.run(ALICE, pid) != first
         assert hard == resource.getrlimit(resource.RLIMIT_AS)[1]  # as inherited, never lowered
-        assert mapped < soft <= mapped + 64 * MiB
+        assert mapped - 16 * MiB < soft - 64 * MiB <= mapped
+        assert await slots.run(ALICE, allocate, 40) == 40 * MiB
+
+    anyio.run(main)
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/statm"), reason="the memory cap is Linux's")
+def test_what_one_analysis_leaves_mapped_counts_against_the_next():
+    # Counted from each call's start, a worker fed bombs in turn grew by 20 MiB a call.
+    async def main() -> None:
+        slots = AnalysisSlots(1, 20.0, memory_bytes=64 * MiB)
+        first = await slots.run(ALICE, pid)
+        assert await slots.run(ALICE, keep, 40) == 40 * MiB  # left mapped by the process
+        with pytest.raises(AnalysisStopped):
+            await slots.run(ALICE, allocate, 40)  # 40 + 40 past 64: from its first call
+        assert await slots.run(ALICE, pid) != first
 
     anyio.run(main)
 

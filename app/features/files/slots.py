@@ -14,9 +14,10 @@ as its parser lets it, so:
 - an analysis gets ``cpu_seconds`` of processor time (``RLIMIT_CPU`` in its process, counted from
   its start: waiting for a slot is not counted); past it the analysis stops and nothing is kept.
   A parser stuck where no signal reaches it (inside C code) is killed at ``wall_seconds``;
-- an analysis may grow its process's address space by ``memory_bytes`` (``RLIMIT_AS``, counted
-  from what the process maps when it starts): past it an allocation fails, and the analysis stops
-  with nothing kept, or leaves out what it could not hold (an image's pixels).
+- an analysis process's address space stays within ``memory_bytes`` over what it mapped at its
+  first analysis (``RLIMIT_AS``): past it an allocation fails, and the analysis leaves out what it
+  could not hold (an image's pixels), or stops with nothing kept and its process ends (what the
+  allocator kept of the failed call would count against the next ones): the next starts afresh.
 
 The slots are this process's: the CPU they share is this pod's. What one caller may do across the
 fleet is its budgets' (``app.limits``, counted in Redis), which bound how often it starts one.
@@ -67,11 +68,6 @@ class AnalysisBusy(FileRejected):
 class CpuExceeded(BaseException):
     """Raised in the analysis process at its processor-time cap. A BaseException: the analysers turn
     every Exception into a partial result, and this one must end the analysis."""
-
-
-class MemoryExceeded(BaseException):
-    """Raised in the analysis process when an allocation failed under its memory cap (a
-    BaseException, as ``CpuExceeded``: the analysis ends)."""
 
 
 class AnalysisStopped(FileRejected):
@@ -192,10 +188,9 @@ class AnalysisSlots:
                     )
                 except CpuExceeded:
                     raise self._stopped("cpu") from None
-                except (MemoryExceeded, MemoryError):  # MemoryError: if even the other failed
-                    raise self._stopped("memory") from None
                 except anyio.BrokenWorkerProcess:
-                    raise self._stopped("killed") from None  # for memory, or it could not start
+                    # Past its memory (capped() ends it), killed, or it could not start.
+                    raise self._stopped("ended") from None
         raise self._stopped("wall")  # anyio killed the process when the scope was cancelled
 
     def _stopped(self, reason: str) -> AnalysisStopped:
@@ -203,12 +198,11 @@ class AnalysisSlots:
                     memory_bytes=self.memory_bytes)
         if reason == "cpu":
             what = f"took more than {self.cpu_seconds:g} s of processor time and was stopped"
-        elif reason == "memory":
-            what = f"needed more than {self.memory_bytes // MiB} MiB of memory and was stopped"
         elif reason == "wall":
             what = f"was still running after {self.wall_seconds:g} s and was stopped"
         else:
-            what = "stopped: its process ended (out of memory?)"
+            what = (f"needed more than {self.memory_bytes // MiB} MiB of memory, or its process "
+                    "ended otherwise, and was stopped")
         return AnalysisStopped(
             f"Analysing the file {what}; nothing was kept.",
             "Tell the user this file is too complex to analyse here; a smaller or simpler file "
@@ -220,6 +214,11 @@ class AnalysisSlots:
 # the process's life, and raises only while this is set: a signal that comes late (while the limit
 # is being lifted, or between calls) is dropped instead of ending the next call or the worker.
 _capped = False
+# In the analysis process: what it mapped at its first capped call, which every call's memory cap
+# counts from. Counted from each call's start instead, what a call left mapped (the allocator
+# keeps some) was added to the next call's room: a worker fed bombs in turn grew by 20 MiB a call.
+_baseline: int | None = None
+MEMORY_EXIT = 70  # the analysis process's exit status past its memory cap
 
 
 def _address_key(caller: Caller) -> str:
@@ -228,31 +227,33 @@ def _address_key(caller: Caller) -> str:
 
 def capped(cpu_seconds: float, memory_bytes: int, func: Callable[..., T], *args: Any) -> T:
     """In the analysis process: ``func(*args)`` with ``cpu_seconds`` more of processor time than
-    this process has used so far, and ``memory_bytes`` more address space than it maps now. The
-    process is reused, so the limits are set per call and lifted after, to the hard limits (an
-    unprivileged process may raise its soft limit up to it, and the hard one is never lowered: it
-    could not be raised again)."""
-    global _capped
+    this process has used so far, and its address space within ``memory_bytes`` over what it
+    mapped at its first call. The process is reused, so the limits are set per call and lifted
+    after, to the hard limits (an unprivileged process may raise its soft limit up to it, and the
+    hard one is never lowered: it could not be raised again). A ``MemoryError`` that reaches here
+    ends the process: the parent sees it end (``run``'s stop)."""
+    global _capped, _baseline
     if signal.getsignal(signal.SIGXCPU) is not _over_cpu:
         signal.signal(signal.SIGXCPU, _over_cpu)
+    if _baseline is None:
+        _baseline = _mapped_bytes()
     usage = resource.getrusage(resource.RUSAGE_SELF)
     _, cpu_hard = resource.getrlimit(resource.RLIMIT_CPU)
     _, as_hard = resource.getrlimit(resource.RLIMIT_AS)
     cpu = _within(math.ceil(usage.ru_utime + usage.ru_stime + cpu_seconds), cpu_hard)
-    mapped = _mapped_bytes()
-    space = _within(mapped + memory_bytes, as_hard) if mapped is not None else as_hard
+    space = _within(_baseline + memory_bytes, as_hard) if _baseline is not None else as_hard
     _capped = True
     try:
         resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu_hard))
         resource.setrlimit(resource.RLIMIT_AS, (space, as_hard))
         return func(*args)
     except MemoryError:
-        pass  # told once the limits are lifted: nothing more may be allocated under them
+        pass  # ends the process once the limits are lifted (below)
     finally:
         _capped = False
         resource.setrlimit(resource.RLIMIT_AS, (as_hard, as_hard))
         resource.setrlimit(resource.RLIMIT_CPU, (cpu_hard, cpu_hard))
-    raise MemoryExceeded()
+    os._exit(MEMORY_EXIT)
 
 
 def _within(limit: int, hard: int) -> int:
