@@ -21,7 +21,7 @@ import jsonschema
 import pytest
 import yaml
 
-from tests.demos import PACKAGES, authserver_installed
+from tests.demos import PACKAGES, authserver_installed, tree_auth_env
 
 ROOT = Path(__file__).resolve().parents[2]
 OVERLAYS = sorted(p for p in (ROOT / "deploy" / "k8s" / "overlays").iterdir() if p.is_dir())
@@ -278,3 +278,63 @@ def test_the_network_policy_lets_traces_out_to_the_configured_collector(overlay)
     port = int(endpoint.rsplit(":", 1)[1].split("/")[0])
     (policy,) = by_kind(docs, "NetworkPolicy")
     assert any(port in {p["port"] for p in rule.get("ports", [])} for rule in policy["spec"]["egress"]), port
+
+
+# What the app serves that no one outside the pod may reach: probes, the scrape, the development
+# pages (which production does not serve). Every other route is public and must be routed.
+INTERNAL_PATHS = ("/metrics", "/metrics/", "/healthz", "/readyz", "/livez")
+INTERNAL_PREFIXES = ("/dev/",)
+
+
+def _served_paths(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Every route the app serves with every part on (the authorization server with an upstream
+    provider, local storage's downloads), each as a path a request would carry."""
+    from app.main import create_app
+    from app.settings import load_settings
+
+    env = {"APP_DATABASE_URL": f"sqlite:///{tmp_path / 'routes.db'}", "APP_VAR_DIR": str(tmp_path),
+           "APP_STORAGE_BACKEND": "local", "APP_STORAGE_DIR": str(tmp_path / "files"),
+           "APP_FILES_DIR": str(tmp_path / "files"), **tree_auth_env()}
+    if authserver_installed():  # its upstream sign-in routes exist with a provider only
+        env["APP_OIDC_PROVIDERS"] = json.dumps([{
+            "id": "corp", "name": "Corp", "issuer": "https://login.corp.example", "client_id": "c",
+            "client_secret": "s"}])
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    app: Any = create_app(load_settings())
+    while not hasattr(app, "routes"):  # inside the app's own middleware: the Starlette app
+        app = app.app
+    paths = [route.path for route in app.routes]
+    # A parameter as a request fills it: "/files/blob/{sha:path}" -> "/files/blob/p/p".
+    return sorted({re.sub(r"\{[^}:]+:path\}", "p/p", re.sub(r"\{[^}:]+\}", "p", p)) for p in paths})
+
+
+def _routed(routes: dict[str, str], path: str) -> bool:
+    """Whether ingress-nginx sends ``path`` to the app: Exact, Prefix (whole segments), and
+    ImplementationSpecific (a prefix of characters, as ingress-nginx reads it)."""
+    for rule, kind in routes.items():
+        if kind == "Exact" and path == rule:
+            return True
+        prefix = rule.rstrip("/")
+        if kind == "Prefix" and (path == prefix or path.startswith(prefix + "/")):
+            return True
+        if kind == "ImplementationSpecific" and path.startswith(rule):
+            return True
+    return False
+
+
+def test_the_ingress_routes_every_public_route_the_app_serves_and_no_internal_one(
+    overlay, tmp_path, monkeypatch
+):
+    _, docs = overlay
+    (ingress,) = by_kind(docs, "Ingress")
+    routes = {p["path"]: p["pathType"]
+              for rule in ingress["spec"]["rules"] for p in rule["http"]["paths"]}
+    served = _served_paths(tmp_path, monkeypatch)
+    internal = [p for p in served if p in INTERNAL_PATHS or p.startswith(INTERNAL_PREFIXES)]
+    public = [p for p in served if p not in internal]
+    assert {"/mcp", "/healthz", "/metrics"} <= set(served)  # the table was read, not an empty one
+    if authserver_installed():
+        assert {"/account", "/login/p/callback", "/introspect"} <= set(public)
+    assert [p for p in public if not _routed(routes, p)] == []
+    assert [p for p in internal if _routed(routes, p)] == []

@@ -21,8 +21,9 @@ EXTENSION_POINTS = frozenset({
     "mcp.server.auth.middleware.bearer_auth.BearerAuthBackend", "mcp.server.auth.provider.TokenVerifier",
     "mcp.server.mcpserver.exceptions.ToolError",
 })
-# Underscore names of the standard library this code names (types in annotations, not internals it reads).
-STDLIB_PRIVATE = frozenset({"argparse._SubParsersAction", "hashlib._Hash"})
+# Underscore names of the standard library this code names (types in annotations, not internals it reads;
+# os._exit is public, documented as the exit that skips clean-up, which a child process needs).
+STDLIB_PRIVATE = frozenset({"argparse._SubParsersAction", "hashlib._Hash", "os._exit"})
 
 
 def core_modules(root: Path = ROOT) -> list[Path]:
