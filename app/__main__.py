@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import re
 import sys
 from typing import Any
 
@@ -217,8 +218,9 @@ def main(argv: list[str] | None = None) -> int:
     sub = parser.add_subparsers(dest="command", required=True)
     serve = sub.add_parser("serve", help="migrate, seed, then run the HTTP server")
     serve.add_argument("--host", default="127.0.0.1")
-    serve.add_argument("--port", type=int, default=8000)
-    serve.add_argument("--workers", type=int, default=1)
+    # Read as text and checked by _listen_problem: a bad one is one line, not argparse's usage.
+    serve.add_argument("--port", default="8000")
+    serve.add_argument("--workers", default="1")
     migrate = sub.add_parser("migrate", help="apply database migrations")
     migrate.add_argument("--revision", default="heads")
     migrate.add_argument("--downgrade", metavar="REVISION")
@@ -290,7 +292,27 @@ def _part_command(handler: Any) -> Any:
     return run
 
 
+def _listen_problem(args: argparse.Namespace) -> str | None:
+    """What is wrong with ``serve``'s --port or --workers, in one line, or None (and both are
+    numbers from then on)."""
+    port, workers = str(args.port), str(args.workers)
+    if not re.fullmatch(r"[0-9]{1,5}", port) or not 0 <= int(port) <= 65535:
+        return f"--port {port}: a port is a number from 1 to 65535"
+    if int(port) == 0:
+        # The resource, the issuer and every link carry the port, and they are made before the
+        # socket is bound: a port the system picks could not be in them.
+        return ("--port 0: the server publishes its address before it listens, so it cannot "
+                "take any free port: choose one from 1 to 65535")
+    if not re.fullmatch(r"[0-9]{1,4}", workers) or int(workers) < 1:
+        return f"--workers {workers}: a number of worker processes, 1 or more"
+    args.port, args.workers = int(port), int(workers)
+    return None
+
+
 def _run(args: argparse.Namespace) -> int:
+    if args.command == "serve" and (problem := _listen_problem(args)):
+        print(f"serve: {problem}", file=sys.stderr)
+        return 2
     if args.command == "serve" and (lines := observability_refusals()):
         for line in lines:
             print(line, file=sys.stderr)

@@ -83,3 +83,22 @@ def test_a_var_dir_that_cannot_hold_the_generated_secret_is_one_line_naming_it(m
     assert done.returncode == 1 and "Traceback" not in done.stderr
     [line] = done.stderr.strip().splitlines()
     assert line.startswith("check: APP_VAR_DIR: cannot keep "), line
+
+
+@pytest.mark.parametrize(("argv", "line"), [
+    (("--port", "99999"), "serve: --port 99999: a port is a number from 1 to 65535"),
+    (("--port", "http"), "serve: --port http: a port is a number from 1 to 65535"),
+    (("--port", "-1"), "serve: --port -1: a port is a number from 1 to 65535"),
+    (("--port", "0"), "serve: --port 0: the server publishes its address before it listens, so it "
+                      "cannot take any free port: choose one from 1 to 65535"),
+    (("--workers", "0"), "serve: --workers 0: a number of worker processes, 1 or more"),
+])
+def test_a_port_or_worker_count_serve_cannot_use_is_one_line_before_anything_else(
+    monkeypatch, capsys, tmp_path, argv, line
+):
+    from tests.cli import run_cli
+
+    # Before the settings: a database that does not exist is not even looked at.
+    done = run_cli(monkeypatch, capsys, "serve", *argv, cwd=tmp_path,
+                   env={"APP_DATABASE_URL": f"sqlite:///{tmp_path / 'never' / 'made.db'}"})
+    assert (done.returncode, done.stdout, done.stderr) == (2, "", line + "\n")
