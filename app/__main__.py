@@ -32,6 +32,8 @@ def _serve(args: argparse.Namespace, settings: Settings) -> int:
     settings = _served_at(settings, args.host, args.port)
     if refusals := production_refusals(settings, authorization_server(settings)):  # before anything is written
         raise StartupRefused("\n".join(refusals))
+    if problem := _unlistenable(args.host, args.port):
+        raise StartupRefused(f"{problem}; nothing was started")
     configure_logging(settings.log_format, settings.log_level)
     # Build the app once here, before uvicorn forks: a bad feature or tool declaration is then
     # one line and exit 1, not a traceback in every worker that uvicorn respawns forever.
@@ -306,6 +308,24 @@ def _listen_problem(args: argparse.Namespace) -> str | None:
     if not re.fullmatch(r"[0-9]{1,4}", workers) or int(workers) < 1:
         return f"--workers {workers}: a number of worker processes, 1 or more"
     args.port, args.workers = int(port), int(workers)
+    return None
+
+
+def _unlistenable(host: str, port: int) -> str | None:
+    """Why ``serve`` could not listen on ``host:port``, or None: tried before anything is migrated or
+    seeded, where uvicorn would find it only after, its line among theirs."""
+    import errno
+    import socket
+
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn binds
+        try:
+            probe.bind((host, port))
+        except OSError as exc:
+            if exc.errno == errno.EADDRINUSE:
+                return f"{host}:{port} is in use (is another server listening there?)"
+            return f"cannot listen on {host}:{port}: {exc.strerror or exc}"
     return None
 
 

@@ -102,3 +102,21 @@ def test_a_port_or_worker_count_serve_cannot_use_is_one_line_before_anything_els
     done = run_cli(monkeypatch, capsys, "serve", *argv, cwd=tmp_path,
                    env={"APP_DATABASE_URL": f"sqlite:///{tmp_path / 'never' / 'made.db'}"})
     assert (done.returncode, done.stdout, done.stderr) == (2, "", line + "\n")
+
+
+def test_a_port_in_use_is_one_line_before_anything_is_migrated(monkeypatch, capsys, tmp_path):
+    import socket
+
+    from tests.cli import run_cli
+
+    database = tmp_path / "db.sqlite"
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        done = run_cli(monkeypatch, capsys, "serve", "--port", str(port), cwd=tmp_path,
+                       env={"APP_DATABASE_URL": f"sqlite:///{database}"})
+    assert (done.returncode, done.stdout) == (1, "")
+    assert done.stderr == (f"serve: 127.0.0.1:{port} is in use (is another server listening "
+                           "there?); nothing was started\n")
+    assert not database.exists()  # nothing migrated, nothing seeded

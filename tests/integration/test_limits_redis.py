@@ -15,6 +15,7 @@ import redis
 
 from app.limits import Check, Limits, LimitsUnavailable, OverLimit, parse_rate
 from app.limits.counters import LocalCounter, RedisCounter
+from tests.e2e.server import free_port
 from tests.tcpproxy import proxy_to
 
 pytestmark = pytest.mark.anyio
@@ -145,7 +146,8 @@ def test_serve_stops_in_one_line_on_a_redis_that_refuses_its_configuration(redis
     refused_db = redis_url.rsplit("/", 1)[0] + "/99"  # Redis has 16 databases unless told otherwise
     env = {**os.environ, "APP_DATABASE_URL": f"sqlite:///{tmp_path / 'x.db'}", "APP_VAR_DIR": str(tmp_path),
            "APP_REDIS_URL": refused_db}
-    run = subprocess.run([sys.executable, "-m", "app", "serve", "--port", "1"], cwd=Path(__file__).parents[2],
+    port = str(free_port())  # the port is tried before Redis: one nobody listens on
+    run = subprocess.run([sys.executable, "-m", "app", "serve", "--port", port], cwd=Path(__file__).parents[2],
                          env=env, capture_output=True, text=True, timeout=60)
     assert run.returncode == 1
     assert run.stderr.strip() == "serve: APP_REDIS_URL: Redis refused the connection: DB index is out of range"
