@@ -312,8 +312,8 @@ def _listen_problem(args: argparse.Namespace) -> str | None:
 
 
 def _unlistenable(host: str, port: int) -> str | None:
-    """Why ``serve`` could not listen on ``host:port``, or None: tried before anything is migrated or
-    seeded, where uvicorn would find it only after, its line among theirs."""
+    """Why ``serve`` could not listen on ``host:port``, or None: tried before anything is
+    migrated or seeded, where uvicorn would find it only after, its line among theirs."""
     import errno
     import socket
 

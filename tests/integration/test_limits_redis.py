@@ -147,7 +147,8 @@ def test_serve_stops_in_one_line_on_a_redis_that_refuses_its_configuration(redis
     env = {**os.environ, "APP_DATABASE_URL": f"sqlite:///{tmp_path / 'x.db'}", "APP_VAR_DIR": str(tmp_path),
            "APP_REDIS_URL": refused_db}
     port = str(free_port())  # the port is tried before Redis: one nobody listens on
-    run = subprocess.run([sys.executable, "-m", "app", "serve", "--port", port], cwd=Path(__file__).parents[2],
+    run = subprocess.run([sys.executable, "-m", "app", "serve", "--port", port],
+                         cwd=Path(__file__).parents[2],
                          env=env, capture_output=True, text=True, timeout=60)
     assert run.returncode == 1
     assert run.stderr.strip() == "serve: APP_REDIS_URL: Redis refused the connection: DB index is out of range"
