@@ -115,7 +115,7 @@ def test_a_port_in_use_is_one_line_before_anything_is_migrated(monkeypatch, caps
         taken.listen()
         port = taken.getsockname()[1]
         done = run_cli(monkeypatch, capsys, "serve", "--port", str(port), cwd=tmp_path,
-                       env={"APP_DATABASE_URL": f"sqlite:///{database}"})
+                       env={"APP_DATABASE_URL": f"sqlite:///{database}", **tree_auth_env()})
     assert (done.returncode, done.stdout) == (1, "")
     assert done.stderr == (f"serve: 127.0.0.1:{port} is in use (is another server listening "
                            "there?); nothing was started\n")
