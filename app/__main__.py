@@ -329,6 +329,16 @@ def _unlistenable(host: str, port: int) -> str | None:
     return None
 
 
+def _given_names() -> set[str]:
+    """The names of the variables set for this server: in its environment, and in the ``.env``
+    file pydantic-settings reads beside it."""
+    import os
+
+    from dotenv import dotenv_values
+
+    return set(os.environ) | set(dotenv_values(".env"))
+
+
 def _run(args: argparse.Namespace) -> int:
     if args.command == "serve" and (problem := _listen_problem(args)):
         print(f"serve: {problem}", file=sys.stderr)
@@ -347,7 +357,7 @@ def _run(args: argparse.Namespace) -> int:
     from app.logging import configure_logging
     from app.main import FeatureError, StartupRefused, settings_or_exit
     from app.mcp.registry import RegistryError
-    from app.parts import check_part_settings
+    from app.parts import check_part_settings, discover_features, unknown_settings
     from app.settings import SettingsError
     from app.storage import StorageError
 
@@ -361,6 +371,8 @@ def _run(args: argparse.Namespace) -> int:
     except FeatureError as exc:
         print(f"{args.label}: {exc}", file=sys.stderr)
         return 1
+    for line in unknown_settings(discover_features(), _given_names()):
+        print(line, file=sys.stderr)
     if args.command != "serve":
         # One-shot commands report their own outcome in one line; only errors add log lines.
         configure_logging(settings.log_format, "error")

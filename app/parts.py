@@ -7,9 +7,10 @@ Part of the composition root with ``app.main``: nothing below it imports this mo
 
 from __future__ import annotations
 
+import difflib
 import importlib
 import inspect
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from types import ModuleType
 from typing import Protocol
@@ -34,7 +35,14 @@ from app.mcp.admission import Lane
 from app.net.guard import OutboundGuard
 from app.observability.metrics import Metrics
 from app.secret import GENERATED
-from app.settings import Settings, SettingsError, SettingsPart, load_part
+from app.settings import (
+    ENV_PREFIX,
+    NOT_SETTINGS,
+    Settings,
+    SettingsError,
+    SettingsPart,
+    load_part,
+)
 
 FEATURES_PACKAGE = "app.features"
 AUTHSERVER_PACKAGE = "app.authserver"
@@ -107,14 +115,42 @@ def check_part_settings(settings: Settings) -> None:
     part_settings(kinds)
 
 
-def setting_names(features: Sequence[Feature]) -> set[str]:
-    """Every environment variable this server reads: the core's, the authorization server's (when installed) and
-    the features' own."""
+def _setting_kinds(features: Sequence[Feature]) -> list[type[BaseSettings]]:
     kinds: list[type[BaseSettings]] = [Settings, *(f.settings for f in features if f.settings is not None)]
     if (wiring := authserver_package()) is not None:
         kinds.append(wiring.AuthServerSettings)
+    return kinds
+
+
+def setting_names(features: Sequence[Feature]) -> set[str]:
+    """Every environment variable this server reads: the core's, the authorization server's (when
+    installed) and the features' own."""
+    # A field under an alias (the providers' secrets found by their own names) is read by no name
+    # of its own.
     return {f"{kind.model_config.get('env_prefix') or ''}{name}".upper()
-            for kind in kinds for name in kind.model_fields}
+            for kind in _setting_kinds(features) for name, field in kind.model_fields.items()
+            if field.validation_alias is None}
+
+
+def unknown_settings(features: Sequence[Feature], names: Iterable[str]) -> list[str]:
+    """One line for each of ``names`` (the environment's, ``.env``'s) under the prefix that this
+    server does not read, with the closest name it does: a misspelt APP_LOG_LEVLE is otherwise
+    ignored without a word."""
+    kinds = _setting_kinds(features)
+    known = setting_names(features)
+    # A renamed one is refused with its new name (load_part); the others are read by a part itself.
+    renamed = {old for kind in kinds for old in getattr(kind, "renamed", {})}
+    patterns = [NOT_SETTINGS, *(p for kind in kinds for p in getattr(kind, "also_reads", ()))]
+    lines = []
+    for given in sorted(set(names)):
+        name = given.upper()  # read in any case, as pydantic-settings reads them
+        if not name.startswith(ENV_PREFIX) or name in known or name in renamed or any(
+                p.fullmatch(name) for p in patterns):
+            continue
+        close = difflib.get_close_matches(name, sorted(known), n=1, cutoff=0.75)
+        hint = f"; did you mean {close[0]}?" if close else ""
+        lines.append(f"{given}: no setting has this name, so it is ignored{hint}")
+    return lines
 
 
 def authorization_server(settings: Settings, parts: Sequence[SettingsPart] = ()) -> AuthorizationServer | None:

@@ -392,6 +392,9 @@ class SettingsPart(BaseSettings):
     # Fields holding secrets: their value is never repeated in an error line (nor that of a field whose name says
     # secret, password, token, key, credential or dsn).
     secrets: ClassVar[tuple[str, ...]] = ()
+    # Variables this part reads beyond its fields' names (a pattern each, matched whole): not
+    # warned about as names of no setting (app.parts.unknown_settings).
+    also_reads: ClassVar[tuple[re.Pattern[str], ...]] = ()
 
 
 P = TypeVar("P", bound=BaseSettings)
@@ -413,23 +416,69 @@ def load_part(kind: type[P], **overrides: Any) -> P:
     try:
         settings = kind(**overrides)
     except ValidationError as exc:
-        raise SettingsError(lines + [_describe(error, prefix, hidden) for error in exc.errors()]) from None
+        described = [_describe(error, prefix, hidden, kind) for error in exc.errors()]
+        raise SettingsError(lines + described) from None
     if lines:
         raise SettingsError(lines)
     return settings
 
 
+# The test suite's own variables (tests/conftest.py: APP_TEST_DATABASE_URL, APP_REQUIRE_REDIS, ...),
+# which the servers it starts inherit: no setting's, and never warned about.
+NOT_SETTINGS = re.compile(r"APP_(TEST|REQUIRE)_[A-Z0-9_]+")
 SECRET_NAMES = re.compile(r"secret|password|passwd|token|key|credential|dsn", re.IGNORECASE)
+# What a person setting a variable reads instead of pydantic's wording ("Input should be greater
+# than or equal to 300"), by pydantic's error type; {name}s come from the error's context. A type
+# missing here falls back to pydantic's message with "Input should be" said as "must be".
+PLAIN = {
+    "greater_than_equal": "must be {ge} or more",
+    "greater_than": "must be more than {gt}",
+    "less_than_equal": "must be {le} or less",
+    "less_than": "must be less than {lt}",
+    "int_parsing": "must be a whole number",
+    "int_type": "must be a whole number",
+    "int_from_float": "must be a whole number",
+    "float_parsing": "must be a number",
+    "float_type": "must be a number",
+    "bool_parsing": "must be true or false (also yes/no, on/off, 1/0)",
+    "bool_type": "must be true or false (also yes/no, on/off, 1/0)",
+    "string_type": "must be text",
+    "string_too_short": "must be at least {min_length} characters long",
+    "string_too_long": "must be at most {max_length} characters long",
+    "too_short": "must have at least {min_length} items",
+    "too_long": "must have at most {max_length} items",
+    "missing": "is required",
+    "literal_error": "must be one of {expected}",
+    "enum": "must be one of {expected}",
+    "json_invalid": "must be valid JSON",
+    "url_parsing": "must be a URL",
+    "url_scheme": "must be a URL whose scheme is {expected_schemes}",
+}
+# A value of these types is never a secret, whatever its name says (APP_OAUTH_ACCESS_TOKEN_TTL).
+NOT_SECRET = (bool, int, float)
 
 
-def _describe(error: Any, prefix: str, secrets: tuple[str, ...]) -> str:
-    message = str(error.get("msg", "invalid value")).removeprefix("Value error, ")
+def _describe(error: Any, prefix: str, secrets: tuple[str, ...],
+              kind: type[BaseSettings] | None = None) -> str:
+    raw = str(error.get("msg", "invalid value"))
+    if raw.startswith("Value error, "):  # our validators' own words
+        message = raw.removeprefix("Value error, ")
+    elif (plain := PLAIN.get(str(error.get("type")))) is not None:
+        try:
+            message = plain.format(**(error.get("ctx") or {}))
+        except (KeyError, IndexError):
+            message = raw.replace("Input should be", "must be", 1)
+    else:
+        message = raw.replace("Input should be", "must be", 1)
     if not error.get("loc"):  # a rule across variables: the message names them
         return message
     field = str(error["loc"][0])
     value = error.get("input")
-    # Named as a secret (a part that forgot to list one), or listed: the value is never repeated.
-    secret = field in secrets or SECRET_NAMES.search(field) is not None
+    # Named as a secret (a part that forgot to list one), or listed: the value is never repeated;
+    # unless the field holds a number or a switch, which no secret is.
+    declared = kind.model_fields.get(field) if kind is not None else None
+    harmless = declared is not None and declared.annotation in NOT_SECRET
+    secret = field in secrets or (SECRET_NAMES.search(field) is not None and not harmless)
     shown = (f" (got {value!r})" if not secret and isinstance(value, str | int | float)
              and len(repr(value)) <= 80 else "")
     return f"{prefix}{field.upper()}: {message}{shown}"

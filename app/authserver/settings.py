@@ -3,6 +3,7 @@ prefix, no part name in between) and stay as deployments spell them."""
 
 from __future__ import annotations
 
+import re
 from typing import Annotated, ClassVar
 
 from pydantic import Field, field_validator, model_validator
@@ -60,6 +61,7 @@ class AuthServerSettings(SettingsPart):
         "APP_OAUTH_REGISTRATIONS_PER_HOUR": "APP_LIMIT_REGISTRATIONS_PER_ADDRESS (a rate, e.g. 20/hour)"}
     secrets: ClassVar[tuple[str, ...]] = ("oauth_signing_keys", "demo_password", "oidc_providers",
                                           "oidc_client_secrets")
+    also_reads: ClassVar[tuple[re.Pattern[str], ...]] = (SECRET_VARIABLE,)
 
     @classmethod
     def settings_customise_sources(cls, settings_cls: type[BaseSettings], init_settings: PydanticBaseSettingsSource,

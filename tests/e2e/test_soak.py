@@ -22,7 +22,7 @@ from tests.soak import Soak, soak_env
 
 pytestmark = pytest.mark.demo("files")
 
-SECONDS = float(os.environ.get("APP_SOAK_SECONDS", "60"))
+SECONDS = float(os.environ.get("APP_TEST_SOAK_SECONDS", "60"))
 
 
 @pytest.fixture(scope="module")

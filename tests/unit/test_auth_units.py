@@ -520,6 +520,17 @@ def test_configured_signing_keys_that_are_not_json_are_refused(tmp_path: Path):
         load_keyring("{not json", str(tmp_path))
 
 
+def test_a_providers_secret_by_its_own_name_is_read_not_warned_about_and_its_misspelling_is():
+    from app.parts import discover_features, unknown_settings
+
+    assert unknown_settings(discover_features(), ["APP_OIDC_CORP_CLIENT_SECRET",
+                                                  "APP_OIDC_CORP_CLIENT_SECRTE",
+                                                  "APP_DEMO_PASWORD"]) == [
+        "APP_DEMO_PASWORD: no setting has this name, so it is ignored; did you mean "
+        "APP_DEMO_PASSWORD?",
+        "APP_OIDC_CORP_CLIENT_SECRTE: no setting has this name, so it is ignored"]
+
+
 def test_a_renamed_setting_of_the_authorization_server_is_refused_with_its_new_name(monkeypatch: pytest.MonkeyPatch):
     monkeypatch.setenv("APP_OAUTH_REGISTRATIONS_PER_HOUR", "20")
     with pytest.raises(SettingsError) as refused:
@@ -531,9 +542,28 @@ def test_a_renamed_setting_of_the_authorization_server_is_refused_with_its_new_n
 def test_a_bad_setting_of_the_authorization_server_is_one_line_naming_it_and_hiding_secrets():
     with pytest.raises(SettingsError) as refused:
         load_part(AuthServerSettings, limit_login_per_account="ten a minute", demo_password="short", _env_file=None)
-    assert refused.value.lines == ["APP_DEMO_PASSWORD: String should have at least 8 characters",
+    assert refused.value.lines == ["APP_DEMO_PASSWORD: must be at least 8 characters long",
                                    "APP_LIMIT_LOGIN_PER_ACCOUNT: 'ten a minute' is not a rate such as '5/minute' or "
                                    "'10 per 10 minutes' (got 'ten a minute')"]
+
+
+@pytest.mark.parametrize(("variable", "value", "line"), [
+    # A token's lifetime is a number: its name says token, yet what it got is repeated.
+    ("APP_OAUTH_ACCESS_TOKEN_TTL", "5",
+     "APP_OAUTH_ACCESS_TOKEN_TTL: must be 300 or more (got '5')"),
+    ("APP_OAUTH_REFRESH_TOKEN_TTL", "soon",
+     "APP_OAUTH_REFRESH_TOKEN_TTL: must be a whole number (got 'soon')"),
+    ("APP_PASSWORD_LOGIN", "sometimes",
+     "APP_PASSWORD_LOGIN: must be true or false (also yes/no, on/off, 1/0) (got 'sometimes')"),
+    # A secret's value never is, in any words.
+    ("APP_DEMO_PASSWORD", "short", "APP_DEMO_PASSWORD: must be at least 8 characters long"),
+])
+def test_a_bad_value_of_the_authorization_server_says_in_plain_words_what_it_got(
+        monkeypatch: pytest.MonkeyPatch, variable: str, value: str, line: str):
+    monkeypatch.setenv(variable, value)
+    with pytest.raises(SettingsError) as refused:
+        load_part(AuthServerSettings, _env_file=None)
+    assert refused.value.lines == [line]
 
 
 @pytest.mark.parametrize("jwks_uri", ["http://keys.example/jwks.json", "https://user@keys.example/jwks.json", "ftp://x/"])

@@ -74,7 +74,7 @@ def test_a_bad_files_setting_in_the_environment_stops_the_app_in_one_line(monkey
     monkeypatch.setenv("APP_FILES_ANON_TTL", "5")
     with pytest.raises(SettingsError) as bad:
         create_app(load_settings(_env_file=None), features=[f for f in discover_features() if f.name == "files"])
-    assert bad.value.lines == ["APP_FILES_ANON_TTL: Input should be greater than or equal to 60 (got '5')"]
+    assert bad.value.lines == ["APP_FILES_ANON_TTL: must be 60 or more (got '5')"]
 
 
 def test_a_number_too_long_for_int_makes_its_column_text_not_the_analysis_fail(tmp_path):

@@ -26,10 +26,9 @@ def test_a_bad_value_is_one_line_naming_the_variable_and_a_secret_by_its_name_is
     monkeypatch.setenv("APP_NOTES_MAX_NOTES", "many")
     with pytest.raises(SettingsError) as bad:
         load_part(NotesSettings, api_token=123456, _env_file=None)
-    assert bad.value.lines == ["APP_NOTES_MAX_NOTES: Input should be a valid integer, unable to parse string as an "
-                               "integer (got 'many')",
+    assert bad.value.lines == ["APP_NOTES_MAX_NOTES: must be a whole number (got 'many')",
                                # api_token says token: its value stays out of the line
-                               "APP_NOTES_API_TOKEN: Input should be a valid string"]
+                               "APP_NOTES_API_TOKEN: must be text"]
 
 
 def test_an_override_that_names_no_setting_of_the_part_is_an_error_of_the_code():

@@ -10,6 +10,7 @@ import pytest
 from app.mcp.widgets import DIST, Widget, WidgetBundleMissing, is_origin, load_bundle
 from app.settings import SettingsError, load_settings
 from tests.conftest import ROOT
+from tests.demos import tree_auth_env
 
 
 def test_widget_uri_changes_when_its_html_changes():
@@ -140,8 +141,9 @@ def test_the_speed_up_package_is_turned_off_whole_or_kept_in_pieces(monkeypatch,
          "APP_BASE_URL: must be an absolute http(s) origin, e.g. https://mcp.example.com (got 'ftp://example.com')"),
         ("APP_ALLOWED_HOSTS", "*", "APP_ALLOWED_HOSTS: wildcard host names are not supported (DNS-rebinding "
                                    "protection): list each public host name; 'host:*' allows any port (got '*')"),
-        ("APP_DB_POOL_SIZE", "lots",
-         "APP_DB_POOL_SIZE: Input should be a valid integer, unable to parse string as an integer (got 'lots')"),
+        ("APP_DB_POOL_SIZE", "lots", "APP_DB_POOL_SIZE: must be a whole number (got 'lots')"),
+        ("APP_METRICS", "maybe",
+         "APP_METRICS: must be true or false (also yes/no, on/off, 1/0) (got 'maybe')"),
         ("APP_TUNING", "lane,turbo", "APP_TUNING: must be true, false, or some of lane, protocol, threads, route, "
                                      "settle (unknown: turbo) (got 'lane,turbo')"),
         ("APP_MCP_FAST_LANE", "false", "APP_MCP_FAST_LANE: renamed to APP_TUNING"),
@@ -154,6 +156,30 @@ def test_a_bad_setting_is_one_line_naming_the_variable(monkeypatch, variable, va
     assert bad.value.lines == [line]
 
 
+def test_a_variable_that_names_no_setting_is_one_line_with_the_closest_name():
+    from app.parts import discover_features, unknown_settings
+
+    given = ["APP_LOG_LEVLE", "app_metrcs", "APP_ZZZ", "APP_LOG_LEVEL", "APP_TEST_DATABASE_URL",
+             "APP_REQUIRE_REDIS", "APP_MCP_FAST_LANE", "PATH", "HOME"]
+    assert unknown_settings(discover_features(), given) == [
+        "APP_LOG_LEVLE: no setting has this name, so it is ignored; did you mean APP_LOG_LEVEL?",
+        "APP_ZZZ: no setting has this name, so it is ignored",
+        "app_metrcs: no setting has this name, so it is ignored; did you mean APP_METRICS?"]
+
+
+def test_the_cli_warns_of_a_misspelt_variable_in_the_environment_or_dotenv_and_goes_on(tmp_path):
+    (tmp_path / ".env").write_text("APP_LOG_FROMAT=json\n")
+    env = {"PATH": "/usr/bin:/bin", "APP_LOG_LEVLE": "debug",
+           "APP_DATABASE_URL": f"sqlite:///{tmp_path / 'app.db'}", "APP_VAR_DIR": str(tmp_path),
+           **tree_auth_env()}
+    proc = subprocess.run([sys.executable, "-m", "app", "check"], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stderr.splitlines() == [
+        "APP_LOG_FROMAT: no setting has this name, so it is ignored; did you mean APP_LOG_FORMAT?",
+        "APP_LOG_LEVLE: no setting has this name, so it is ignored; did you mean APP_LOG_LEVEL?"]
+
+
 def test_the_cli_prints_one_line_per_bad_variable_and_exits_2(tmp_path):
     env = {"PATH": "/usr/bin:/bin", "APP_LOG_LEVEL": "loud", "APP_DB_POOL_SIZE": "0", "APP_BASE_URL": "nope"}
     proc = subprocess.run([sys.executable, "-m", "app", "migrate"], cwd=tmp_path, env=env, capture_output=True,
@@ -162,6 +188,6 @@ def test_the_cli_prints_one_line_per_bad_variable_and_exits_2(tmp_path):
     assert proc.stdout == ""
     assert sorted(proc.stderr.splitlines()) == [
         "APP_BASE_URL: must be an absolute http(s) origin, e.g. https://mcp.example.com (got 'nope')",
-        "APP_DB_POOL_SIZE: Input should be greater than or equal to 1 (got '0')",
+        "APP_DB_POOL_SIZE: must be 1 or more (got '0')",
         "APP_LOG_LEVEL: must be one of debug, info, warning, error (got 'loud')",
     ]
