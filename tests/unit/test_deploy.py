@@ -8,6 +8,7 @@ says."""
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import os
 import re
@@ -21,7 +22,8 @@ import jsonschema
 import pytest
 import yaml
 
-from tests.demos import PACKAGES, authserver_installed, tree_auth_env
+from tests.demos import PACKAGES, authserver_installed
+from tests.routes import INTERNAL_PATHS, INTERNAL_PREFIXES, served_paths
 
 ROOT = Path(__file__).resolve().parents[2]
 OVERLAYS = sorted(p for p in (ROOT / "deploy" / "k8s" / "overlays").iterdir() if p.is_dir())
@@ -181,12 +183,22 @@ def test_production_runs_replicas_that_share_their_keys_and_limits():
     assert not {"APP_OAUTH_SIGNING_KEYS", "APP_SECRET_KEY", "APP_DATABASE_URL", "APP_REDIS_URL"} & set(data)
 
 
+COMPOSE_SCHEMA = ROOT / "deploy" / "compose" / "compose-spec.json"
+DEV_OVERRIDE = ROOT / "deploy" / "compose" / "dev.yaml"
+DEV_ENV = ROOT / "deploy" / "compose" / "dev.env"
+
+
+def _yaml(path: Path) -> dict[str, Any]:
+    return yaml.safe_load(path.read_text())
+
+
 def test_compose_follows_the_compose_specification_and_runs_the_whole_stack():
-    schema = json.loads((ROOT / "deploy" / "compose" / "compose-spec.json").read_text())
-    compose = yaml.safe_load((ROOT / "docker-compose.yml").read_text())
+    schema = json.loads(COMPOSE_SCHEMA.read_text())
+    compose = _yaml(ROOT / "docker-compose.yml")
     jsonschema.validate(compose, schema, cls=jsonschema.Draft7Validator)
+    jsonschema.validate(_yaml(DEV_OVERRIDE), schema, cls=jsonschema.Draft7Validator)
     services = compose["services"]
-    assert {"db", "minio", "bucket", "redis", "migrate", "app"} <= set(services)
+    assert {"db", "minio", "bucket", "redis", "migrate", "app", "front"} <= set(services)
     app = services["app"]
     assert app["environment"]["APP_REDIS_URL"].startswith("redis://redis:")
     assert app["environment"]["APP_S3_ENDPOINT_URL"].endswith("minio:9000}")
@@ -198,9 +210,60 @@ def test_compose_follows_the_compose_specification_and_runs_the_whole_stack():
     assert commands <= _feature_commands(), commands
 
 
+def test_compose_is_production_by_default_behind_its_https_front():
+    text = (ROOT / "docker-compose.yml").read_text()
+    services = _yaml(ROOT / "docker-compose.yml")["services"]
+    runs_the_app = [s for s in services.values() if s.get("image") == services["app"]["image"]]
+    assert len(runs_the_app) >= 2  # the release step and the server (and a demo's sweeper)
+    for service in runs_the_app:
+        env = service["environment"]
+        assert env["APP_ENV"] == "production"
+        assert env["APP_BASE_URL"].startswith("https://${DOMAIN:?")
+        # Passed through from the operator's environment, never given here: production refuses to
+        # start without them.
+        assert env["APP_SECRET_KEY"] is None
+        if authserver_installed():
+            assert env["APP_OAUTH_SIGNING_KEYS"] is None
+    # Every password is the operator's: required, no default (a default would be public).
+    assert not re.findall(r"\$\{\w*(PASSWORD|USER)\w*:-", text)
+    required = set(re.findall(r"\$\{(\w+):\?", text))
+    assert {"POSTGRES_PASSWORD", "MINIO_ROOT_PASSWORD", "DOMAIN"} <= required
+    # The front is the only door: the app publishes no port; X-Forwarded-For is believed from the
+    # front's fixed address only, which is on the stack's network.
+    app, front = services["app"], services["front"]
+    assert "ports" not in app
+    assert set(front["ports"]) >= {"80:80", "443:443"}
+    assert "./deploy/compose/Caddyfile:/etc/caddy/Caddyfile:ro" in front["volumes"]
+    address = front["networks"]["default"]["ipv4_address"]
+    assert app["environment"]["APP_TRUSTED_PROXIES"] == address
+    network = _yaml(ROOT / "docker-compose.yml")["networks"]["default"]
+    (subnet,) = [c["subnet"] for c in network["ipam"]["config"]]
+    assert ipaddress.ip_address(address) in ipaddress.ip_network(subnet)
+    assert front["environment"]["UPSTREAM"] == "app:8000"
+    assert front["depends_on"] == {"app": {"condition": "service_healthy"}}
+
+
+def test_the_development_override_keeps_the_development_stack():
+    base = _yaml(ROOT / "docker-compose.yml")["services"]
+    dev = _yaml(DEV_OVERRIDE)["services"]
+    assert set(dev) <= set(base)
+    runs_the_app = {name for name, s in base.items() if s.get("image") == base["app"]["image"]}
+    assert runs_the_app <= set(dev)  # none left in production with development's database
+    for name in runs_the_app:
+        env = {**base[name]["environment"], **dev[name]["environment"]}
+        assert env["APP_ENV"] == "development" and env["APP_BASE_URL"] == "http://127.0.0.1:8000"
+    assert dev["app"]["ports"] == ["127.0.0.1:8000:8000"]  # this machine only
+    assert dev["front"]["profiles"] == ["https"]  # not started: no public name to serve
+    # The env file gives every variable docker-compose.yml requires.
+    required = set(re.findall(r"\$\{(\w+):\?", (ROOT / "docker-compose.yml").read_text()))
+    given = dict(line.split("=", 1) for line in DEV_ENV.read_text().splitlines()
+                 if line and not line.startswith("#"))
+    assert required <= set(given), required - set(given)
+
+
 def test_compose_validation_refuses_what_the_specification_does_not_have():
-    schema = json.loads((ROOT / "deploy" / "compose" / "compose-spec.json").read_text())
-    compose = yaml.safe_load((ROOT / "docker-compose.yml").read_text())
+    schema = json.loads(COMPOSE_SCHEMA.read_text())
+    compose = _yaml(ROOT / "docker-compose.yml")
     compose["services"]["app"]["restart_policy"] = "always"  # a deploy.restart_policy key, not a service's
     with pytest.raises(jsonschema.ValidationError):
         jsonschema.validate(compose, schema, cls=jsonschema.Draft7Validator)
@@ -254,9 +317,9 @@ def test_every_setting_the_manifests_and_compose_give_is_one_the_server_reads(ov
     known = setting_names(discover_features())
     _, docs = overlay
     given = set(config(docs)) | {k for d in by_kind(docs, "Secret") for k in d.get("data", {})}
-    compose = yaml.safe_load((ROOT / "docker-compose.yml").read_text())
-    for service in compose["services"].values():
-        given |= set(service.get("environment") or {})
+    for path in (ROOT / "docker-compose.yml", DEV_OVERRIDE):
+        for service in _yaml(path)["services"].values():
+            given |= set(service.get("environment") or {})
     assert {name for name in given if name.startswith(ENV_PREFIX)} - known == set()
 
 
@@ -280,35 +343,6 @@ def test_the_network_policy_lets_traces_out_to_the_configured_collector(overlay)
     assert any(port in {p["port"] for p in rule.get("ports", [])} for rule in policy["spec"]["egress"]), port
 
 
-# What the app serves that no one outside the pod may reach: probes, the scrape, the development
-# pages (which production does not serve). Every other route is public and must be routed.
-INTERNAL_PATHS = ("/metrics", "/metrics/", "/healthz", "/readyz", "/livez")
-INTERNAL_PREFIXES = ("/dev/",)
-
-
-def _served_paths(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """Every route the app serves with every part on (the authorization server with an upstream
-    provider, local storage's downloads), each as a path a request would carry."""
-    from app.main import create_app
-    from app.settings import load_settings
-
-    env = {"APP_DATABASE_URL": f"sqlite:///{tmp_path / 'routes.db'}", "APP_VAR_DIR": str(tmp_path),
-           "APP_STORAGE_BACKEND": "local", "APP_STORAGE_DIR": str(tmp_path / "files"),
-           "APP_FILES_DIR": str(tmp_path / "files"), **tree_auth_env()}
-    if authserver_installed():  # its upstream sign-in routes exist with a provider only
-        env["APP_OIDC_PROVIDERS"] = json.dumps([{
-            "id": "corp", "name": "Corp", "issuer": "https://login.corp.example", "client_id": "c",
-            "client_secret": "s"}])
-    for name, value in env.items():
-        monkeypatch.setenv(name, value)
-    app: Any = create_app(load_settings())
-    while not hasattr(app, "routes"):  # inside the app's own middleware: the Starlette app
-        app = app.app
-    paths = [route.path for route in app.routes]
-    # A parameter as a request fills it: "/files/blob/{sha:path}" -> "/files/blob/p/p".
-    return sorted({re.sub(r"\{[^}:]+:path\}", "p/p", re.sub(r"\{[^}:]+\}", "p", p)) for p in paths})
-
-
 def _routed(routes: dict[str, str], path: str) -> bool:
     """Whether ingress-nginx sends ``path`` to the app: Exact, Prefix (whole segments), and
     ImplementationSpecific (a prefix of characters, as ingress-nginx reads it)."""
@@ -330,7 +364,7 @@ def test_the_ingress_routes_every_public_route_the_app_serves_and_no_internal_on
     (ingress,) = by_kind(docs, "Ingress")
     routes = {p["path"]: p["pathType"]
               for rule in ingress["spec"]["rules"] for p in rule["http"]["paths"]}
-    served = _served_paths(tmp_path, monkeypatch)
+    served = served_paths(tmp_path, monkeypatch)
     internal = [p for p in served if p in INTERNAL_PATHS or p.startswith(INTERNAL_PREFIXES)]
     public = [p for p in served if p not in internal]
     assert {"/mcp", "/healthz", "/metrics"} <= set(served)  # the table was read, not an empty one
@@ -338,3 +372,47 @@ def test_the_ingress_routes_every_public_route_the_app_serves_and_no_internal_on
         assert {"/account", "/login/p/callback", "/introspect"} <= set(public)
     assert [p for p in public if not _routed(routes, p)] == []
     assert [p for p in internal if _routed(routes, p)] == []
+
+
+WORKFLOW = ROOT / ".github" / "workflows" / "image.yml"
+
+
+def _check_workflow(path: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "check_jsonschema", "--builtin-schema",
+                           "vendor.github-workflows", str(path)],
+                          capture_output=True, text=True, timeout=120)
+
+
+def test_the_image_workflow_follows_githubs_workflow_schema(tmp_path):
+    done = _check_workflow(WORKFLOW)
+    assert done.returncode == 0, done.stdout + done.stderr
+    broken = _yaml(WORKFLOW)
+    broken["jobs"]["image"]["runs_on"] = broken["jobs"]["image"].pop("runs-on")
+    (tmp_path / "broken.yml").write_text(yaml.safe_dump(broken))
+    assert _check_workflow(tmp_path / "broken.yml").returncode != 0
+
+
+def test_the_image_is_named_once_and_the_workflow_pushes_to_that_name(tmp_path):
+    named = [(path.relative_to(ROOT), line.strip())
+             for path in sorted((ROOT / "deploy").rglob("*.yaml"))
+             for line in path.read_text().splitlines() if line.strip().startswith("newName:")]
+    assert named == [(Path("deploy/k8s/base/kustomization.yaml"),
+                      "newName: ghcr.io/example/chatgpt-mcp-app")]
+    # No overlay names it again (each would have to be changed with it).
+    for path in (ROOT / "deploy" / "k8s" / "overlays").rglob("*.yaml"):
+        assert "ghcr.io/" not in path.read_text(), path
+    # The workflow's own step that reads the name, run here as GitHub runs it.
+    (step,) = [s for s in _yaml(WORKFLOW)["jobs"]["image"]["steps"] if s.get("id") == "name"]
+    output = tmp_path / "output"
+    done = subprocess.run(["bash", "-eo", "pipefail", "-c", step["run"]], cwd=ROOT,
+                          capture_output=True, text=True, timeout=30,
+                          env={"PATH": "/usr/bin:/bin", "GITHUB_OUTPUT": str(output)})
+    assert done.returncode == 0, done.stderr
+    assert output.read_text().splitlines() == ["image=ghcr.io/example/chatgpt-mcp-app",
+                                               "registry=ghcr.io"]
+    # Every rendered workload runs that image.
+    production = render(ROOT / "deploy" / "k8s" / "overlays" / "production")
+    docs = [d for d in yaml.safe_load_all(production) if d]
+    images = {c["image"].rsplit(":", 1)[0] for d in docs if d["kind"] in WORKLOADS
+              for c in pod_spec(d)["containers"]}
+    assert images == {"ghcr.io/example/chatgpt-mcp-app"}
