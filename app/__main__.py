@@ -365,7 +365,8 @@ def _run(args: argparse.Namespace) -> int:
     try:  # every part's settings too, before a command writes anything (a migration, a seed)
         check_part_settings(settings)
     except SettingsError as exc:
-        for line in exc.lines:
+        # A misspelt name may be why a value is bad (or missing): said first.
+        for line in [*unknown_settings(discover_features(), _given_names()), *exc.lines]:
             print(line, file=sys.stderr)
         return 2
     except FeatureError as exc:

@@ -9,6 +9,8 @@ import email.utils
 import json
 import os
 import stat
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -564,6 +566,20 @@ def test_a_bad_value_of_the_authorization_server_says_in_plain_words_what_it_got
     with pytest.raises(SettingsError) as refused:
         load_part(AuthServerSettings, _env_file=None)
     assert refused.value.lines == [line]
+
+
+def test_serve_refuses_a_bad_value_in_one_line_after_the_misspelt_name_and_writes_nothing(
+        tmp_path: Path):
+    env = {"PATH": "/usr/bin:/bin", "APP_OAUTH_ACCESS_TOKEN_TTL": "5", "APP_DEMO_PASWORD": "x" * 12,
+           "APP_DATABASE_URL": f"sqlite:///{tmp_path / 'app.db'}", "APP_VAR_DIR": str(tmp_path / "var")}
+    done = subprocess.run([sys.executable, "-m", "app", "serve", "--port", "18996"], cwd=tmp_path,
+                          env=env, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2
+    assert done.stderr.splitlines() == [
+        "APP_DEMO_PASWORD: no setting has this name, so it is ignored; did you mean "
+        "APP_DEMO_PASSWORD?",
+        "APP_OAUTH_ACCESS_TOKEN_TTL: must be 300 or more (got '5')"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == []  # no database, no keys
 
 
 @pytest.mark.parametrize("jwks_uri", ["http://keys.example/jwks.json", "https://user@keys.example/jwks.json", "ftp://x/"])
