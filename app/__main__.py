@@ -329,6 +329,17 @@ def _unlistenable(host: str, port: int) -> str | None:
     return None
 
 
+def _unknown_names() -> list[str]:
+    """One line per variable under APP_ that names no setting (app.parts.unknown_settings)."""
+    from app.main import FeatureError
+    from app.parts import discover_features, unknown_settings
+
+    try:
+        return unknown_settings(discover_features(), _given_names())
+    except FeatureError:  # a feature that cannot load: said by check_part_settings, in one line
+        return []
+
+
 def _given_names() -> set[str]:
     """The names of the variables set for this server: in its environment, and in the ``.env``
     file pydantic-settings reads beside it."""
@@ -344,7 +355,8 @@ def _run(args: argparse.Namespace) -> int:
         print(f"serve: {problem}", file=sys.stderr)
         return 2
     if args.command == "serve" and (lines := observability_refusals()):
-        for line in lines:
+        # A misspelt name may be why a value is bad (or missing): said first, here and below.
+        for line in [*_unknown_names(), *lines]:
             print(line, file=sys.stderr)
         return 2
 
@@ -355,24 +367,24 @@ def _run(args: argparse.Namespace) -> int:
     from app.db.migrate import MigrationError
     from app.limits import SharedStoreRefused
     from app.logging import configure_logging
-    from app.main import FeatureError, StartupRefused, settings_or_exit
+    from app.main import FeatureError, StartupRefused
     from app.mcp.registry import RegistryError
-    from app.parts import check_part_settings, discover_features, unknown_settings
-    from app.settings import SettingsError
+    from app.parts import check_part_settings
+    from app.settings import SettingsError, load_settings
     from app.storage import StorageError
 
-    settings = settings_or_exit()
-    try:  # every part's settings too, before a command writes anything (a migration, a seed)
+    unknown = _unknown_names()
+    try:  # the core's settings, then every part's, before a command writes anything
+        settings = load_settings()
         check_part_settings(settings)
     except SettingsError as exc:
-        # A misspelt name may be why a value is bad (or missing): said first.
-        for line in [*unknown_settings(discover_features(), _given_names()), *exc.lines]:
+        for line in [*unknown, *exc.lines]:
             print(line, file=sys.stderr)
         return 2
     except FeatureError as exc:
         print(f"{args.label}: {exc}", file=sys.stderr)
         return 1
-    for line in unknown_settings(discover_features(), _given_names()):
+    for line in unknown:
         print(line, file=sys.stderr)
     if args.command != "serve":
         # One-shot commands report their own outcome in one line; only errors add log lines.

@@ -182,7 +182,10 @@ def _fork_without(tmp_path: Path, removal: Removal, env: dict[str, str]) -> tupl
     _link_node_packages(fork)
     python = fresh_venv(fork / ".venv")
     pip_install(python, "-e", str(fork))
-    (fork / ".venv" / ".installed").touch()  # ./dev's mark: the venv holds what pyproject.toml asks
+    # ./dev's marks: the venv holds what pyproject.toml asks, the server's and the test tooling's
+    # (the fork's venv sees this one's packages).
+    for mark in (".installed", ".installed-dev"):
+        (fork / ".venv" / mark).touch()
     # A clone that ran the code: its deletions leave untracked compiled files behind (`git rm -r`
     # of a package leaves a folder of __pycache__, which Python takes for a namespace package).
     author = ["-c", "user.name=fork", "-c", "user.email=fork@example.invalid"]
@@ -280,7 +283,8 @@ def test_a_fork_without_a_demo_migrates_an_existing_database_boots_and_passes_it
     assert (proc.returncode, proc.stdout.strip()) == (0, expected), proc.stdout + proc.stderr
     test_env = {**env, **{k: v for k, v in os.environ.items()
                           if k in ("APP_TEST_DATABASE_URL", "APP_TEST_REDIS_URL", "APP_REQUIRE_REDIS",
-                                   "APP_REQUIRE_BROWSER", "APP_REQUIRE_KUBECTL")}}
+                                   "APP_REQUIRE_BROWSER", "APP_REQUIRE_KUBECTL",
+                                   "APP_REQUIRE_CADDY")}}
     # `./dev test` whole, once, in the SQLite leg; the PostgreSQL leg's proof is the migration above
     # and the boot below, which the suite's database tests would only repeat on a fork whose
     # database code is the main tree's.

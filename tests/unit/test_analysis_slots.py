@@ -168,10 +168,10 @@ def test_an_analysis_past_its_processor_time_is_stopped_and_the_process_serves_t
     async def main() -> None:
         first = await started()
         slots = AnalysisSlots(1, 1.0)
-        began = time.monotonic()
         with pytest.raises(AnalysisStopped) as stopped:
             await slots.run(ALICE, spin, 30.0)
-        assert time.monotonic() - began < 5  # the cap, not the wall-clock bound (8 s)
+        # The cap, not the wall-clock bound (8 s), whose message differs. Not timed: on a busy
+        # machine a second of processor time takes several seconds of the clock.
         assert "1 s of processor time" in stopped.value.message
         # The same process (one slot) runs the next calls, each with a second from its own start:
         # the hard limit is never lowered (it could not be raised again).

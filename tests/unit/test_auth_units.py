@@ -568,11 +568,15 @@ def test_a_bad_value_of_the_authorization_server_says_in_plain_words_what_it_got
     assert refused.value.lines == [line]
 
 
-def test_serve_refuses_a_bad_value_in_one_line_after_the_misspelt_name_and_writes_nothing(
+def test_serve_refuses_a_bad_value_with_the_misspelt_name_said_first_and_writes_nothing(
         tmp_path: Path):
-    env = {"PATH": "/usr/bin:/bin", "APP_OAUTH_ACCESS_TOKEN_TTL": "5", "APP_DEMO_PASWORD": "x" * 12,
-           "APP_DATABASE_URL": f"sqlite:///{tmp_path / 'app.db'}", "APP_VAR_DIR": str(tmp_path / "var")}
-    done = subprocess.run([sys.executable, "-m", "app", "serve", "--port", "18996"], cwd=tmp_path,
+    from tests.e2e.server import free_port
+
+    env = {"PATH": "/usr/bin:/bin", "APP_OAUTH_ACCESS_TOKEN_TTL": "5",
+           "APP_DEMO_PASWORD": "x" * 12, "APP_DATABASE_URL": f"sqlite:///{tmp_path / 'app.db'}",
+           "APP_VAR_DIR": str(tmp_path / "var")}
+    done = subprocess.run([sys.executable, "-m", "app", "serve", "--port", str(free_port())],
+                          cwd=tmp_path,
                           env=env, capture_output=True, text=True, timeout=60)
     assert done.returncode == 2
     assert done.stderr.splitlines() == [

@@ -249,10 +249,21 @@ def test_the_development_override_keeps_the_development_stack():
     assert set(dev) <= set(base)
     runs_the_app = {name for name, s in base.items() if s.get("image") == base["app"]["image"]}
     assert runs_the_app <= set(dev)  # none left in production with development's database
+    override = _yaml(DEV_OVERRIDE)
+    (subnet,) = [c["subnet"] for c in override["networks"]["default"]["ipam"]["config"]]
     for name in runs_the_app:
         env = {**base[name]["environment"], **dev[name]["environment"]}
-        assert env["APP_ENV"] == "development" and env["APP_BASE_URL"] == "http://127.0.0.1:8000"
+        assert env["APP_ENV"] == "development"
+        assert env["APP_BASE_URL"] == "${APP_BASE_URL:-http://127.0.0.1:8000}"
+        # A tunnel on the machine reaches the app through docker's forwarding: from the gateway.
+        trusted = env["APP_TRUSTED_PROXIES"].removeprefix("${APP_TRUSTED_PROXIES:-").rstrip("}")
+        assert ipaddress.ip_address(trusted) == next(ipaddress.ip_network(subnet).hosts())
     assert dev["app"]["ports"] == ["127.0.0.1:8000:8000"]  # this machine only
+    # Beside a production stack on the same machine: its own project (volumes) and network.
+    production = _yaml(ROOT / "docker-compose.yml")
+    assert override["name"] != production["name"]
+    assert not ipaddress.ip_network(subnet).overlaps(ipaddress.ip_network(
+        production["networks"]["default"]["ipam"]["config"][0]["subnet"]))
     assert dev["front"]["profiles"] == ["https"]  # not started: no public name to serve
     # The env file gives every variable docker-compose.yml requires.
     required = set(re.findall(r"\$\{(\w+):\?", (ROOT / "docker-compose.yml").read_text()))
@@ -386,10 +397,10 @@ def _check_workflow(path: Path) -> subprocess.CompletedProcess[str]:
 def test_the_image_workflow_follows_githubs_workflow_schema(tmp_path):
     done = _check_workflow(WORKFLOW)
     assert done.returncode == 0, done.stdout + done.stderr
-    broken = _yaml(WORKFLOW)
-    broken["jobs"]["image"]["runs_on"] = broken["jobs"]["image"].pop("runs-on")
-    (tmp_path / "broken.yml").write_text(yaml.safe_dump(broken))
-    assert _check_workflow(tmp_path / "broken.yml").returncode != 0
+    # The text itself, so that nothing else changes (PyYAML would write `on:` back as `true:`).
+    (tmp_path / "broken.yml").write_text(WORKFLOW.read_text().replace("runs-on:", "runs_on:"))
+    refused = _check_workflow(tmp_path / "broken.yml")
+    assert refused.returncode != 0 and "runs-on" in refused.stdout + refused.stderr
 
 
 def test_the_image_is_named_once_and_the_workflow_pushes_to_that_name(tmp_path):
@@ -416,3 +427,32 @@ def test_the_image_is_named_once_and_the_workflow_pushes_to_that_name(tmp_path):
     images = {c["image"].rsplit(":", 1)[0] for d in docs if d["kind"] in WORKLOADS
               for c in pod_spec(d)["containers"]}
     assert images == {"ghcr.io/example/chatgpt-mcp-app"}
+
+
+def test_the_dev_overlay_runs_the_database_and_redis_it_gives_the_app_and_lets_the_app_reach_them():
+    import base64
+    from urllib.parse import urlsplit
+
+    dev = render(ROOT / "deploy" / "k8s" / "overlays" / "dev")
+    docs = [d for d in yaml.safe_load_all(dev) if d]
+    secrets = {d["metadata"]["name"]: {k: base64.b64decode(v).decode()
+                                       for k, v in d["data"].items()}
+               for d in by_kind(docs, "Secret")}
+    given = {name: urlsplit(secrets["chatgpt-mcp-app-secrets"][name])
+             for name in ("APP_DATABASE_URL", "APP_REDIS_URL")}
+    services = {d["metadata"]["name"]: d for d in by_kind(docs, "Service")}
+    sets = {d["metadata"]["name"]: d for d in by_kind(docs, "StatefulSet")}
+    (policy,) = by_kind(docs, "NetworkPolicy")
+    for url in given.values():
+        service = services[url.hostname]
+        labels = sets[url.hostname]["spec"]["template"]["metadata"]["labels"]
+        assert [p["port"] for p in service["spec"]["ports"]] == [url.port]
+        assert service["spec"]["selector"].items() <= labels.items()
+        assert any(peer.get("podSelector", {}).get("matchLabels", {}).items() <= labels.items()
+                   and "podSelector" in peer and url.port in {p["port"] for p in rule["ports"]}
+                   for rule in policy["spec"]["egress"] for peer in rule["to"]), url.hostname
+    # The database's password is the one the app is given.
+    (postgres,) = pod_spec(sets["postgres"])["containers"]
+    (password,) = [e for e in postgres["env"] if e["name"] == "POSTGRES_PASSWORD"]
+    ref = password["valueFrom"]["secretKeyRef"]
+    assert secrets[ref["name"]][ref["key"]] == given["APP_DATABASE_URL"].password

@@ -180,6 +180,19 @@ def test_the_cli_warns_of_a_misspelt_variable_in_the_environment_or_dotenv_and_g
         "APP_LOG_LEVLE: no setting has this name, so it is ignored; did you mean APP_LOG_LEVEL?"]
 
 
+@pytest.mark.parametrize("command", ["serve", "migrate"])
+def test_a_misspelt_name_is_said_before_the_bad_value_it_explains(tmp_path, command):
+    env = {"PATH": "/usr/bin:/bin", "APP_STORAGE_BACKEND": "s3", "APP_S3_BUKET": "files",
+           "APP_DATABASE_URL": f"sqlite:///{tmp_path / 'app.db'}", "APP_VAR_DIR": str(tmp_path)}
+    proc = subprocess.run([sys.executable, "-m", "app", command], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2
+    assert proc.stderr.splitlines() == [
+        "APP_S3_BUKET: no setting has this name, so it is ignored; did you mean APP_S3_BUCKET?",
+        "APP_STORAGE_BACKEND=s3 needs APP_S3_BUCKET"]
+    assert list(tmp_path.iterdir()) == []  # nothing migrated, nothing generated
+
+
 def test_the_cli_prints_one_line_per_bad_variable_and_exits_2(tmp_path):
     env = {"PATH": "/usr/bin:/bin", "APP_LOG_LEVEL": "loud", "APP_DB_POOL_SIZE": "0", "APP_BASE_URL": "nope"}
     proc = subprocess.run([sys.executable, "-m", "app", "migrate"], cwd=tmp_path, env=env, capture_output=True,
