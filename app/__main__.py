@@ -331,11 +331,20 @@ def _unlistenable(host: str, port: int) -> str | None:
 
 def _unknown_names() -> list[str]:
     """One line per variable under APP_ that names no setting (app.parts.unknown_settings)."""
+    from app.settings import ENV_PREFIX, NOT_SETTINGS
+
+    given = _given_names()
+    # Only the core's names, or none: no feature needs importing (a second of the 2 s in which a
+    # bad core value is refused) to know that none is unknown.
+    core = {f"{ENV_PREFIX}{name}".upper() for name in Settings.model_fields} | set(Settings.renamed)
+    names = {n.upper() for n in given if n.upper().startswith(ENV_PREFIX)}
+    if all(n in core or NOT_SETTINGS.fullmatch(n) for n in names):
+        return []
     from app.main import FeatureError
     from app.parts import discover_features, unknown_settings
 
     try:
-        return unknown_settings(discover_features(), _given_names())
+        return unknown_settings(discover_features(), given)
     except FeatureError:  # a feature that cannot load: said by check_part_settings, in one line
         return []
 

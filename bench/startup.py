@@ -23,6 +23,8 @@ CASES = {
     "part value": {"APP_OAUTH_ACCESS_TOKEN_TTL": "5"},
     "part value, misspelt name beside it": {"APP_OAUTH_ACCESS_TOKEN_TTL": "5",
                                             "APP_LOG_LEVLE": "debug"},
+    # A name no core setting has: the features are imported to tell whether it is theirs.
+    "core value, misspelt name beside it": {"APP_STORAGE_BACKEND": "s3", "APP_S3_BUKET": "x"},
 }
 TARGET = 2.0
 
