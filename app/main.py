@@ -37,6 +37,7 @@ from app.db import Database
 from app.feature import Deps, Feature, LocalAccounts
 from app.http.bounds import ClientBounds
 from app.http.devhost import DevFiles, devhost_routes
+from app.http.directory import directory_routes
 from app.http.health import health_routes
 from app.http.inflight import InFlight
 from app.http.middleware import AccessLogMiddleware, McpPathAlias, client_address, log_written_through_shutdown
@@ -297,7 +298,8 @@ def core_routes(settings: Settings, deps: Deps, mcp_name: str, mcp_route: Route,
     # /mcp first: it carries nearly all the traffic, and the router tries the routes in order. Only /mcp passes
     # the bearer check: feature routes (OAuth endpoints take client credentials in Authorization) never see it.
     return [mcp_route, Route("/mcp", no_standalone_stream, methods=["GET"]),
-            Route("/", index, methods=["GET"]), *health_routes(deps.db, deps.limits), *storage_routes, *dev_routes]
+            Route("/", index, methods=["GET"]), *health_routes(deps.db, deps.limits),
+            *directory_routes(settings.openai_apps_challenge), *storage_routes, *dev_routes]
 
 
 def mcp_route(mcp_app: ASGIApp) -> Route:

@@ -67,6 +67,9 @@ class Settings(BaseSettings):
     # The brand: the MCP serverInfo name (a machine name) and title, and the OAuth metadata's resource_name.
     server_name: str = Field(default="chatgpt-app-server", pattern=r"^[a-z0-9][a-z0-9._-]{0,63}$")
     server_title: str = Field(default="ChatGPT App Server", min_length=1, max_length=100)
+    # The token OpenAI's platform gives when the app is submitted, to verify that this domain is
+    # yours: served at /.well-known/openai-apps-challenge (404 while unset). Public, not a secret.
+    openai_apps_challenge: str | None = Field(default=None, pattern=r"^[!-~]{1,512}$")
     database_url: str = "sqlite:///./var/app.db"
     allowed_hosts: Annotated[list[str], NoDecode] = Field(default_factory=list)
     allowed_origins: Annotated[list[str], NoDecode] = Field(default_factory=list)
@@ -453,6 +456,7 @@ PLAIN = {
     "json_invalid": "must be valid JSON",
     "url_parsing": "must be a URL",
     "url_scheme": "must be a URL whose scheme is {expected_schemes}",
+    "string_pattern_mismatch": "must be printable characters without spaces",
 }
 # A value of these types is never a secret, whatever its name says (APP_OAUTH_ACCESS_TOKEN_TTL).
 NOT_SECRET = (bool, int, float)

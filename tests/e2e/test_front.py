@@ -20,6 +20,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from app.http.directory import CHALLENGE_PATH
 from tests.conftest import ROOT
 from tests.demos import authserver_installed, tree_auth_env
 from tests.e2e.server import LiveServer, free_port
@@ -30,6 +31,7 @@ pytestmark = [pytest.mark.any_database]
 CADDYFILE = ROOT / "deploy" / "compose" / "Caddyfile"
 HEADER_DEADLINE, READ_DEADLINE = 2, 4  # seconds (production: 10 s and 40 s)
 ID = "0123456789abcdef0123456789abcdef"  # echoed by the app (x-request-id), never by the front
+CHALLENGE = "oai-apps-challenge_9f2c1e7a"  # the domain verification token, as the platform gives it
 
 
 def caddy() -> str:
@@ -71,7 +73,8 @@ def app(database_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator
     # Development (its /dev pages exist, to show they stay inside), with every part that adds
     # routes on: an upstream provider's sign-in, local storage's downloads.
     env = {"APP_VAR_DIR": str(tmp / "var"), "APP_STORAGE_BACKEND": "local",
-           "APP_STORAGE_DIR": str(tmp / "files"), **tree_auth_env(), **upstream_provider()}
+           "APP_STORAGE_DIR": str(tmp / "files"), "APP_OPENAI_APPS_CHALLENGE": CHALLENGE,
+           **tree_auth_env(), **upstream_provider()}
     server = LiveServer(database_url, tmp / "server.log", extra_env=env).start()
     yield server
     server.stop()
@@ -128,6 +131,15 @@ def test_every_public_route_reaches_the_app_through_the_front_and_no_internal_on
     assert [p for p in internal if reached[p]] == []
     assert {p: (r.status_code, r.text) for p, r in hidden.items()} == dict.fromkeys(
         internal, (404, "Not found"))
+
+
+def test_the_domain_verification_token_is_served_directly_and_through_the_front(app, front):
+    with httpx.Client(timeout=10) as client:
+        for base in (f"http://127.0.0.1:{app.port}", front):
+            answer = client.get(base + CHALLENGE_PATH)
+            assert (answer.status_code, answer.text) == (200, CHALLENGE), base
+            assert answer.headers["content-type"].startswith("text/plain")
+            assert answer.headers["cache-control"] == "no-store"
 
 
 def _raw_get(base: str, target: str) -> bytes:
