@@ -118,6 +118,9 @@ class Feature:
     # Gauges read from the database at each scrape of /metrics (how many files are kept): a read unit of work in,
     # readings out.
     gauges: Callable[[UnitOfWork], Iterable[Reading]] | None = None
+    # What it keeps about a person, for the privacy page (/privacy): sentences, each in every
+    # language it speaks ("en" required), written from its settings (how long files are kept).
+    privacy: Callable[[Deps], Sequence[Mapping[str, str]]] | None = None
     # Its own settings: a SettingsPart subclass whose env_prefix is ``APP_<NAME>_`` (APP_FILES_MAX_BYTES), read
     # at start (one line per bad value) and handed to its code as ``deps.part(TheClass)``.
     settings: type[SettingsPart] | None = None

@@ -41,3 +41,23 @@ def requested_locale(meta: Mapping[str, Any] | None) -> str | None:
         if isinstance(value, str) and value.strip():
             return value.strip()
     return None
+
+
+def by_quality(accept_language: str) -> list[str]:
+    """Accept-Language ranges, highest q first (ties keep header order); q=0 and malformed q
+    dropped."""
+    ranked: list[tuple[float, str]] = []
+    for item in accept_language[:4096].split(","):
+        tag, _, params = item.partition(";")
+        quality = 1.0
+        for param in params.split(";"):
+            name, _, value = param.strip().partition("=")
+            if name.strip().lower() == "q":
+                try:
+                    quality = float(value.strip())
+                except ValueError:
+                    quality = 0.0
+        if tag.strip() and 0.0 < quality <= 1.0:
+            ranked.append((quality, tag.strip()))
+    ranked.sort(key=lambda pair: -pair[0])
+    return [tag for _, tag in ranked]

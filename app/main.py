@@ -11,7 +11,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import sys
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from pathlib import Path
 from typing import NamedTuple
 from urllib.parse import urlsplit
@@ -34,10 +34,10 @@ from app.auth.scopes import ScopeCatalog
 from app.auth.tokens import ExternalTokenVerifier, RemoteJwks
 from app.broadcast import open_broadcast
 from app.db import Database
+from app.directory.routes import directory_routes
 from app.feature import Deps, Feature, LocalAccounts
 from app.http.bounds import ClientBounds
 from app.http.devhost import DevFiles, devhost_routes
-from app.http.directory import directory_routes
 from app.http.health import health_routes
 from app.http.inflight import InFlight
 from app.http.middleware import AccessLogMiddleware, McpPathAlias, client_address, log_written_through_shutdown
@@ -283,7 +283,8 @@ def lifespan_of(deps: Deps, mcp: McpEndpoint, tracing: Tracing | None, speedups:
 
 
 def core_routes(settings: Settings, deps: Deps, mcp_name: str, mcp_route: Route,
-                recent_events: RecentEvents | None) -> list[BaseRoute]:
+                recent_events: RecentEvents | None,
+                kept: Sequence[Mapping[str, str]] = ()) -> list[BaseRoute]:
     async def index(_: Request) -> JSONResponse:
         return JSONResponse({"name": mcp_name, "mcp": settings.mcp_url})
 
@@ -299,7 +300,17 @@ def core_routes(settings: Settings, deps: Deps, mcp_name: str, mcp_route: Route,
     # the bearer check: feature routes (OAuth endpoints take client credentials in Authorization) never see it.
     return [mcp_route, Route("/mcp", no_standalone_stream, methods=["GET"]),
             Route("/", index, methods=["GET"]), *health_routes(deps.db, deps.limits),
-            *directory_routes(settings.openai_apps_challenge), *storage_routes, *dev_routes]
+            *directory_routes(settings, kept), *storage_routes, *dev_routes]
+
+
+def privacy_kept(server: AuthorizationServer | None, features: Sequence[Feature],
+                 deps: Deps) -> list[Mapping[str, str]]:
+    """What each installed part keeps about a person, in its own sentences (the privacy page)."""
+    kept: list[Mapping[str, str]] = list(server.privacy()) if server is not None else []
+    for feature in features:
+        if feature.privacy is not None:
+            kept.extend(feature.privacy(deps))
+    return kept
 
 
 def mcp_route(mcp_app: ASGIApp) -> Route:
@@ -363,8 +374,9 @@ def create_app(
     mcp = build_mcp(settings, registry, features, deps.limits, token_verifier, metrics, speedups)
     route = mcp_route(mcp.app)
     app = Starlette(
-        routes=[*core_routes(settings, deps, mcp.server.name, route, recent_events), *metrics_routes,
-                *auth_routes, *feature_routes],
+        routes=[*core_routes(settings, deps, mcp.server.name, route, recent_events,
+                             privacy_kept(server, features, deps)),
+                *metrics_routes, *auth_routes, *feature_routes],
         lifespan=lifespan_of(deps, mcp, tracing, speedups),
         exception_handlers={Exception: internal_error},
     )

@@ -70,6 +70,16 @@ class Settings(BaseSettings):
     # The token OpenAI's platform gives when the app is submitted, to verify that this domain is
     # yours: served at /.well-known/openai-apps-challenge (404 while unset). Public, not a secret.
     openai_apps_challenge: str | None = Field(default=None, pattern=r"^[!-~]{1,512}$")
+    # Who runs this server, as its privacy and terms pages (/privacy, /terms) name them: a person's
+    # or a company's name (default: "the operator of" APP_SERVER_TITLE), an email address or URL
+    # people write to, and the law the terms are governed by (left out while unset).
+    operator_name: str | None = Field(default=None, min_length=1, max_length=200)
+    operator_contact: str | None = Field(default=None, min_length=3, max_length=320)
+    operator_jurisdiction: str | None = Field(default=None, min_length=2, max_length=200)
+    # Your own privacy policy or terms instead of the generated pages: /privacy and /terms then
+    # redirect there (and the listing points at them).
+    privacy_url: str | None = None
+    terms_url: str | None = None
     database_url: str = "sqlite:///./var/app.db"
     allowed_hosts: Annotated[list[str], NoDecode] = Field(default_factory=list)
     allowed_origins: Annotated[list[str], NoDecode] = Field(default_factory=list)
@@ -290,7 +300,8 @@ class Settings(BaseSettings):
             raise ValueError("APP_S3_KMS_KEY_ID needs APP_S3_SSE=aws:kms")
         return self
 
-    @field_validator("oauth_issuer", "oauth_jwks_url", "s3_endpoint_url")
+    @field_validator("oauth_issuer", "oauth_jwks_url", "s3_endpoint_url", "privacy_url",
+                     "terms_url")
     @classmethod
     def _absolute_url(cls, value: str | None) -> str | None:
         if value is None:
@@ -299,6 +310,15 @@ class Settings(BaseSettings):
         if parts.scheme not in ("http", "https") or not parts.netloc:
             raise ValueError("must be an absolute http(s) URL")
         return value
+
+    @field_validator("operator_contact")
+    @classmethod
+    def _contact(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
+        if re.fullmatch(r"[^@\s]+@[^@\s]+\.[^@\s]+", value) or urlsplit(value).scheme == "https":
+            return value
+        raise ValueError("must be an email address or an https URL people can write to")
 
     @model_validator(mode="after")
     def _external_needs_idp(self) -> Settings:

@@ -33,7 +33,7 @@ from app.authserver.catalog import CATALOG
 from app.authserver.forms import NO_STORE, BodyTooLarge, MalformedRequest
 from app.db import DatabaseNotMigrated, DatabaseUnavailable
 from app.http.templates import templates
-from app.i18n import lookup
+from app.i18n import by_quality, lookup
 from app.limits import LimitsUnavailable
 
 __all__ = [
@@ -178,26 +178,6 @@ def _normalize(locale: str) -> str:
     return locale if locale in CATALOG else lookup(locale, LANGUAGES)
 
 
-def _by_quality(accept_language: str) -> list[str]:
-    """Accept-Language ranges, highest q first (ties keep header order); q=0 and malformed q
-    dropped."""
-    ranked: list[tuple[float, str]] = []
-    for item in accept_language[:4096].split(","):
-        tag, _, params = item.partition(";")
-        quality = 1.0
-        for param in params.split(";"):
-            name, _, value = param.strip().partition("=")
-            if name.strip().lower() == "q":
-                try:
-                    quality = float(value.strip())
-                except ValueError:
-                    quality = 0.0
-        if tag.strip() and 0.0 < quality <= 1.0:
-            ranked.append((quality, tag.strip()))
-    ranked.sort(key=lambda pair: -pair[0])
-    return [tag for _, tag in ranked]
-
-
 def negotiate(ui_locales: str | None, accept_language: str | None) -> str:
     """The page language: OAuth ``ui_locales`` (space-separated, in order) first, then
     Accept-Language, then en."""
@@ -206,7 +186,7 @@ def negotiate(ui_locales: str | None, accept_language: str | None) -> str:
         if found:
             return found
     if accept_language:
-        return lookup(_by_quality(accept_language), LANGUAGES)
+        return lookup(by_quality(accept_language), LANGUAGES)
     return "en"
 
 

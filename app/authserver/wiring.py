@@ -20,6 +20,7 @@ from app.authserver.accounts import AccountRepository, Directory, seed_demo_acco
 from app.authserver.clients import CimdResolver, ClientKeys
 from app.authserver.forms import Signer
 from app.authserver.keys import load_keyring
+from app.authserver.privacy import privacy
 from app.authserver.protocol import ServerConfig, normalise_resource
 from app.authserver.repository import REVOKED_ACCOUNTS, REVOKED_GRANTS, GrantRepository
 from app.authserver.routes import RegistrationLimits, authorization_server_routes
@@ -57,6 +58,10 @@ class BuiltinAuthorizationServer:
         if self.settings.production and not self.settings.allow_generated_keys and not self.own.oauth_signing_keys:
             return [f"APP_OAUTH_SIGNING_KEYS: APP_ENV=production needs the keys that sign access tokens; {GENERATED}"]
         return []
+
+    def privacy(self) -> list[dict[str, str]]:
+        """What it keeps about a person, for /privacy (app.directory)."""
+        return privacy(self.own, self.settings.base_url)
 
     @property
     def seeds_demo_accounts(self) -> bool:

@@ -20,7 +20,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from app.http.directory import CHALLENGE_PATH
+from app.directory.routes import CHALLENGE_PATH
 from tests.conftest import ROOT
 from tests.demos import authserver_installed, tree_auth_env
 from tests.e2e.server import LiveServer, free_port

@@ -52,7 +52,7 @@ def _routes(routes: list[BaseRoute], prefix: str = "") -> Iterator[tuple[str, se
 
 def _templates() -> set[str]:
     """The page templates of the app (the layout and the macros render none by themselves)."""
-    found = {path.name for package in ("app.authserver", "app.http")
+    found = {path.name for package in ("app.authserver", "app.http", "app.directory")
              for path in Path(str(files(package) / "templates")).glob("*.html")}
     return found - {"base.html", "parts.html"}
 

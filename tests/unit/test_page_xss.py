@@ -28,7 +28,8 @@ PAYLOADS = (
 )
 # The elements the templates write; a payload that became markup would add one of its own.
 OURS = {"html", "head", "meta", "title", "style", "body", "main", "h1", "h2", "p", "strong", "bdi",
-        "a", "form", "input", "div", "label", "button", "ul", "li", "small", "code", "section"}
+        "a", "form", "input", "div", "label", "button", "ul", "li", "small", "code", "section",
+        "nav"}
 LINKS = ("href", "action", "src", "formaction")
 
 

@@ -22,18 +22,45 @@ async def sweep(deps: Deps) -> str:
 def gauges(uow: UnitOfWork) -> Iterator[Reading]:
     rows, stored = uow.repository(FileRepository).totals()
     for kind in ("upload", "report"):
-        yield Reading("app_stored_files", "Files kept (uploads and their reports), expired ones until swept.",
+        yield Reading("app_stored_files", "Files kept (uploads and their reports), expired ones "
+                                          "until swept.",
                       rows.get(kind, 0), {"kind": kind})
-    yield Reading("app_stored_bytes", "Bytes at rest in storage (each content-addressed object once).", stored)
+    yield Reading("app_stored_bytes", "Bytes at rest in storage (each content-addressed object "
+                                      "once).", stored)
+
+
+def privacy(deps: Deps) -> list[dict[str, str]]:
+    """How long the files people share are kept, from APP_FILES_ANON_TTL."""
+    from app.directory.catalog import duration
+
+    ttl = deps.part(FilesSettings).anon_ttl
+    return [{
+        "en": "The files you share with its tools, and what it finds in them: signed in, they "
+              "stay in your library until you delete them; not signed in, they are deleted after "
+              f"{duration('en', ttl)}.",
+        "es": "Los archivos que compartes con sus herramientas, y lo que encuentra en ellos: con "
+              "sesión iniciada, quedan en tu biblioteca hasta que los eliminas; sin sesión, se "
+              f"borran después de {duration('es', ttl)}.",
+        "fr": "Les fichiers que vous partagez avec ses outils, et ce qu’il y trouve : connecté, "
+              "ils restent dans votre bibliothèque jusqu’à ce que vous les supprimiez ; sans "
+              f"connexion, ils sont effacés après {duration('fr', ttl)}.",
+        "pt": "Os arquivos que você compartilha com as ferramentas, e o que elas encontram neles: "
+              "com login, ficam na sua biblioteca até você excluí-los; sem login, são apagados "
+              f"após {duration('pt', ttl)}.",
+        "zh": "你通过其工具分享的文件及其分析结果：登录时，保存在你的资料库中，直到你将其删除；未"
+              f"登录时，{duration('zh', ttl)}后删除。",
+    }]
 
 
 FEATURE = Feature(
     name="files",
     instructions="Use `analyze_file` when the user shares a file and wants to know what is in it, "
-    "`compare_files` for several tables at once, and `list_files` / `delete_file` for the files they kept.",
+    "`compare_files` for several tables at once, and `list_files` / `delete_file` for the files "
+    "they kept.",
     tools=register,
     commands={"sweep": sweep},
     gauges=gauges,
+    privacy=privacy,
     settings=FilesSettings,
     scopes=(
         Scope(READ_SCOPE, {
@@ -46,7 +73,8 @@ FEATURE = Feature(
         Scope(WRITE_SCOPE, {
             "en": "Keep the files you share in your library, and delete them",
             "es": "Guardar en tu biblioteca los archivos que compartes, y eliminarlos",
-            "fr": "Conserver dans votre bibliothèque les fichiers que vous partagez, et les supprimer",
+            "fr": "Conserver dans votre bibliothèque les fichiers que vous partagez, et les "
+                  "supprimer",
             "pt": "Guardar na sua biblioteca os arquivos que você compartilha, e excluí-los",
             "zh": "将你分享的文件保存到资料库，并可删除",
         }, implies=(READ_SCOPE,)),

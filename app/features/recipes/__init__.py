@@ -25,4 +25,12 @@ FEATURE = Feature(
             "zh": "在你的列表中保存和删除食谱",
         }, implies=(READ_SCOPE,)),
     ),
+    privacy=lambda deps: [{
+        "en": "The recipes you save are kept with your account until you delete them.",
+        "es": "Las recetas que guardas se conservan con tu cuenta hasta que las eliminas.",
+        "fr": "Les recettes que vous enregistrez sont conservées avec votre compte jusqu’à ce que "
+              "vous les supprimiez.",
+        "pt": "As receitas que você salva ficam guardadas com a sua conta até você excluí-las.",
+        "zh": "你保存的食谱会随你的账户保存，直到你将其删除。",
+    }],
 )
