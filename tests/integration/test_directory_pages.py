@@ -12,7 +12,7 @@ from starlette.testclient import TestClient
 
 from app.main import create_app
 from app.settings import Settings
-from tests.unit.test_page_xss import assert_inert
+from tests.inert import assert_inert
 
 pytestmark = pytest.mark.any_database
 

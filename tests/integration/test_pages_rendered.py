@@ -31,7 +31,7 @@ from app.authserver.settings import AuthServerSettings
 from app.main import create_app
 from app.settings import load_part
 from tests.e2e.linking_steps import PASSWORD
-from tests.unit.test_page_xss import assert_inert
+from tests.inert import assert_inert
 
 pytestmark = pytest.mark.authserver
 

@@ -84,6 +84,7 @@ class AnalysisSlots:
     anonymous: int = 0  # 0: half the slots (at least one)
     per_address: int = 0  # 0: twice ``anonymous``
     wait: float = SLOT_WAIT_S
+    wall: float = 0  # 0: 3 x cpu_seconds + 5 (wall_seconds)
     _held: Counter[str] = field(default_factory=Counter)
     _started: dict[object, float] = field(default_factory=dict)  # running analysis -> its start
     _anonymous_held: int = 0
@@ -103,7 +104,7 @@ class AnalysisSlots:
     def wall_seconds(self) -> float:
         # Processes are at most the cores, so wall time is about CPU time; the margin covers a pod
         # whose cores its event loops share.
-        return 3 * self.cpu_seconds + 5
+        return self.wall or 3 * self.cpu_seconds + 5
 
     def _limiters(self) -> tuple[anyio.CapacityLimiter, anyio.CapacityLimiter]:
         # Made in the event loop that uses them (anyio's limiters belong to one).
