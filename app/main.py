@@ -284,7 +284,7 @@ def lifespan_of(deps: Deps, mcp: McpEndpoint, tracing: Tracing | None, speedups:
 
 def core_routes(settings: Settings, deps: Deps, mcp_name: str, mcp_route: Route,
                 recent_events: RecentEvents | None,
-                kept: Sequence[Mapping[str, str]] = ()) -> list[BaseRoute]:
+                kept: Sequence[Mapping[str, str]] = (), traced: bool = False) -> list[BaseRoute]:
     async def index(_: Request) -> JSONResponse:
         return JSONResponse({"name": mcp_name, "mcp": settings.mcp_url})
 
@@ -300,7 +300,7 @@ def core_routes(settings: Settings, deps: Deps, mcp_name: str, mcp_route: Route,
     # the bearer check: feature routes (OAuth endpoints take client credentials in Authorization) never see it.
     return [mcp_route, Route("/mcp", no_standalone_stream, methods=["GET"]),
             Route("/", index, methods=["GET"]), *health_routes(deps.db, deps.limits),
-            *directory_routes(settings, kept), *storage_routes, *dev_routes]
+            *directory_routes(settings, kept, traced), *storage_routes, *dev_routes]
 
 
 def privacy_kept(server: AuthorizationServer | None, features: Sequence[Feature],
@@ -309,7 +309,11 @@ def privacy_kept(server: AuthorizationServer | None, features: Sequence[Feature]
     kept: list[Mapping[str, str]] = list(server.privacy()) if server is not None else []
     for feature in features:
         if feature.privacy is not None:
-            kept.extend(feature.privacy(deps))
+            said = list(feature.privacy(deps))
+            if missing := [s for s in said if "en" not in s]:
+                raise FeatureError(f"feature {feature.name!r}: a privacy sentence has no English "
+                                   f"('en'), the language every page falls back to: {missing[0]}")
+            kept.extend(said)
     return kept
 
 
@@ -375,7 +379,7 @@ def create_app(
     route = mcp_route(mcp.app)
     app = Starlette(
         routes=[*core_routes(settings, deps, mcp.server.name, route, recent_events,
-                             privacy_kept(server, features, deps)),
+                             privacy_kept(server, features, deps), tracing is not None),
                 *metrics_routes, *auth_routes, *feature_routes],
         lifespan=lifespan_of(deps, mcp, tracing, speedups),
         exception_handlers={Exception: internal_error},

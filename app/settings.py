@@ -69,7 +69,7 @@ class Settings(BaseSettings):
     server_title: str = Field(default="ChatGPT App Server", min_length=1, max_length=100)
     # The token OpenAI's platform gives when the app is submitted, to verify that this domain is
     # yours: served at /.well-known/openai-apps-challenge (404 while unset). Public, not a secret.
-    openai_apps_challenge: str | None = Field(default=None, pattern=r"^[!-~]{1,512}$")
+    openai_apps_challenge: str | None = None
     # Who runs this server, as its privacy and terms pages (/privacy, /terms) name them: a person's
     # or a company's name (default: "the operator of" APP_SERVER_TITLE), an email address or URL
     # people write to, and the law the terms are governed by (left out while unset).
@@ -77,7 +77,7 @@ class Settings(BaseSettings):
     operator_contact: str | None = Field(default=None, min_length=3, max_length=320)
     operator_jurisdiction: str | None = Field(default=None, min_length=2, max_length=200)
     # Your own privacy policy or terms instead of the generated pages: /privacy and /terms then
-    # redirect there (and the listing points at them).
+    # redirect there.
     privacy_url: str | None = None
     terms_url: str | None = None
     database_url: str = "sqlite:///./var/app.db"
@@ -311,6 +311,14 @@ class Settings(BaseSettings):
             raise ValueError("must be an absolute http(s) URL")
         return value
 
+    @field_validator("openai_apps_challenge")
+    @classmethod
+    def _challenge(cls, value: str | None) -> str | None:
+        if value is not None and not re.fullmatch(r"[!-~]{1,512}", value):
+            raise ValueError("must be the token OpenAI's platform gave, as it gave it: up to 512 "
+                             "printable characters without spaces")
+        return value
+
     @field_validator("operator_contact")
     @classmethod
     def _contact(cls, value: str | None) -> str | None:
@@ -476,7 +484,6 @@ PLAIN = {
     "json_invalid": "must be valid JSON",
     "url_parsing": "must be a URL",
     "url_scheme": "must be a URL whose scheme is {expected_schemes}",
-    "string_pattern_mismatch": "must be printable characters without spaces",
 }
 # A value of these types is never a secret, whatever its name says (APP_OAUTH_ACCESS_TOKEN_TTL).
 NOT_SECRET = (bool, int, float)

@@ -13,16 +13,17 @@ def privacy(own: AuthServerSettings, base_url: str) -> list[dict[str, str]]:
     renew = {lang: duration(lang, own.oauth_refresh_token_ttl) for lang in access}
     account = f"{base_url}/account"
     said = [{
-        "en": "Your account: its name, its display name and email address if given, and a hash of "
-              "your password (never the password itself).",
-        "es": "Tu cuenta: su nombre, su nombre visible y su correo si los das, y un hash de tu "
-              "contraseña (nunca la contraseña en sí).",
-        "fr": "Votre compte : son nom, son nom d’affichage et son adresse e-mail s’ils sont "
-              "donnés, et une empreinte de votre mot de passe (jamais le mot de passe lui-même).",
-        "pt": "Sua conta: o nome, o nome de exibição e o e-mail, se informados, e um hash da sua "
-              "senha (nunca a senha em si).",
-        "zh": "你的账户：账户名、显示名称和电子邮件地址（如提供），以及你密码的哈希值（从不保存密"
-              "码本身）。",
+        "en": "Your account: its name, its display name and email address if given, and your "
+              "password in a form that cannot be read back (a hash), never the password itself.",
+        "es": "Tu cuenta: su nombre, su nombre visible y su correo si los das, y tu contraseña en "
+              "una forma que no se puede leer de vuelta (un hash), nunca la contraseña en sí.",
+        "fr": "Votre compte : son nom, son nom d’affichage et son adresse e-mail s’ils sont "
+              "donnés, et votre mot de passe sous une forme qui ne permet pas de le relire (une "
+              "empreinte), jamais le mot de passe lui-même.",
+        "pt": "Sua conta: o nome, o nome de exibição e o e-mail, se informados, e sua senha numa "
+              "forma que não pode ser lida de volta (um hash), nunca a senha em si.",
+        "zh": "你的账户：账户名、显示名称和电子邮件地址（如提供），以及无法还原的密码形式（哈希值"
+              "），从不保存密码本身。",
     }]
     if own.oidc_providers:
         names = ", ".join(p.name for p in own.oidc_providers)
@@ -31,7 +32,7 @@ def privacy(own: AuthServerSettings, base_url: str) -> list[dict[str, str]]:
                   "and email address it shares.",
             "es": f"Al iniciar sesión con {names}: el identificador que te da el proveedor, y el "
                   "nombre y el correo que comparte.",
-            "fr": f"Connexion avec {names} : l’identifiant que vous donne le fournisseur, ainsi "
+            "fr": f"Connexion avec {names} : l’identifiant que vous donne le fournisseur, ainsi "
                   "que le nom et l’adresse e-mail qu’il partage.",
             "pt": f"Login com {names}: o identificador que o provedor lhe dá, e o nome e o e-mail "
                   "que ele compartilha.",
@@ -39,29 +40,49 @@ def privacy(own: AuthServerSettings, base_url: str) -> list[dict[str, str]]:
         })
     said.append({
         "en": f"When you link ChatGPT to your account, its access lasts {access['en']} at a time "
-              f"and is renewed while ChatGPT keeps using it (at most {renew['en']} between uses); "
-              "only hashes of these tokens are kept.",
+              "and is renewed while ChatGPT keeps using it; the link ends by itself if ChatGPT "
+              f"does not use it for {renew['en']}. Only the renewal tokens are kept, in a form "
+              "that cannot be used (a hash).",
         "es": f"Cuando vinculas ChatGPT a tu cuenta, su acceso dura {access['es']} cada vez y se "
-              f"renueva mientras ChatGPT lo siga usando (como mucho {renew['es']} entre usos); "
-              "solo se guardan hashes de estos tokens.",
+              "renueva mientras ChatGPT lo siga usando; el vínculo termina solo si ChatGPT no lo "
+              f"usa durante {renew['es']}. Solo se guardan los tokens de renovación, en una forma "
+              "que no se puede usar (un hash).",
         "fr": f"Quand vous liez ChatGPT à votre compte, son accès dure {access['fr']} à chaque "
-              f"fois et se renouvelle tant que ChatGPT l’utilise (au plus {renew['fr']} entre deux "
-              "utilisations) ; seules des empreintes de ces jetons sont conservées.",
+              "fois et se renouvelle tant que ChatGPT l’utilise ; le lien prend fin de lui-même "
+              f"si ChatGPT ne l’utilise pas pendant {renew['fr']}. Seuls les jetons de "
+              "renouvellement sont conservés, sous une forme inutilisable (une empreinte).",
         "pt": f"Quando você vincula o ChatGPT à sua conta, o acesso dura {access['pt']} de cada "
-              f"vez e é renovado enquanto o ChatGPT o usar (no máximo {renew['pt']} entre usos); "
-              "só hashes desses tokens são guardados.",
+              "vez e é renovado enquanto o ChatGPT o usar; o vínculo termina sozinho se o ChatGPT "
+              f"não o usar por {renew['pt']}. Só os tokens de renovação são guardados, numa forma "
+              "que não pode ser usada (um hash).",
         "zh": f"当你将 ChatGPT 关联到你的账户时，其访问权限每次持续 {access['zh']}，在 ChatGPT "
-              f"持续使用期间会续期（两次使用之间最长 {renew['zh']}）；只保存这些令牌的哈希值。",
+              f"持续使用期间会续期；如果 ChatGPT 连续 {renew['zh']}未使用，关联会自动结束。只保存续"
+              "期令牌，且以无法使用的形式（哈希值）保存。",
     })
     said.append({
-        "en": f"At {account} you see the apps linked to your account and disconnect them: their "
-              "access ends at once.",
+        "en": "A record of each app you link (which app, what it may do, when it was linked and "
+              "last used) stays with your account, also after you disconnect it.",
+        "es": "Un registro de cada app que vinculas (qué app, qué puede hacer, cuándo se vinculó "
+              "y cuándo se usó por última vez) queda con tu cuenta, también después de "
+              "desconectarla.",
+        "fr": "Une trace de chaque app que vous liez (laquelle, ce qu’elle peut faire, quand elle "
+              "a été liée et utilisée pour la dernière fois) reste avec votre compte, même après "
+              "que vous l’avez déconnectée.",
+        "pt": "Um registro de cada app que você vincula (qual app, o que ele pode fazer, quando "
+              "foi vinculado e usado pela última vez) fica com a sua conta, mesmo depois que você "
+              "o desconecta.",
+        "zh": "你关联的每个应用都会留下一条记录（哪个应用、它能做什么、何时关联、最后一次使用的时"
+              "间），即使断开连接后也会随账户保留。",
+    })
+    said.append({
+        "en": f"At {account} you see the apps linked to your account and can disconnect them: "
+              "their access ends within seconds.",
         "es": f"En {account} ves las apps vinculadas a tu cuenta y puedes desconectarlas: su "
-              "acceso termina al momento.",
-        "fr": f"Sur {account}, vous voyez les apps liées à votre compte et pouvez les déconnecter "
-              ": leur accès prend fin immédiatement.",
+              "acceso termina en unos segundos.",
+        "fr": f"Sur {account}, vous voyez les apps liées à votre compte et pouvez les "
+              "déconnecter : leur accès prend fin en quelques secondes.",
         "pt": f"Em {account} você vê os apps vinculados à sua conta e pode desconectá-los: o "
-              "acesso deles termina na hora.",
-        "zh": f"在 {account} 你可以查看与账户关联的应用并断开连接：其访问权限会立即终止。",
+              "acesso deles termina em segundos.",
+        "zh": f"在 {account} 你可以查看与账户关联的应用并断开连接：其访问权限会在几秒内终止。",
     })
     return said

@@ -30,9 +30,10 @@ def language(request: Request) -> str:
     return lookup(by_quality(request.headers.get("accept-language", "")), LANGUAGES)
 
 
-def directory_routes(settings: Settings, kept: Sequence[Mapping[str, str]]) -> list[Route]:
+def directory_routes(settings: Settings, kept: Sequence[Mapping[str, str]],
+                     traced: bool = False) -> list[Route]:
     """The three routes. ``kept``: what each installed part keeps about a person (its sentences
-    by language), for the privacy page."""
+    by language), for the privacy page; ``traced``: whether traces leave for a collector."""
 
     async def verify(_: Request) -> PlainTextResponse:
         token = settings.openai_apps_challenge
@@ -48,17 +49,21 @@ def directory_routes(settings: Settings, kept: Sequence[Mapping[str, str]]) -> l
             locale = language(request)
             strings = CATALOG[locale]
             app_name = settings.server_title
-            operator = settings.operator_name or strings["the_operator"].format(app=app_name)
+            given = settings.operator_name
             values = {
                 "app": app_name,
                 "origin": urlsplit(settings.base_url).netloc,
-                "operator": operator,
-                "Operator": operator[:1].upper() + operator[1:],  # at a sentence's start
+                "operator": given or strings["the_operator"].format(app=app_name),
+                # At a sentence's start: the default phrase capitalised, a name as it is written.
+                "Operator": given or strings["The_operator"].format(app=app_name),
                 "contact": settings.operator_contact or strings["no_contact"],
                 "jurisdiction": settings.operator_jurisdiction or "",
             }
             context = {"lang": locale, "html_lang": HTML_LANG[locale], "t": strings, "v": values,
-                       "kept": [said[lookup([locale], said)] for said in kept],
+                       # (its language, the sentence): English where a part lacks the page's.
+                       "kept": [(found, said[found])
+                                for said in kept for found in [lookup([locale], said)]],
+                       "traced": traced,
                        "contact_href": _contact_href(settings.operator_contact),
                        "privacy_href": f"/privacy?lang={locale}",
                        "languages": LANGUAGES, "here": name}
@@ -79,4 +84,5 @@ def directory_routes(settings: Settings, kept: Sequence[Mapping[str, str]]) -> l
 def _contact_href(contact: str | None) -> str | None:
     if contact is None:
         return None
-    return contact if contact.startswith("https://") else f"mailto:{contact}"
+    # The setting holds an https URL (in any case) or an email address (app.settings).
+    return contact if urlsplit(contact).scheme == "https" else f"mailto:{contact}"

@@ -22,7 +22,7 @@ def test_without_a_token_the_challenge_path_is_the_404_of_an_unknown_path(live_s
 
 @pytest.mark.parametrize(("path", "lang", "heading"), [
     ("/privacy", "fr", "<h1>Politique de confidentialité</h1>"),
-    ("/terms", "en", "<h1>Terms of use</h1>")])
+    ("/terms", "pt-BR,en;q=0.5", "<h1>Termos de uso</h1>")])
 def test_the_privacy_and_terms_pages_are_served(live_server, path, lang, heading):
     answer = httpx.get(f"{live_server.base_url}{path}", headers={"accept-language": lang},
                        timeout=10)

@@ -52,8 +52,30 @@ def test_without_operator_details_the_pages_name_the_operator_of_the_app_and_no_
     with _client(settings, tmp_path, server_title="Recipe Box") as http:
         privacy, terms = http.get("/privacy").text, http.get("/terms").text
     assert "The operator of Recipe Box runs Recipe Box" in _text(privacy)
-    assert "write to the operator of this server." in _text(privacy)
-    assert "governed by" not in _text(terms) and "mailto:" not in terms
+    assert "your account included, write to the operator of this server." in _text(privacy)
+    assert "governed by" not in _text(terms) and "Questions:" not in _text(terms)
+    assert "mailto:" not in terms + privacy
+
+
+def test_a_name_is_written_as_given_a_contact_url_in_any_case_is_a_link(settings, tmp_path):
+    with _client(settings, tmp_path, operator_name="eBay Inc.",
+                 operator_contact="HTTPS://help.example.com/privacy") as http:
+        privacy = http.get("/privacy").text
+    assert "eBay Inc. runs" in _text(privacy)
+    assert '<a href="HTTPS://help.example.com/privacy">' in privacy
+
+
+def test_traces_leaving_for_a_collector_are_said(settings, tmp_path):
+    # The pages' routes alone: create_app says traced when it is given a tracer provider, whose
+    # making is global (tests/e2e/test_observability.py runs one in its own server).
+    from starlette.applications import Starlette
+
+    from app.directory.routes import directory_routes
+
+    for traced in (False, True):
+        with TestClient(Starlette(routes=directory_routes(settings, [], traced))) as http:
+            said = "Traces of each request" in _text(http.get("/privacy").text)
+        assert said is traced
 
 
 def test_hostile_operator_values_are_shown_as_text(settings, tmp_path):
@@ -61,7 +83,8 @@ def test_hostile_operator_values_are_shown_as_text(settings, tmp_path):
     with _client(settings, tmp_path, operator_name=value, operator_jurisdiction=value,
                  server_title=value[:100],
                  operator_contact="https://help.example.com/?q=\"><b>") as http:
-        pages = [http.get("/privacy"), http.get("/terms"), http.get("/privacy?lang=es")]
+        pages = [http.get("/privacy"), http.get("/terms"), http.get("/privacy?lang=es"),
+                 http.get("/privacy?lang=%22%3E%3Cscript%3E")]  # a hostile language: English
     for page in pages:
         assert page.status_code == 200
         assert_inert(page.text, [value])
@@ -74,3 +97,12 @@ def test_the_operators_own_pages_take_their_place(settings, tmp_path):
     assert privacy.status_code == 302
     assert privacy.headers["location"] == "https://example.com/privacy"
     assert (terms.status_code, terms.headers["location"]) == (302, "https://example.com/terms")
+
+
+def test_a_part_whose_privacy_sentence_has_no_english_is_refused_at_start(settings, tmp_path):
+    from app.feature import Feature
+    from app.parts import FeatureError
+
+    odd = Feature(name="odd", privacy=lambda deps: [{"fr": "Rien n’est conservé."}])
+    with pytest.raises(FeatureError, match="feature 'odd': a privacy sentence has no English"):
+        create_app(settings.model_copy(update={"var_dir": str(tmp_path)}), features=[odd])

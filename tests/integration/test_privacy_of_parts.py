@@ -27,14 +27,14 @@ def _privacy(settings, tmp_path, *parts, lang: str = "en") -> str:
     return unescape(re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", html.split("</style>")[-1])))
 
 
-@pytest.mark.parametrize(("ttl", "said"), [(3600, "deleted after 1 hour"),
-                                           (5400, "deleted after 90 minutes"),
-                                           (2 * 86400, "deleted after 2 days")])
+@pytest.mark.parametrize(("ttl", "said"), [(3600, "deleted 1 hour after you share them"),
+                                           (5400, "deleted 90 minutes after you share them"),
+                                           (2 * 86400, "deleted 2 days after you share them")])
 def test_the_privacy_page_says_how_long_anonymous_files_are_kept_as_configured(
         settings, tmp_path, ttl, said):
     text = _privacy(settings, tmp_path, load_part(FilesSettings, _env_file=None, anon_ttl=ttl))
     assert said in text
-    assert text.count("deleted after") == 1
+    assert text.count("after you share them") == 1
 
 
 def test_each_part_says_what_it_keeps_in_the_language_of_the_page(settings, tmp_path):
@@ -45,7 +45,10 @@ def test_each_part_says_what_it_keeps_in_the_language_of_the_page(settings, tmp_
     text = _privacy(settings, tmp_path, own, lang="pt")
     assert "As receitas que você salva ficam guardadas com a sua conta" in text
     assert "Login com Corp SSO: o identificador que o provedor lhe dá" in text
-    assert "o acesso dura 15 minutos de cada vez" in text and "no máximo 7 dias entre usos" in text
+    assert "o acesso dura 15 minutos de cada vez" in text
+    assert "o vínculo termina sozinho se o ChatGPT não o usar por 7 dias" in text
+    assert "Um registro de cada app que você vincula" in text
     assert "Em http://127.0.0.1:8000/account você vê os apps vinculados" in text
     without = _privacy(settings, tmp_path / "x", load_part(AuthServerSettings, _env_file=None))
     assert "Signing in with" not in without and "access lasts 10 minutes at a time" in without
+    assert "the link ends by itself if ChatGPT does not use it for 30 days" in without

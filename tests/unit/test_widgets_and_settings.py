@@ -143,7 +143,8 @@ def test_the_speed_up_package_is_turned_off_whole_or_kept_in_pieces(monkeypatch,
                                    "protection): list each public host name; 'host:*' allows any port (got '*')"),
         ("APP_DB_POOL_SIZE", "lots", "APP_DB_POOL_SIZE: must be a whole number (got 'lots')"),
         ("APP_OPENAI_APPS_CHALLENGE", "abc def",
-         "APP_OPENAI_APPS_CHALLENGE: must be printable characters without spaces (got 'abc def')"),
+         "APP_OPENAI_APPS_CHALLENGE: must be the token OpenAI's platform gave, as it gave it: up "
+         "to 512 printable characters without spaces (got 'abc def')"),
         ("APP_METRICS", "maybe",
          "APP_METRICS: must be true or false (also yes/no, on/off, 1/0) (got 'maybe')"),
         ("APP_TUNING", "lane,turbo", "APP_TUNING: must be true, false, or some of lane, protocol, threads, route, "

@@ -35,20 +35,23 @@ def privacy(deps: Deps) -> list[dict[str, str]]:
 
     ttl = deps.part(FilesSettings).anon_ttl
     return [{
-        "en": "The files you share with its tools, and what it finds in them: signed in, they "
-              "stay in your library until you delete them; not signed in, they are deleted after "
-              f"{duration('en', ttl)}.",
-        "es": "Los archivos que compartes con sus herramientas, y lo que encuentra en ellos: con "
-              "sesión iniciada, quedan en tu biblioteca hasta que los eliminas; sin sesión, se "
-              f"borran después de {duration('es', ttl)}.",
-        "fr": "Les fichiers que vous partagez avec ses outils, et ce qu’il y trouve : connecté, "
-              "ils restent dans votre bibliothèque jusqu’à ce que vous les supprimiez ; sans "
-              f"connexion, ils sont effacés après {duration('fr', ttl)}.",
+        "en": "The files you share with its tools, and what it finds in them: if you let the app "
+              "keep files in your library, they stay there until you delete them; otherwise they "
+              f"are deleted {duration('en', ttl)} after you share them, or shortly after.",
+        "es": "Los archivos que compartes con sus herramientas, y lo que encuentra en ellos: si "
+              "dejas que la app guarde archivos en tu biblioteca, quedan allí hasta que los "
+              f"eliminas; si no, se borran {duration('es', ttl)} después de que los compartes, o "
+              "poco después.",
+        "fr": "Les fichiers que vous partagez avec ses outils, et ce qu’il y trouve : si vous "
+              "laissez l’app conserver des fichiers dans votre bibliothèque, ils y restent "
+              f"jusqu’à ce que vous les supprimiez ; sinon, ils sont effacés {duration('fr', ttl)} "
+              "après que vous les avez partagés, ou peu après.",
         "pt": "Os arquivos que você compartilha com as ferramentas, e o que elas encontram neles: "
-              "com login, ficam na sua biblioteca até você excluí-los; sem login, são apagados "
-              f"após {duration('pt', ttl)}.",
-        "zh": "你通过其工具分享的文件及其分析结果：登录时，保存在你的资料库中，直到你将其删除；未"
-              f"登录时，{duration('zh', ttl)}后删除。",
+              "se você deixar o app guardar arquivos na sua biblioteca, eles ficam lá até você "
+              f"excluí-los; caso contrário, são apagados {duration('pt', ttl)} depois que você os "
+              "compartilha, ou pouco depois.",
+        "zh": "你通过其工具分享的文件及其分析结果：如果你允许应用将文件保存到你的资料库，它们会一"
+              f"直保存，直到你将其删除；否则，会在你分享后{duration('zh', ttl)}（或稍后）删除。",
     }]
 
 
