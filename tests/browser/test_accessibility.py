@@ -25,6 +25,14 @@ def page(request: pytest.FixtureRequest, browser: Any) -> Iterator[Any]:
         context.close()
 
 
+def _submit(page: Any, password: str, then: str) -> None:
+    """Signs alice in on the sign-in form on ``page`` and waits for ``then`` on the next page."""
+    page.fill("#username", "alice")
+    page.fill("#password", password)
+    page.click("form button[type=submit]")
+    page.wait_for_selector(then)
+
+
 def test_the_sign_in_and_consent_pages_have_no_serious_accessibility_violation(
         page: Any, browser_server: LiveServer, demo_password: str):
     from tests.browser.host import Host  # imports playwright: only once a browser is there
@@ -34,10 +42,7 @@ def test_the_sign_in_and_consent_pages_have_no_serious_accessibility_violation(
     page.get_by_test_id("sign-in").click()
     page.wait_for_selector("#username")
     found = {"sign-in": serious(page)}
-    page.fill("#username", "alice")
-    page.fill("#password", demo_password)
-    page.click("form button[type=submit]")
-    page.wait_for_selector("button[name=decision][value=approve]")
+    _submit(page, demo_password, then="button[name=decision][value=approve]")
     found["consent"] = serious(page)
     assert found == {"sign-in": [], "consent": []}
 
@@ -48,10 +53,7 @@ def test_the_account_page_signed_out_and_in_has_no_serious_accessibility_violati
     assert answer is not None and answer.status == 200
     page.wait_for_selector("#password")
     found = {"signed out": serious(page)}
-    page.fill("#username", "alice")
-    page.fill("#password", demo_password)
-    page.click("form button[type=submit]")
-    page.wait_for_selector("form[action$='/account/sign-out']")
+    _submit(page, demo_password, then="form[action$='/account/sign-out']")
     found["signed in"] = serious(page)
     assert found == {"signed out": [], "signed in": []}
 
