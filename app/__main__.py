@@ -1,4 +1,4 @@
-"""Command line: ``python -m app serve | migrate | revision | seed | check | new-feature``, the
+"""Command line: ``python -m app serve | migrate | revision | seed | check | listing | new-feature``, the
 built-in authorization server's ``users`` and ``clients`` while it is installed
 (app.authserver.commands), and ``python -m app FEATURE COMMAND`` for a feature's own maintenance
 commands (``files sweep``)."""
@@ -6,9 +6,12 @@ commands (``files sweep``)."""
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import re
 import sys
+from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 from app.command import CommandLineError, OperatorError
@@ -179,6 +182,88 @@ def _check(args: argparse.Namespace, settings: Settings) -> int:
     return 1 if problems else 0
 
 
+def _listing(args: argparse.Namespace, settings: Settings) -> int:
+    import httpx
+
+    from app.listing.command import instructions_of, run
+    from app.main import discover_features
+    from app.parts import FEATURES_PACKAGE
+
+    commands = _authserver_commands()
+    builtin = commands is not None and settings.auth_mode == "builtin"
+    sign_in = commands.review_sign_in(settings, args.account) if commands and builtin else None
+    features = discover_features()
+    root = Path(str(importlib.import_module(FEATURES_PACKAGE).__path__[0]))
+    plugin = Path(args.plugin) if args.plugin else None
+
+    def against(http: Any, mcp_url: str, base_url: str, published: str) -> int:
+        return run(settings, http, mcp_url, base_url, root, instructions_of(features),
+                   published=published, plugin_dir=plugin, sign_in=sign_in,
+                   account_page=f"{published}/account" if builtin else None)
+
+    if args.url:
+        base_url = args.url.rstrip("/").removesuffix("/mcp")
+        try:
+            with httpx.Client(timeout=60) as http:
+                return against(http, args.url, base_url, base_url)
+        except (httpx.HTTPError, RuntimeError, ValueError) as exc:
+            print(f"listing: cannot reach an MCP server at {args.url}: {exc}", file=sys.stderr)
+            return 2
+    with _served_here(settings, features) as (served, http):
+        return against(http, served.mcp_url, served.base_url, settings.base_url)
+
+
+@contextlib.contextmanager
+def _served_here(settings: Settings, features: Any) -> Iterator[tuple[Settings, Any]]:
+    """This checkout's app, migrated and seeded as ``serve`` would, served by uvicorn on a free
+    loopback port for the time of a command (``listing``): its sample files are fetched through
+    the outbound guard as any file is, so the server must be one a socket reaches."""
+    import os
+    import socket
+    import threading
+    import time
+
+    import httpx
+    import uvicorn
+
+    from app.db.migrate import upgrade
+    from app.main import create_app, open_database
+    from app.parts import StartupRefused, seed
+    from app.settings import load_settings
+
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.bind(("127.0.0.1", 0))
+    address = f"127.0.0.1:{sock.getsockname()[1]}"
+    # What a development server fetching its own samples needs: its address, let through.
+    os.environ["APP_BASE_URL"] = f"http://{address}"
+    os.environ["APP_OUTBOUND_ALLOWLIST"] = ",".join([*settings.outbound_allowlist, address])
+    served = load_settings()
+    if served.migrate_on_start:
+        upgrade(served.database_url)
+    if served.seed_on_start:
+        db = open_database(served)
+        try:
+            seed(db, features, served)
+        finally:
+            db.dispose()
+    server = uvicorn.Server(uvicorn.Config(create_app(served, features=features), log_config=None,
+                                           ws="none", lifespan="on"))
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 30
+    while not server.started and thread.is_alive() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    try:
+        if not server.started:
+            raise StartupRefused(f"the app did not start on {address}")
+        with httpx.Client(timeout=60) as http:
+            yield served, http
+    finally:
+        server.should_exit = True
+        thread.join(timeout=15)
+        sock.close()
+
+
 def _feature_command(args: argparse.Namespace, settings: Settings) -> int:
     import anyio
 
@@ -188,7 +273,7 @@ def _feature_command(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
-CORE_COMMANDS = ("serve", "migrate", "revision", "seed", "check", "new-feature")
+CORE_COMMANDS = ("serve", "migrate", "revision", "seed", "check", "listing", "new-feature")
 FEATURE_USAGE = ("usage: python -m app FEATURE COMMAND   a feature's maintenance command (Feature.commands), "
                  "e.g. files sweep")
 
@@ -232,6 +317,14 @@ def main(argv: list[str] | None = None) -> int:
     sub.add_parser("seed", help="load every feature's bundled data (idempotent)")
     check = sub.add_parser("check", help="lint tool and widget descriptors against the ChatGPT rules")
     check.add_argument("--url", help="check a running server's /mcp URL instead of this one")
+    listing = sub.add_parser("listing", help="check the directory listing, replay its test cases "
+                             "against the server, write the plugin (docs/submission.md)")
+    listing.add_argument("--url", help="a running server's /mcp URL (default: this checkout's "
+                         "app, in process)")
+    listing.add_argument("--plugin", metavar="DIR", help="write the plugin there (manifest, "
+                         ".mcp.json, onboarding skill, logo)")
+    listing.add_argument("--account", help="the account the linked test cases sign in as "
+                         "(default: the demo account; its password in LISTING_PASSWORD)")
     new = sub.add_parser("new-feature", help="write a feature folder (a tool, its service and "
                          "schemas) and its tests, in this checkout")
     new.add_argument("name", help="its name: a lowercase Python identifier, e.g. weather")
@@ -399,7 +492,7 @@ def _run(args: argparse.Namespace) -> int:
         # One-shot commands report their own outcome in one line; only errors add log lines.
         configure_logging(settings.log_format, "error")
     handler = getattr(args, "handler", None) or {"serve": _serve, "migrate": _migrate, "revision": _revision,
-                                                 "seed": _seed, "check": _check,
+                                                 "seed": _seed, "check": _check, "listing": _listing,
                                                  "feature": _feature_command}[args.command]
     try:
         return handler(args, settings)

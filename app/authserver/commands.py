@@ -7,6 +7,7 @@ import argparse
 import getpass
 import sys
 from collections.abc import Callable
+from typing import Any
 
 import anyio
 
@@ -41,6 +42,17 @@ def add_parsers(sub: argparse._SubParsersAction) -> dict[str, Handler]:
     clients.add_argument("--scope", help="space-separated scopes the client may ask for (default: any)")
     clients.add_argument("--jwks-uri", help="where its public keys are (private_key_jwt)")
     return {"users": _users, "clients": _clients}
+
+
+def review_sign_in(settings: Settings, account: str | None) -> Callable[[Any, str, str, str], str]:
+    """For ``python -m app listing``: how its linked test cases get a token (app.authserver.review)."""
+    from app.authserver.review import credentials, sign_in
+
+    def signed_in(http: Any, base_url: str, resource: str, scope: str) -> str:
+        username, password = credentials(settings, account)
+        return sign_in(http, base_url, resource, scope, username, password)
+
+    return signed_in
 
 
 def usage_error(args: argparse.Namespace) -> str | None:

@@ -26,6 +26,7 @@ FILES = (
     ("tool.py.tmpl", "app/features/{name}/tool.py"),
     ("service.py.tmpl", "app/features/{name}/service.py"),
     ("schemas.py.tmpl", "app/features/{name}/schemas.py"),
+    ("listing.toml.tmpl", "app/features/{name}/listing.toml"),
     ("test_unit.py.tmpl", "tests/unit/test_{name}.py"),
     ("test_e2e.py.tmpl", "tests/e2e/test_{name}_over_http.py"),
 )
@@ -36,7 +37,8 @@ COMMAND = ("is a command of python -m app: the feature's own commands (python -m
 DEV_COMMAND = "is a command of ./dev: the feature's own commands (./dev {name} ...) would never run"
 # Names a feature cannot take, and why.
 RESERVED = {
-    **dict.fromkeys(("serve", "migrate", "revision", "seed", "check", "users", "clients"), COMMAND),
+    **dict.fromkeys(("serve", "migrate", "revision", "seed", "check", "listing", "users",
+                     "clients"), COMMAND),
     # ./dev's own words: ./dev NAME COMMAND would run ./dev's, never the feature's.
     **dict.fromkeys(("test", "bench", "widgets", "lock", "help"), DEV_COMMAND),
     # tests/demos.py reads pytest.mark.authserver and pytest.mark.tuning as these parts' own.

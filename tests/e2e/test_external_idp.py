@@ -10,77 +10,25 @@ import inspect
 import re
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import httpx
 import pytest
-from joserfc import jwt
-from joserfc.jwk import RSAKey
-from starlette.applications import Starlette
-from starlette.requests import Request
-from starlette.responses import JSONResponse
-from starlette.routing import Route
 
 from app.auth.tokens import RemoteJwks
 from app.main import create_app
 from app.settings import load_settings
 from tests.challenges import CHATGPT_META, assert_http_challenge, plain_call
+from tests.e2e.fake_idp import EMAIL, NAME, SUBJECT, USERNAME, FakeIdp, new_key
 from tests.e2e.oauth_client import call_tool
 from tests.e2e.server import LiveServer
 from tests.serving import serving
 
 pytestmark = pytest.mark.demo("recipes")
 
-SUBJECT = "idp-user-1"
-NAME = "Ada Lovelace"
-EMAIL = "ada@idp.example"
-USERNAME = "ada"
 CUSTOM_AUDIENCE = "api://recipes"
 # How long the server waits after a JWKS fetch before an unknown kid may trigger another one.
 MIN_REFRESH = inspect.signature(RemoteJwks.__init__).parameters["min_refresh"].default
-
-
-def _new_key() -> RSAKey:
-    return RSAKey.generate_key(2048, private=True)
-
-
-@dataclass
-class FakeIdp:
-    """An identity provider reduced to what a resource server sees of it: its JWKS, and the tokens it signs."""
-
-    base_url: str = ""
-    kid: str = "idp-key-1"
-    key: RSAKey = field(default_factory=_new_key)
-    jwks_requests: list[float] = field(default_factory=list)  # time.monotonic() of each JWKS request
-
-    @property
-    def jwks_url(self) -> str:
-        return f"{self.base_url}/jwks.json"
-
-    @property
-    def host_port(self) -> str:
-        return self.base_url.removeprefix("http://")
-
-    def app(self) -> Starlette:
-        async def jwks(_: Request) -> JSONResponse:
-            self.jwks_requests.append(time.monotonic())
-            return JSONResponse({"keys": [{**self.key.as_dict(private=False), "kid": self.kid, "alg": "RS256",
-                                           "use": "sig"}]})
-
-        return Starlette(routes=[Route("/jwks.json", jwks)])
-
-    def rotate(self) -> None:
-        """Switch to a new signing key under a new kid; the old key is no longer published."""
-        number = int(self.kid.rsplit("-", 1)[1]) + 1
-        self.kid, self.key = f"idp-key-{number}", _new_key()
-
-    def sign(self, audience: str, *, key: RSAKey | None = None, kid: str | None = None, **claims: Any) -> str:
-        now = int(time.time())
-        payload = {"iss": self.base_url, "aud": audience, "sub": SUBJECT, "scope": "recipes.write",
-                   "name": NAME, "email": EMAIL, "preferred_username": USERNAME, "iat": now, "exp": now + 300, **claims}
-        return jwt.encode({"alg": "RS256", "kid": kid or self.kid, "typ": "JWT"}, payload, key or self.key)
 
 
 @pytest.fixture(scope="module")
@@ -166,8 +114,8 @@ def test_a_token_the_idp_did_not_issue_for_this_server_gets_401_invalid_token(se
         "wrong audience": lambda: idp.sign("https://elsewhere.example/mcp"),
         "wrong issuer": lambda: idp.sign(server.mcp_url, iss="https://other-idp.example"),
         "expired": lambda: idp.sign(server.mcp_url, iat=now - 900, exp=now - 120),
-        "another key, same kid": lambda: idp.sign(server.mcp_url, key=_new_key()),
-        "another key, unknown kid": lambda: idp.sign(server.mcp_url, key=_new_key(), kid="forged-kid"),
+        "another key, same kid": lambda: idp.sign(server.mcp_url, key=new_key()),
+        "another key, unknown kid": lambda: idp.sign(server.mcp_url, key=new_key(), kid="forged-kid"),
     }[case]()
     response = call_tool(server.mcp_url, "get_account_profile", token=access)
     assert response.status_code == 401, response.text

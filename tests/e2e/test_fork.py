@@ -36,6 +36,7 @@ from app.db.migrate import head_revisions
 from tests.challenges import CHATGPT_META, plain_call
 from tests.conftest import ROOT, empty_database, prepare
 from tests.demos import AUTHSERVER, DEMOS, EXTERNAL_IDP, TUNING, demo_test_modules
+from tests.e2e.fake_idp import FakeIdp
 from tests.e2e.isolated import base_env, copy_repository, fresh_venv, pip_install, run
 from tests.e2e.server import LiveServer, free_port
 from tests.forking_doc import (
@@ -47,6 +48,7 @@ from tests.forking_doc import (
     finish,
     for_demo,
 )
+from tests.serving import serving
 
 POSTGRES = bool(os.environ.get("APP_TEST_DATABASE_URL"))
 
@@ -299,19 +301,34 @@ def test_a_fork_without_a_demo_migrates_an_existing_database_boots_and_passes_it
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
     assert summary and int(summary.group(1)) >= 100, proc.stdout[-500:]  # the suite, not an empty selection
 
-    # 4. it boots (seeding what remains) and serves what remains
-    server = LiveServer(existing_database, tmp_path / "fork.log", port=port, python=python, cwd=fork, environ=env,
-                        extra_env={"APP_SEED_ON_START": "true"}).start(timeout=60)
-    try:
-        listed = server.rpc("tools/list")["result"]["tools"]
-        # The profile tool on both eras (an anonymous ChatGPT call: its linking challenge, as a tool result).
-        answers = [plain_call(server.mcp_url, "get_account_profile", version=version, meta=CHATGPT_META)
-                   for version in ("2025-06-18", "2026-07-28")]
-    finally:
-        server.stop()
+    # 4. it boots (seeding what remains) and serves what remains; without the authorization server,
+    # the tokens of an IdP that publishes its keys on loopback
+    idp = FakeIdp()
+    with serving(lambda _: idp.app()) as idp_url:
+        idp.base_url = idp_url
+        trusted = {"APP_OAUTH_ISSUER": idp.base_url, "APP_OAUTH_JWKS_URL": idp.jwks_url,
+                   "APP_OUTBOUND_ALLOWLIST": idp.host_port} if removal.authserver else {}
+        server = LiveServer(existing_database, tmp_path / "fork.log", port=port, python=python,
+                            cwd=fork, environ=env,
+                            extra_env={"APP_SEED_ON_START": "true", **trusted}).start(timeout=60)
+        try:
+            listed = server.rpc("tools/list")["result"]["tools"]
+            # The profile tool on both eras (an anonymous ChatGPT call: its linking challenge, as a
+            # tool result).
+            answers = [plain_call(server.mcp_url, "get_account_profile", version=version,
+                                  meta=CHATGPT_META) for version in ("2025-06-18", "2026-07-28")]
+            # The listing of what remains, checked and replayed, the linked cases with a token of
+            # the IdP's (a fork's own features would have their cases beside them).
+            listing = run(python, "-m", "app", "listing", "--url", server.mcp_url, cwd=fork,
+                          env={**env, **trusted, "LISTING_TOKEN": idp.sign(server.mcp_url)})
+        finally:
+            server.stop()
     assert sorted(t["name"] for t in listed) == tools
     for answer in answers:
         assert answer.status_code == 200, answer.text
         result = answer.json()["result"]
         assert result["isError"] is True and "mcp/www_authenticate" in result["_meta"], result
+    if removal.authserver:
+        assert listing.returncode == 0, listing.stdout + listing.stderr
+        assert "1 of 1 test cases answered as expected" in listing.stdout.splitlines(), listing.stdout
 

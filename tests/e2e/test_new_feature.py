@@ -11,9 +11,12 @@ import subprocess
 import pytest
 
 from tests.conftest import ROOT
+from tests.demos import authserver_installed
+from tests.e2e.fake_idp import FakeIdp
 from tests.e2e.isolated import base_env, copy_repository, fresh_venv, pip_install, run
 from tests.e2e.server import LiveServer
 from tests.forking_doc import DEMO_SECTION, deletions, for_demo
+from tests.serving import serving
 
 # The clone's server stands on this run's database, whichever: CI runs this on SQLite only.
 pytestmark = pytest.mark.any_database
@@ -34,11 +37,13 @@ def test_a_new_feature_passes_the_checks_and_its_tests_as_written_and_is_served(
     python = fresh_venv(clone / ".venv")  # where the clone's pyright settings look for it
     pip_install(python, "-e", str(clone))
     env = base_env()
+    idp = FakeIdp()
     name = _free_name()
     tool = f"{name}_hello"
     written = [f"app/features/{name}/{module}.py"
                for module in ("__init__", "tool", "service", "schemas")]
-    written += [f"tests/unit/test_{name}.py", f"tests/e2e/test_{name}_over_http.py"]
+    written += [f"app/features/{name}/listing.toml", f"tests/unit/test_{name}.py",
+                f"tests/e2e/test_{name}_over_http.py"]
 
     proc = run(python, "-m", "app", "new-feature", name, cwd=clone, env=env)
     assert proc.returncode == 0, proc.stdout + proc.stderr
@@ -59,7 +64,7 @@ def test_a_new_feature_passes_the_checks_and_its_tests_as_written_and_is_served(
     assert (proc.returncode, proc.stdout) == (0, expected), proc.stdout + proc.stderr
 
     # Its own tests, as written: the service's, and the tool's over HTTP on a server of their own.
-    proc = run(python, "-m", "pytest", "-q", "-p", "no:xdist", *written[4:], cwd=clone, env=env,
+    proc = run(python, "-m", "pytest", "-q", "-p", "no:xdist", *written[5:], cwd=clone, env=env,
                timeout=300)
     assert proc.returncode == 0 and re.search(r"\b4 passed\b", proc.stdout), proc.stdout[-3000:]
 
@@ -74,6 +79,22 @@ def test_a_new_feature_passes_the_checks_and_its_tests_as_written_and_is_served(
     assert tools[tool]["annotations"]["readOnlyHint"] is True
     assert tools[tool]["securitySchemes"] == [{"type": "noauth"}]
     assert answer["result"]["structuredContent"] == {"who": "Ada", "text": "Hello, Ada!"}
+
+    # Its listing entry, checked and replayed with the others' on a server the command serves
+    # itself (a database of its own: the demos' cases write). Without the built-in authorization
+    # server (the fork's own run of this test), the linked cases carry an IdP's token.
+    with serving(lambda _: idp.app()) as idp_url:
+        idp.base_url = idp_url
+        linking = {} if authserver_installed() else {
+            "APP_OAUTH_ISSUER": idp.base_url, "APP_OAUTH_JWKS_URL": idp.jwks_url,
+            "APP_OUTBOUND_ALLOWLIST": idp.host_port, "APP_OAUTH_AUDIENCE": "api://listing",
+            "LISTING_TOKEN": idp.sign("api://listing")}
+        proc = run(python, "-m", "app", "listing", cwd=clone, timeout=180,
+                   env={**env, **linking,
+                        "APP_DATABASE_URL": f"sqlite:///{tmp_path / 'listing.db'}"})
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert f"  ok    app/features/{name}/listing.toml, case 1: {tool} {{\"who\": \"Ada\"}}" in (
+        proc.stdout), proc.stdout
 
     # And it goes as docs/forking.md removes a demo: its folder and both its test modules.
     author = ["-c", "user.name=fork", "-c", "user.email=fork@example.invalid"]

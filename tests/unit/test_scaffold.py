@@ -5,6 +5,7 @@ tests/e2e/test_new_feature.py."""
 from __future__ import annotations
 
 import re
+import tomllib
 
 import pytest
 
@@ -49,10 +50,14 @@ def test_the_written_files_are_the_features_with_its_names_and_lines_ruff_accept
         files = render(name)
         assert sorted(files) == sorted([f"app/features/{name}/{module}.py"
                                         for module in ("__init__", "tool", "service", "schemas")]
-                                       + [f"tests/unit/test_{name}.py",
+                                       + [f"app/features/{name}/listing.toml",
+                                          f"tests/unit/test_{name}.py",
                                           f"tests/e2e/test_{name}_over_http.py"])
         for path, text in files.items():
-            compile(text, path, "exec")
+            if path.endswith(".toml"):
+                assert tomllib.loads(text)["cases"][0]["tool"] == f"{name}_hello"
+            else:
+                compile(text, path, "exec")
             assert "$" not in text, path
             assert max(len(line) for line in text.splitlines()) <= 100, path
         # Its tests go with its folder (docs/forking.md); its tool and classes carry its name.

@@ -8,6 +8,7 @@ from app.auth.scopes import Scope
 from app.db import UnitOfWork
 from app.feature import Deps, Feature
 from app.features.files.repository import FileRepository
+from app.features.files.samples import routes
 from app.features.files.settings import FilesSettings
 from app.features.files.tool import READ_SCOPE, WRITE_SCOPE, register
 from app.observability.metrics import Reading
@@ -61,6 +62,7 @@ FEATURE = Feature(
     "`compare_files` for several tables at once, and `list_files` / `delete_file` for the files "
     "they kept.",
     tools=register,
+    routes=routes,
     commands={"sweep": sweep},
     gauges=gauges,
     privacy=privacy,
