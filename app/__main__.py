@@ -1,5 +1,5 @@
-"""Command line: ``python -m app serve | migrate | revision | seed | check | listing | new-feature``, the
-built-in authorization server's ``users`` and ``clients`` while it is installed
+"""Command line: ``python -m app serve | migrate | revision | seed | check | listing |
+new-feature``, the built-in authorization server's ``users`` and ``clients`` while it is installed
 (app.authserver.commands), and ``python -m app FEATURE COMMAND`` for a feature's own maintenance
 commands (``files sweep``)."""
 
@@ -237,6 +237,8 @@ def _served_here(settings: Settings, features: Any) -> Iterator[tuple[Settings, 
     # What a development server fetching its own samples needs: its address, let through.
     os.environ["APP_BASE_URL"] = f"http://{address}"
     os.environ["APP_OUTBOUND_ALLOWLIST"] = ",".join([*settings.outbound_allowlist, address])
+    if settings.allowed_hosts:  # the configured public names, and this address the replay calls
+        os.environ["APP_ALLOWED_HOSTS"] = ",".join([*settings.allowed_hosts, address])
     served = load_settings()
     if served.migrate_on_start:
         upgrade(served.database_url)
@@ -491,9 +493,9 @@ def _run(args: argparse.Namespace) -> int:
     if args.command != "serve":
         # One-shot commands report their own outcome in one line; only errors add log lines.
         configure_logging(settings.log_format, "error")
-    handler = getattr(args, "handler", None) or {"serve": _serve, "migrate": _migrate, "revision": _revision,
-                                                 "seed": _seed, "check": _check, "listing": _listing,
-                                                 "feature": _feature_command}[args.command]
+    handlers = {"serve": _serve, "migrate": _migrate, "revision": _revision, "seed": _seed,
+                "check": _check, "listing": _listing, "feature": _feature_command}
+    handler = getattr(args, "handler", None) or handlers[args.command]
     try:
         return handler(args, settings)
     except SettingsError as exc:  # a part's settings (the authorization server's, a feature's)

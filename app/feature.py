@@ -121,6 +121,11 @@ class Feature:
     # What it keeps about a person, for the privacy page (/privacy): sentences, each in every
     # language it speaks ("en" required), written from its settings (how long files are kept).
     privacy: Callable[[Deps], Sequence[Mapping[str, str]]] | None = None
+    # Deletes everything it keeps for one account (its rows, its indexed documents) when the
+    # person deletes their account at /account: in the caller's unit of work, which commits once
+    # for every part, so that the account and all it owned go together or not at all. Returns
+    # how many items it deleted.
+    forget: Callable[[UnitOfWork, str, Deps], int] | None = None
     # Its own settings: a SettingsPart subclass whose env_prefix is ``APP_<NAME>_`` (APP_FILES_MAX_BYTES), read
     # at start (one line per bad value) and handed to its code as ``deps.part(TheClass)``.
     settings: type[SettingsPart] | None = None

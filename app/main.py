@@ -60,6 +60,7 @@ from app.parts import (
     discover_features,
     documents_of,
     feature_parts,
+    forget_everywhere,
     production_refusals,
     scope_catalog,
     tuning,
@@ -161,7 +162,8 @@ def server_instructions(features: Sequence[Feature]) -> str:
 
 
 def build_auth(settings: Settings, deps: Deps, catalog: ScopeCatalog, server: AuthorizationServer | None,
-               token_verifier: TokenVerifier | None, metrics: Metrics | None) -> tuple[TokenVerifier, list[BaseRoute]]:
+               token_verifier: TokenVerifier | None, metrics: Metrics | None,
+               features: Sequence[Feature]) -> tuple[TokenVerifier, list[BaseRoute]]:
     """The token verifier for /mcp (the one given, in tests), the metadata document of /mcp, and the
     authorization server's routes when it is the built-in one."""
     routes = protected_resource_routes(settings.mcp_url, settings.resource_metadata_url, settings.issuer,
@@ -176,7 +178,8 @@ def build_auth(settings: Settings, deps: Deps, catalog: ScopeCatalog, server: Au
                                          issuer=settings.issuer, audience=settings.token_audience,
                                          resource=settings.mcp_url, catalog=catalog)
         return token_verifier or verifier, routes
-    verifier, server_routes = server.build(deps.db, catalog, deps.guard, deps.limits, metrics, deps.broadcast)
+    verifier, server_routes = server.build(deps.db, catalog, deps.guard, deps.limits, metrics,
+                                           deps.broadcast, forget_everywhere(features, deps))
     return token_verifier or verifier, routes + server_routes
 
 
@@ -372,7 +375,8 @@ def create_app(
     if metrics is None and settings.metrics:
         metrics = Metrics()
     catalog = scope_catalog(features)
-    token_verifier, auth_routes = build_auth(settings, deps, catalog, server, token_verifier, metrics)
+    token_verifier, auth_routes = build_auth(settings, deps, catalog, server, token_verifier,
+                                             metrics, features)
     registry, feature_routes = build_registry(settings, features, deps, catalog)
     metrics_routes = observe(deps, features, registry, metrics, tracing)
     mcp = build_mcp(settings, registry, features, deps.limits, token_verifier, metrics, speedups)

@@ -28,7 +28,7 @@ from app.db import Database, DatabaseNotMigrated, UnitOfWork
 from app.db.database import Hops
 from app.db.errors import NOT_MIGRATED_MESSAGE
 from app.db.locks import SEED_LOCK, advisory_lock
-from app.feature import AccountProfile, Feature, LocalAccounts, PrivateDocuments
+from app.feature import AccountProfile, Deps, Feature, LocalAccounts, PrivateDocuments
 from app.http.serving import ProtocolFactory
 from app.limits import Limits
 from app.mcp.admission import Lane
@@ -213,6 +213,17 @@ def _takes_two(fn: Callable[..., object]) -> bool:
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
 
 
+def forget_everywhere(features: Sequence[Feature], deps: Deps) -> Callable[[UnitOfWork, str], int]:
+    """What every feature keeps for an account (Feature.forget), deleted in the caller's unit of
+    work: the authorization server's, which deletes the account with it."""
+    hooks = [feature.forget for feature in features if feature.forget is not None]
+
+    def forget(uow: UnitOfWork, subject: str) -> int:
+        return sum(hook(uow, subject, deps) for hook in hooks)
+
+    return forget
+
+
 
 class AuthorizationServer(Protocol):
     """What the composition root uses of the built-in authorization server (app.authserver.wiring)."""
@@ -230,7 +241,9 @@ class AuthorizationServer(Protocol):
     def demo_accounts_refusal(self, db: Database) -> str | None: ...
 
     def build(self, db: Database, catalog: ScopeCatalog, guard: OutboundGuard, limits: Limits,
-              metrics: Metrics | None, broadcast: Broadcast) -> tuple[TokenVerifier, list[BaseRoute]]: ...
+              metrics: Metrics | None, broadcast: Broadcast,
+              forget: Callable[[UnitOfWork, str], int]
+              ) -> tuple[TokenVerifier, list[BaseRoute]]: ...
 
 
 class SpeedUps(Protocol):

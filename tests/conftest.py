@@ -43,7 +43,8 @@ def pytest_configure(config: pytest.Config) -> None:
 # a test that uses one, directly or through another fixture, is marked ``database`` and so runs in both of
 # CI's legs. A test that calls empty_database itself says @pytest.mark.database
 # (tests/unit/test_database_marks.py holds every fixture and test to this).
-DATABASE_FIXTURES = frozenset({"database_url", "fresh_database", "deployed", "existing_database", "unmigrated_url"})
+DATABASE_FIXTURES = frozenset({"database_url", "fresh_database", "deployed", "existing_database", "unmigrated_url",
+                               "listing_database"})
 
 
 # ./dev test spreads the suite over processes (pytest-xdist). A module's tests stay on one process, so what

@@ -1,5 +1,5 @@
 """``/account``: the signed-in person's connected apps (the grants of their account), each with
-Disconnect, and sign-out.
+Disconnect, sign-out, and the deletion of the account with everything kept for it.
 
 Signing in here is the login page's (a provider's link, or the password form under the same limits);
 what it leaves is a signed session cookie scoped to ``/account`` for ``SESSION_TTL``, checked
@@ -17,6 +17,7 @@ import enum
 import hmac
 import secrets
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -40,7 +41,8 @@ log = structlog.get_logger(__name__)
 SESSION_COOKIE = "account_session"
 ACCOUNT_CSRF = "account_csrf"
 SESSION_TTL = 3600
-NOTICES = {"disconnected": "account.disconnected", "signed_out": "account.signed_out"}
+NOTICES = {"disconnected": "account.disconnected", "signed_out": "account.signed_out",
+           "deleted": "account.deleted"}
 
 
 @dataclass(frozen=True, kw_only=True, eq=False)
@@ -56,13 +58,17 @@ class AccountPages:
     providers: ProviderLinks
     secure_cookies: bool
     password_login: bool
+    # Deletes what every feature keeps for an account, in the unit of work that deletes it
+    # (app.parts.forget_everywhere); returns how many items.
+    forget: Callable[[Any, str], int]
 
     def routes(self) -> list[BaseRoute]:
         page = self.pages.guarded
         return [Route("/account", page(self.account), methods=["GET"]),
                 Route("/account/login", page(self.account_login), methods=["POST"]),
                 Route("/account/disconnect", page(self.disconnect), methods=["POST"]),
-                Route("/account/sign-out", page(self.sign_out), methods=["POST"])]
+                Route("/account/sign-out", page(self.sign_out), methods=["POST"]),
+                Route("/account/delete", page(self.delete), methods=["POST"])]
 
     # --- cookies ----------------------------------------------------------------------------------
     def account_csrf(self, request: Request) -> str:
@@ -207,6 +213,36 @@ class AccountPages:
             return self.pages.error(request, "error.not_connected", 404)
         log.info("oauth.grant_disconnected", subject=account_id, grant=grant_id)
         return RedirectResponse("/account?done=disconnected", status_code=303, headers=NO_STORE)
+
+    async def delete(self, request: Request) -> Response:
+        """The account, its grants (their tokens refused at once here and within the revocation
+        bound everywhere, as Disconnect's) and everything the features keep for it, in one
+        transaction: all of it goes, or nothing does."""
+        form = dict(parse_form(await read_body(request)))
+        session = self.session_cookie(request)
+        if session is None:
+            return self.login_form(request, status=401)
+        if not self.session_csrf_ok(request, form):
+            return self.pages.error(request, "csrf", 403)
+        if form.get("confirm") != pages.DELETE_CONFIRMATION:
+            return self.pages.error(request, "error.delete_unconfirmed", 400)
+        account_id, epoch = session
+
+        def delete(uow: Any) -> int | None:
+            if _live(uow, account_id, epoch) is None:
+                return None
+            kept = self.forget(uow, account_id)
+            accounts = uow.repository(AccountRepository)
+            accounts.revoke_grants(account_id, int(time.time()))  # told to every worker
+            accounts.delete(account_id)
+            return kept
+
+        deleted = await self.db.write(delete)
+        if deleted is None:
+            return self.end_session(self.login_form(request, status=401))
+        log.info("account.deleted", subject=account_id, items=deleted)
+        return self.end_session(RedirectResponse("/account?done=deleted", status_code=303,
+                                                 headers=NO_STORE))
 
     async def sign_out(self, request: Request) -> Response:
         form = dict(parse_form(await read_body(request)))

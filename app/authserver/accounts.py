@@ -7,7 +7,7 @@ import secrets
 import time
 from dataclasses import dataclass
 
-from sqlalchemy import select, update
+from sqlalchemy import delete, select, update
 from sqlalchemy.orm import Session
 
 from app.authserver.models import Account, AccountIdentity, OAuthClient, OAuthGrant
@@ -57,6 +57,11 @@ class AccountRepository:
         self.session.execute(update(OAuthGrant).where(OAuthGrant.account_id == account_id,
                                                       OAuthGrant.revoked_at.is_(None)).values(revoked_at=when))
         note(self.session, REVOKED_ACCOUNTS, account_id)
+
+    def delete(self, account_id: str) -> None:
+        """The account row; its grants, refresh tokens, codes and upstream identities go with it
+        (their foreign keys cascade)."""
+        self.session.execute(delete(Account).where(Account.id == account_id))
 
     def add(self, account: Account) -> None:
         self.session.add(account)

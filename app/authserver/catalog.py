@@ -47,6 +47,14 @@ CATALOG: Mapping[str, Mapping[str, str]] = {
         "account.disconnected": "The app was disconnected: its access ended.",
         "account.sign_out": "Sign out",
         "account.signed_out": "You are signed out.",
+        "account.delete_heading": "Delete your account",
+        "account.delete_intro": (
+            "This deletes your account and everything the app keeps for you: your connected apps "
+            "and what you kept through them. It cannot be undone."),
+        "account.delete_confirm": "I understand: delete my account and everything kept for it",
+        "account.delete": "Delete my account",
+        "account.deleted": "Your account and everything kept for it were deleted.",
+        "error.delete_unconfirmed": "Tick the box to confirm that your account should be deleted.",
         "error.form_too_large": "The form is too large.",
         "error.unavailable": "The sign-in service is unavailable; please retry shortly.",
         "error.password_off": "Password sign-in is turned off here: use a provider's button.",
@@ -97,6 +105,15 @@ CATALOG: Mapping[str, Mapping[str, str]] = {
         "account.disconnected": "La aplicación se desconectó: su acceso terminó.",
         "account.sign_out": "Cerrar sesión",
         "account.signed_out": "Has cerrado sesión.",
+        "account.delete_heading": "Eliminar tu cuenta",
+        "account.delete_intro": (
+            "Esto elimina tu cuenta y todo lo que la aplicación guarda para ti: tus aplicaciones "
+            "conectadas y lo que guardaste a través de ellas. No se puede deshacer."),
+        "account.delete_confirm": "Entiendo: eliminar mi cuenta y todo lo que se guarda con ella",
+        "account.delete": "Eliminar mi cuenta",
+        "account.deleted": "Tu cuenta y todo lo que se guardaba con ella se eliminaron.",
+        "error.delete_unconfirmed": (
+            "Marca la casilla para confirmar que quieres eliminar tu cuenta."),
         "error.form_too_large": "El formulario es demasiado grande.",
         "error.unavailable": ("El servicio de inicio de sesión no está disponible; vuelve a intentarlo en unos "
                               "momentos."),
@@ -150,6 +167,16 @@ CATALOG: Mapping[str, Mapping[str, str]] = {
         "account.disconnected": "L’application a été déconnectée\u00a0: son accès a pris fin.",
         "account.sign_out": "Se déconnecter",
         "account.signed_out": "Vous êtes déconnecté.",
+        "account.delete_heading": "Supprimer votre compte",
+        "account.delete_intro": (
+            "Cela supprime votre compte et tout ce que l’application conserve pour vous\u00a0: "
+            "vos applications connectées et ce que vous avez conservé grâce à elles. C’est "
+            "irréversible."),
+        "account.delete_confirm": (
+            "Je comprends\u00a0: supprimer mon compte et tout ce qui est conservé avec lui"),
+        "account.delete": "Supprimer mon compte",
+        "account.deleted": "Votre compte et tout ce qui était conservé avec lui ont été supprimés.",
+        "error.delete_unconfirmed": "Cochez la case pour confirmer la suppression de votre compte.",
         "error.form_too_large": "Le formulaire est trop volumineux.",
         "error.unavailable": "Le service de connexion est indisponible\u00a0; réessayez dans quelques instants.",
         "error.password_off": ("La connexion par mot de passe est désactivée ici\u00a0: utilisez le bouton "
@@ -202,6 +229,15 @@ CATALOG: Mapping[str, Mapping[str, str]] = {
         "account.disconnected": "O aplicativo foi desconectado: o acesso dele terminou.",
         "account.sign_out": "Sair",
         "account.signed_out": "Você saiu da sua conta.",
+        "account.delete_heading": "Excluir sua conta",
+        "account.delete_intro": (
+            "Isso exclui sua conta e tudo o que o app guarda para você: seus apps conectados e o "
+            "que você guardou por meio deles. Não pode ser desfeito."),
+        "account.delete_confirm": "Entendo: excluir minha conta e tudo o que é guardado com ela",
+        "account.delete": "Excluir minha conta",
+        "account.deleted": "Sua conta e tudo o que era guardado com ela foram excluídos.",
+        "error.delete_unconfirmed": (
+            "Marque a caixa para confirmar que sua conta deve ser excluída."),
         "error.form_too_large": "O formulário é grande demais.",
         "error.unavailable": "O serviço de login está indisponível; tente novamente em instantes.",
         "error.password_off": "O login com senha está desativado aqui: use o botão de um provedor.",
@@ -253,6 +289,14 @@ CATALOG: Mapping[str, Mapping[str, str]] = {
         "account.disconnected": "该应用已断开连接：其访问权限已结束。",
         "account.sign_out": "退出登录",
         "account.signed_out": "您已退出登录。",
+        "account.delete_heading": "删除您的账户",
+        "account.delete_intro": (
+            "这会删除您的账户以及应用为您保存的一切：您连接的应用，以及您通过它们保存的内容。"
+            "此操作无法撤销。"),
+        "account.delete_confirm": "我明白：删除我的账户及其保存的一切",
+        "account.delete": "删除我的账户",
+        "account.deleted": "您的账户及其保存的一切已被删除。",
+        "error.delete_unconfirmed": "请勾选复选框，确认要删除您的账户。",
         "error.form_too_large": "表单过大。",
         "error.unavailable": "登录服务暂时不可用，请稍后重试。",
         "error.password_off": "此处已关闭密码登录：请使用身份提供方的按钮。",

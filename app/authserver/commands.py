@@ -45,11 +45,12 @@ def add_parsers(sub: argparse._SubParsersAction) -> dict[str, Handler]:
 
 
 def review_sign_in(settings: Settings, account: str | None) -> Callable[[Any, str, str, str], str]:
-    """For ``python -m app listing``: how its linked test cases get a token (app.authserver.review)."""
+    """For ``python -m app listing``: how its linked test cases get a token
+    (app.authserver.review)."""
     from app.authserver.review import credentials, sign_in
 
     def signed_in(http: Any, base_url: str, resource: str, scope: str) -> str:
-        username, password = credentials(settings, account)
+        username, password = credentials(settings, account, base_url)
         return sign_in(http, base_url, resource, scope, username, password)
 
     return signed_in

@@ -275,9 +275,14 @@ def error_page(*, locale: str, message: str, message_lang: str | None = None) ->
     return Page("error.html", _context(locale, message=message, message_lang=message_lang))
 
 
+# The value of the box a person ticks to delete their account: a form without it deletes nothing.
+DELETE_CONFIRMATION = "delete"
+
+
 def account_page(*, locale: str, account_name: str, grants: Sequence[GrantView], csrf_token: str,
                  notice: str | None = None) -> Page:
     """The connected apps, each with its Disconnect button, and sign-out; ``notice``: what just
     happened."""
     return Page("account.html", _context(locale, account_name=account_name, grants=list(grants),
-                                         csrf_token=csrf_token, notice=notice))
+                                         csrf_token=csrf_token, notice=notice,
+                                         delete_confirmation=DELETE_CONFIRMATION))

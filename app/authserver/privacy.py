@@ -76,13 +76,19 @@ def privacy(own: AuthServerSettings, base_url: str) -> list[dict[str, str]]:
     })
     said.append({
         "en": f"At {account} you see the apps linked to your account and can disconnect them: "
-              "their access ends within seconds.",
+              "their access ends within seconds. There too you can delete your account: it goes "
+              "at once, with everything this page says the app keeps for it.",
         "es": f"En {account} ves las apps vinculadas a tu cuenta y puedes desconectarlas: su "
-              "acceso termina en unos segundos.",
+              "acceso termina en unos segundos. Allí también puedes eliminar tu cuenta: se "
+              "elimina al instante, con todo lo que esta página dice que la app guarda para ella.",
         "fr": f"Sur {account}, vous voyez les apps liées à votre compte et pouvez les "
-              "déconnecter : leur accès prend fin en quelques secondes.",
+              "déconnecter : leur accès prend fin en quelques secondes. Vous pouvez aussi y "
+              "supprimer votre compte : il disparaît aussitôt, avec tout ce que cette page dit "
+              "que l’app conserve pour lui.",
         "pt": f"Em {account} você vê os apps vinculados à sua conta e pode desconectá-los: o "
-              "acesso deles termina em segundos.",
-        "zh": f"在 {account} 你可以查看与账户关联的应用并断开连接：其访问权限会在几秒内终止。",
+              "acesso deles termina em segundos. Lá você também pode excluir sua conta: ela é "
+              "excluída na hora, com tudo o que esta página diz que o app guarda para ela.",
+        "zh": f"在 {account} 你可以查看与账户关联的应用并断开连接：其访问权限会在几秒内终止。你也"
+              "可以在那里删除账户：账户会立即删除，连同本页所述应用为其保存的一切。",
     })
     return said

@@ -85,13 +85,20 @@ class RegistrationLimits:
     total: Rate
 
 
+def _nothing_kept(uow: UnitOfWork, subject: str) -> int:
+    """No feature keeps anything for an account (the authorization server alone, in tests)."""
+    return 0
+
+
 def authorization_server_routes(*, config: ServerConfig, db: Database, cimd: CimdResolver,
                                 client_keys: ClientKeys, signer: Signer, limits: Limits,
                                 sign_in: SignInLimits, registration: RegistrationLimits,
                                 secure_cookies: bool, jwks: dict[str, Any],
                                 metrics: Metrics | None = None, registration_open: bool = True,
                                 upstream: Mapping[str, UpstreamProvider] | None = None,
-                                password_login: bool = True) -> list[BaseRoute]:
+                                password_login: bool = True,
+                                forget: Callable[[UnitOfWork, str], int] | None = None
+                                ) -> list[BaseRoute]:
     """Every route of the authorization server: its JSON endpoints and its pages, each part given
     what it uses (keyword-only dataclasses, compared by identity: their bound methods are the
     routes' endpoints)."""
@@ -108,7 +115,7 @@ def authorization_server_routes(*, config: ServerConfig, db: Database, cimd: Cim
                             password_login=password_login)
     account = AccountPages(config=config, db=db, signer=signer, pages=rendered, passwords=passwords,
                            providers=links, secure_cookies=secure_cookies,
-                           password_login=password_login)
+                           password_login=password_login, forget=forget or _nothing_kept)
     federation = UpstreamSignIn(db=db, signer=signer, pages=rendered, upstream=upstream,
                                 authorize=authorize, account=account, count=count,
                                 secure_cookies=secure_cookies)

@@ -100,8 +100,11 @@ class BuiltinAuthorizationServer:
                 for c in self.own.oidc_providers}
 
     def build(self, db: Database, catalog: ScopeCatalog, guard: OutboundGuard, limits: Limits,
-              metrics: Metrics | None, broadcast: Broadcast) -> tuple[TokenVerifier, list[BaseRoute]]:
-        """The verifier of the tokens it issues, and its endpoints (metadata, JWKS, authorize, token, ...)."""
+              metrics: Metrics | None, broadcast: Broadcast,
+              forget: Callable[[UnitOfWork, str], int]) -> tuple[TokenVerifier, list[BaseRoute]]:
+        """The verifier of the tokens it issues, and its endpoints (metadata, JWKS, authorize,
+        token, ...). ``forget`` deletes what the features keep for an account, with the account
+        (/account)."""
         settings, own = self.settings, self.own
         keys = load_keyring(own.oauth_signing_keys, settings.var_dir)  # production without keys was refused
         secret, _ = load_secret(settings)
@@ -121,7 +124,7 @@ class BuiltinAuthorizationServer:
                                             total=parse_rate(own.limit_registrations_total)),
             secure_cookies=settings.base_url.startswith("https://"), jwks=keys.public_jwks, metrics=metrics,
             registration_open=own.oauth_dcr, password_login=own.password_login,
-            upstream=self.upstream(guard))
+            upstream=self.upstream(guard), forget=forget)
         publish_revocations(db, broadcast)
 
         verifier = BuiltinTokenVerifier(keys, issuer=settings.base_url, audience=resource, catalog=catalog,

@@ -14,6 +14,8 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+import httpx
+
 from app.listing import entries, plugin, review
 from app.settings import Settings
 
@@ -28,6 +30,23 @@ def run(settings: Settings, http: Any, mcp_url: str, base_url: str, features_roo
         out: Callable[[str], None] = print) -> int:
     """Replay against the server at ``mcp_url`` (``base_url``); the plugin and the notes are
     about ``published``, the address the directory will be given (APP_BASE_URL, or --url's)."""
+    hidden = [v for v in (os.environ.get(TOKEN_VARIABLE), os.environ.get("LISTING_PASSWORD")) if v]
+    return _run(settings, http, mcp_url, base_url, features_root, instructions,
+                published=published, plugin_dir=plugin_dir, sign_in=sign_in,
+                account_page=account_page, out=lambda line: out(printable(line, hidden)))
+
+
+def printable(line: str, hidden: Sequence[str]) -> str:
+    """``line`` as a terminal may show it: what a server wrote goes through without its control
+    characters (no escape sequence rewrites the report), and without a secret it echoed."""
+    for secret in hidden:
+        line = line.replace(secret, "[hidden]")
+    return "".join(c for c in line if c == "\n" or (c.isprintable() or c == " "))
+
+
+def _run(settings: Settings, http: Any, mcp_url: str, base_url: str, features_root: Path,
+         instructions: Mapping[str, str], *, published: str, plugin_dir: Path | None,
+         sign_in: SignIn | None, account_page: str | None, out: Callable[[str], None]) -> int:
     try:
         listing = entries.load(features_root)
     except entries.ListingError as exc:
@@ -36,19 +55,33 @@ def run(settings: Settings, http: Any, mcp_url: str, base_url: str, features_roo
         return 1
     from app.mcp.check import collect
 
-    tools, resources = collect(http, mcp_url)
+    try:
+        tools, resources = collect(http, mcp_url)
+    except httpx.HTTPError as exc:
+        out(f"listing: cannot reach an MCP server at {mcp_url}: {exc}")
+        return 1
+    except (KeyError, TypeError, AttributeError, ValueError, RuntimeError) as exc:
+        # A server that is not this one, or not well: its answers are not what MCP says.
+        out(f"listing: the server's tools and resources cannot be read: "
+            f"{type(exc).__name__}: {exc}")
+        return 1
     out(f"listing: {listing.app.name} {listing.app.version}: {len(listing.features)} features, "
         f"{len(listing.prompts)} starter prompts, {len(listing.cases)} test cases")
     if problems := review.problems(listing, tools, resources, base_url):
         for line in problems:
             out(line)
-        out(f"listing: {len(problems)} problems: nothing was replayed")
+        out(f"listing: {len(problems)} {'problem' if len(problems) == 1 else 'problems'}: "
+            "nothing was replayed")
         return 1
     server = plugin.Server(base_url=published, mcp_url=f"{published}/mcp",
                            contact=settings.operator_contact, account_page=account_page)
     with tempfile.TemporaryDirectory() as scratch:
         dest = plugin_dir or Path(scratch)
-        written = plugin.write(dest, listing, tools, instructions, server)
+        try:
+            written = plugin.write(dest, listing, tools, instructions, server)
+        except OSError as exc:
+            out(f"plugin: cannot write it to {dest}: {exc.strerror or exc}")
+            return 1
         if packaged := plugin.problems(dest):
             for line in packaged:
                 out(line)
@@ -64,7 +97,8 @@ def run(settings: Settings, http: Any, mcp_url: str, base_url: str, features_roo
         out(_reported(outcome))
     passed = sum(o.ok for o in outcomes)
     out(f"{passed} of {len(outcomes)} test cases answered as expected")
-    for note in notes(listing, settings, published):
+    remote = published != settings.base_url
+    for note in notes(listing, settings, published, http if remote else None):
         out(f"before you submit: {note}")
     return 0 if passed == len(outcomes) else 1
 
@@ -88,19 +122,27 @@ def _reported(outcome: review.Outcome) -> str:
             f"        {'answered' if outcome.ok else 'wrong'}: {outcome.detail}")
 
 
-def notes(listing: entries.Listing, settings: Settings, base_url: str) -> list[str]:
+def notes(listing: entries.Listing, settings: Settings, base_url: str,
+          remote: Any = None) -> list[str]:
     """What the submission will ask for that this deployment does not give yet (not failures:
-    a development server replays its listing too)."""
+    a development server replays its listing too). ``remote``: the HTTP client of a --url run,
+    which asks the deployment itself what only it knows; else this environment's settings say."""
     found = []
     if not base_url.startswith("https://"):
-        found.append(f"the directory needs a public https address (APP_BASE_URL is {base_url})")
-    if not settings.openai_apps_challenge:
+        found.append(f"the directory needs a public https address ({base_url} is not one)")
+    if remote is not None:
+        answer = remote.get(f"{base_url}/.well-known/openai-apps-challenge")
+        if answer.status_code != 200:
+            found.append(f"domain verification: {base_url}/.well-known/openai-apps-challenge "
+                         f"answers HTTP {answer.status_code}: set APP_OPENAI_APPS_CHALLENGE there "
+                         "to the token OpenAI gives you")
+    elif not settings.openai_apps_challenge:
         found.append("domain verification: set APP_OPENAI_APPS_CHALLENGE to the token OpenAI "
                      "gives you")
     if not listing.app.support and not settings.operator_contact:
-        found.append("no support contact: set APP_OPERATOR_CONTACT (or `support` in "
-                     "app/listing/app.toml)")
-    if settings.server_title != listing.app.name:
+        found.append("no support link in the plugin: set APP_OPERATOR_CONTACT here (or "
+                     "`support` in app/listing/app.toml)")
+    if remote is None and settings.server_title != listing.app.name:
         found.append(f"the privacy and terms pages call the app {settings.server_title!r} and "
                      f"the listing {listing.app.name!r}: set APP_SERVER_TITLE to the listing's")
     return found

@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import datetime
 import re
 import tomllib
 from collections.abc import Mapping
@@ -199,7 +200,9 @@ def _app(path: Path, problems: list[str]) -> AppListing | None:
     if text["brand_color"] and not COLOR.fullmatch(text["brand_color"]):
         problems.append(f"{where}: `brand_color` {text['brand_color']!r}: a colour as #RRGGBB")
     logo = path.parent / text["logo"]
-    if text["logo"] and (logo.suffix.lower() not in LOGO_TYPES or not logo.is_file()):
+    # Beside the file, itself: the plugin packages it, and nothing else of this machine.
+    if text["logo"] and (logo.suffix.lower() not in LOGO_TYPES or not logo.is_file()
+                         or logo.is_symlink() or logo.resolve().parent != path.parent.resolve()):
         problems.append(f"{where}: `logo` {text['logo']!r}: an .svg or .png file beside it")
     for key in ("website", "support", "privacy", "terms"):
         value = text[key]
@@ -248,6 +251,12 @@ def _case(data: dict[str, Any], feature: str, where: str, problems: list[str]) -
     if not isinstance(arguments, dict):
         problems.append(f"{where}: `arguments` must be a table (arguments = {{ name = value }})")
         arguments = {}
+    for key in ("arguments", "expect"):
+        if _has_date(data.get(key)):
+            problems.append(f"{where}: `{key}` holds a TOML date or time: write it in quotes, "
+                            "as the tool receives it (\"2026-06-01\")")
+            data = {**data, key: {}}
+    arguments = data.get("arguments", {}) if isinstance(data.get("arguments"), dict) else {}
     case_id = data.get("id")
     if case_id is not None and (not isinstance(case_id, str) or not REFERENCE.fullmatch(
             "{" + case_id + "}") or case_id == "base_url"):
@@ -260,6 +269,17 @@ def _case(data: dict[str, Any], feature: str, where: str, problems: list[str]) -
         account = None
     return Case(where, feature, prompt, tool, arguments, outcome,
                 _expect(data.get("expect", {}), where, problems), case_id, account)
+
+
+def _has_date(value: Any) -> bool:
+    """TOML's unquoted dates and times become Python objects JSON has no form for."""
+    if isinstance(value, (datetime.date, datetime.time)):
+        return True
+    if isinstance(value, dict):
+        return any(_has_date(v) for v in value.values())
+    if isinstance(value, list):
+        return any(_has_date(v) for v in value)
+    return False
 
 
 def _expect(data: Any, where: str, problems: list[str]) -> Expect:

@@ -57,15 +57,19 @@ def support_link(app: AppListing, server: Server) -> str | None:
     return contact if "://" in contact or contact.startswith("mailto:") else f"mailto:{contact}"
 
 
-def manifest(listing: Listing, server: Server, logo: str) -> dict[str, Any]:
+def manifest(listing: Listing, server: Server, logo: str,
+             tools: Sequence[Mapping[str, Any]] = ()) -> dict[str, Any]:
     app = listing.app
+    # Write: when a tool the model calls changes something (its readOnlyHint is not true).
+    writes = any(model_visible(t) and isinstance(t.get("annotations"), Mapping)
+                 and t["annotations"].get("readOnlyHint") is not True for t in tools)
     interface = {
         "displayName": app.name,
         "shortDescription": app.short_description,
         "longDescription": app.long_description,
         "developerName": app.developer,
         "category": app.category,
-        "capabilities": ["Interactive", "Read", "Write"],
+        "capabilities": ["Interactive", "Read", *(["Write"] if writes else [])],
         "websiteURL": link(app.website, server.base_url),
         "privacyPolicyURL": link(app.privacy, server.base_url),
         "termsOfServiceURL": link(app.terms, server.base_url),
@@ -125,7 +129,8 @@ def write(dest: Path, listing: Listing, tools: Sequence[Mapping[str, Any]],
     """The plugin's files under ``dest`` (made if missing); returns their paths, relative."""
     logo = f"./assets/logo{listing.app.logo.suffix.lower()}"
     files = {
-        MANIFEST: json.dumps(manifest(listing, server, logo), indent=2, ensure_ascii=False) + "\n",
+        MANIFEST: json.dumps(manifest(listing, server, logo, tools), indent=2,
+                             ensure_ascii=False) + "\n",
         SERVERS: json.dumps({"mcpServers": {listing.app.slug: {
             "type": "http", "url": server.mcp_url}}}, indent=2) + "\n",
         ONBOARDING.removeprefix("./"): skill(listing, tools, instructions, server),

@@ -6,29 +6,62 @@ and its answer compared with what the case expects."""
 from __future__ import annotations
 
 import json
+import re
 import time
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 from jsonschema import Draft202012Validator
-from jsonschema.exceptions import ValidationError
+from jsonschema.exceptions import SchemaError, UnknownType, ValidationError
+from referencing.exceptions import Unresolvable
 
 from app.listing.entries import REFERENCE, Case, Listing
-from app.mcp.check import PROTOCOL_VERSION, Reply, Resources, lint
+from app.mcp.check import PROTOCOL_VERSION, Resources, lint
 
 # Sent with each replayed call, as ChatGPT sends it.
 CHATGPT_META = {"openai/locale": "en-US"}
 
 
+# A server's tools/list is read as it is (another server's, with --url): whatever shape a key
+# has, these answer, and shape_problems says what is wrong.
+def _dict(value: Any) -> Mapping[str, Any]:
+    return value if isinstance(value, Mapping) else {}
+
+
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
 def model_visible(tool: Mapping[str, Any]) -> bool:
-    ui = (tool.get("_meta") or {}).get("ui") or {}
-    return "model" in ui.get("visibility", ["model"])
+    ui = _dict(_dict(tool.get("_meta")).get("ui"))
+    return "model" in _list(ui.get("visibility", ["model"]))
 
 
 def needs_account(tool: Mapping[str, Any]) -> bool:
     """No ``noauth`` scheme: an anonymous call is answered with the linking challenge."""
-    return not any(s.get("type") == "noauth" for s in tool.get("securitySchemes") or [])
+    return not any(_dict(s).get("type") == "noauth" for s in _list(tool.get("securitySchemes")))
+
+
+def shape_problems(tools: Sequence[Any]) -> list[str]:
+    """What makes a listed tool unusable to the replay: no name, an input schema that is none."""
+    lines = []
+    for number, tool in enumerate(tools, start=1):
+        name = _dict(tool).get("name")
+        if not isinstance(name, str) or not name:
+            lines.append(f"tools/list: tool {number} has no name")
+            continue
+        schema = _dict(tool).get("inputSchema")
+        try:
+            Draft202012Validator.check_schema(schema if schema is not None else {})
+            if not isinstance(schema, Mapping):
+                raise SchemaError("not an object")
+            list(Draft202012Validator(schema).iter_errors({}))
+        except (SchemaError, UnknownType, Unresolvable) as exc:
+            lines.append(f"tool {name}: its inputSchema is not a JSON Schema arguments can be "
+                         f"checked against ({type(exc).__name__})")
+    return lines
 
 
 def linked(case: Case, tool: Mapping[str, Any]) -> bool:
@@ -39,14 +72,16 @@ def scopes(listing: Listing, tools: Mapping[str, Mapping[str, Any]]) -> list[str
     """What the linked cases' tools ask for: the scope the replay's sign-in requests."""
     found = {scope for case in listing.cases
              if case.tool in tools and linked(case, tools[case.tool])
-             for scheme in tools[case.tool].get("securitySchemes") or []
-             if scheme.get("type") == "oauth2" for scope in scheme.get("scopes") or []}
-    return sorted(found)
+             for scheme in _list(tools[case.tool].get("securitySchemes"))
+             if _dict(scheme).get("type") == "oauth2" for scope in _list(scheme.get("scopes"))}
+    return sorted(str(scope) for scope in found)
 
 
 def problems(listing: Listing, tools: Sequence[Mapping[str, Any]], resources: Resources,
              base_url: str) -> list[str]:
     """Every way the listing disagrees with the server's tools, one line each (empty: none)."""
+    if shaped := shape_problems(tools):
+        return shaped
     lines = [f"check: {line}" for line in lint([dict(t) for t in tools], resources)]
     by_name = {tool["name"]: tool for tool in tools}
     seen: set[str] = set()
@@ -87,23 +122,17 @@ def _argument_problems(case: Case, tool: Mapping[str, Any], base_url: str,
     lines, referenced = [], set()
     for name, value in case.arguments.items():
         for ref in _references(value):
-            if ref != "base_url" and ref not in earlier:
+            if ref not in earlier:
                 lines.append(f"argument {name}: {{{ref}...}} names no earlier case's id")
-            if ref != "base_url":
-                referenced.add(name)
+            referenced.add(name)
     arguments = resolve(case.arguments, base_url, {})
     lines.extend(_invalid(tool, arguments, skip=referenced))
     return lines
 
 
 def _references(value: Any) -> list[str]:
-    if isinstance(value, str):
-        return [m.group(1) for m in REFERENCE.finditer(value)]
-    if isinstance(value, Mapping):
-        return [r for v in value.values() for r in _references(v)]
-    if isinstance(value, list):
-        return [r for v in value for r in _references(v)]
-    return []
+    """The case ids a value's references name (``base_url`` is no case's)."""
+    return [m.group(1) for m in _references_in(value)]
 
 
 def _invalid(tool: Mapping[str, Any], arguments: Mapping[str, Any],
@@ -167,10 +196,56 @@ def at(data: Any, path: str) -> Any:
     return data
 
 
-class Http(Protocol):
-    """What the replay needs of an HTTP client: ``httpx.Client``, or Starlette's TestClient."""
+# A tool call's answer is read within this long and up to this size, whatever the server does
+# (a trickle of bytes, an endless stream): httpx's timeout bounds each read, not the whole.
+CALL_SECONDS = 120
+MAX_ANSWER = 16 * 1024 * 1024
 
-    def post(self, url: str, *, json: Any, headers: dict[str, str]) -> Reply: ...
+
+class Streamed(Protocol):
+    """What the replay reads of an answer as it arrives (``httpx.Response`` in ``stream``)."""
+
+    @property
+    def status_code(self) -> int: ...
+
+    @property
+    def headers(self) -> Mapping[str, str]: ...
+
+    def iter_bytes(self) -> Iterator[bytes]: ...
+
+
+class Http(Protocol):
+    """What the replay needs of an HTTP client: ``httpx.Client``."""
+
+    def stream(self, method: str, url: str, *, json: Any,
+               headers: dict[str, str]) -> AbstractContextManager[Streamed]: ...
+
+
+@dataclass(frozen=True)
+class Reply:
+    """An answer read whole."""
+
+    status_code: int
+    headers: Mapping[str, str]
+    text: str
+
+    def json(self) -> Any:
+        return json.loads(self.text)
+
+
+def post(http: Http, url: str, body: Any, headers: dict[str, str]) -> Reply:
+    deadline = time.monotonic() + CALL_SECONDS
+    with http.stream("POST", url, json=body, headers=headers) as reply:
+        chunks, size = [], 0
+        for chunk in reply.iter_bytes():
+            size += len(chunk)
+            if size > MAX_ANSWER:
+                raise AnswerError(f"the answer is larger than {MAX_ANSWER:,} bytes")
+            if time.monotonic() > deadline:
+                raise AnswerError(f"the answer took longer than {CALL_SECONDS} s")
+            chunks.append(chunk)
+        return Reply(reply.status_code, reply.headers,
+                     b"".join(chunks).decode("utf-8", "replace"))
 
 
 @dataclass(frozen=True)
@@ -192,9 +267,13 @@ def replay(listing: Listing, tools: Sequence[Mapping[str, Any]], http: Http, mcp
     outcomes = []
     for case in listing.cases:
         arguments = resolve(case.arguments, base_url, answers)
-        if missing := sorted({r for r in _references(case.arguments)} - {"base_url", *answers}):
+        if missing := sorted(set(_references(case.arguments)) - set(answers)):
             outcomes.append(Outcome(case, False, f"not replayed: it needs the answer of case "
                                     f"{', '.join(missing)}, which did not come", arguments, 0))
+            continue
+        if unresolved := sorted(set(_unresolved(arguments))):
+            outcomes.append(Outcome(case, False, "not replayed: no value at "
+                                    f"{', '.join(unresolved)} in that case's answer", arguments, 0))
             continue
         headers = {"accept": "application/json, text/event-stream",
                    "content-type": "application/json", "mcp-protocol-version": PROTOCOL_VERSION}
@@ -215,19 +294,46 @@ def replay(listing: Listing, tools: Sequence[Mapping[str, Any]], http: Http, mcp
         body = {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
                 "params": {"name": case.tool, "arguments": arguments, "_meta": CHATGPT_META}}
         try:
-            reply = http.post(mcp_url, json=body, headers=headers)
-            result = _result(reply)
-        except Exception as exc:  # an unreachable server, a broken answer: the case fails
-            outcomes.append(Outcome(case, False, f"no answer: {exc}", arguments,
+            result = _result(post(http, mcp_url, body, headers))
+            wrong = compare(case, result)
+        except (OSError, ValueError, RuntimeError, TypeError) as exc:
+            # httpx's errors are OSError's or RuntimeError's kin; a broken answer a ValueError.
+            outcomes.append(Outcome(case, False, f"no answer: {_plain(exc)}", arguments,
                                     _millis(started)))
             continue
         millis = _millis(started)
-        wrong = compare(case, result)
         if case.id and not wrong:
-            answers[case.id] = result.get("structuredContent") or {}
+            answers[case.id] = _dict(result.get("structuredContent"))
         outcomes.append(Outcome(case, not wrong, "; ".join(wrong) or _first_words(result),
                                 arguments, millis))
     return outcomes
+
+
+def _unresolved(value: Any) -> list[str]:
+    """References left as written after ``resolve``: an earlier answer without that path."""
+    return [f"{m.group(1)}{m.group(2)}" for m in _references_in(value)]
+
+
+def _references_in(value: Any) -> list[re.Match[str]]:
+    if isinstance(value, str):
+        return [m for m in REFERENCE.finditer(value) if m.group(1) != "base_url"]
+    if isinstance(value, Mapping):
+        return [m for v in value.values() for m in _references_in(v)]
+    if isinstance(value, list):
+        return [m for v in value for m in _references_in(v)]
+    return []
+
+
+def _plain(exc: BaseException) -> str:
+    """An error said for a person: what the server did, not the library's words for it."""
+    if isinstance(exc, json.JSONDecodeError):
+        return "the answer is not JSON"
+    text = str(exc).strip() or type(exc).__name__
+    return text if isinstance(exc, AnswerError) else f"{type(exc).__name__}: {text}"
+
+
+class AnswerError(RuntimeError):
+    """The server answered, but not with a tool result; the message says what it did."""
 
 
 def _millis(started: float) -> int:
@@ -235,23 +341,32 @@ def _millis(started: float) -> int:
 
 
 def _result(reply: Reply) -> dict[str, Any]:
+    if reply.status_code == 401:
+        raise AnswerError("the server refused the account's token (HTTP 401): sign in again, or "
+                          "give a fresh LISTING_TOKEN")
+    if reply.status_code != 200:
+        raise AnswerError(f"HTTP {reply.status_code} instead of a tool result")
     if reply.headers.get("content-type", "").startswith("text/event-stream"):
-        messages = [json.loads(line[5:]) for line in reply.text.splitlines()
-                    if line.startswith("data:")]
-        payload = next((m for m in messages if "result" in m or "error" in m), {})
+        # Priming events carry an empty data line: only the messages are read.
+        messages = [json.loads(data) for line in reply.text.splitlines()
+                    if line.startswith("data:") and (data := line[5:].strip())]
+        payload = next((m for m in messages if isinstance(m, dict) and (
+            "result" in m or "error" in m)), {})
     else:
         payload = reply.json()
-    if "error" in payload:
-        raise RuntimeError(f"JSON-RPC error {payload['error'].get('code')}: "
-                           f"{payload['error'].get('message')}")
+    if not isinstance(payload, dict):
+        raise AnswerError("the answer is not a JSON-RPC message")
+    if isinstance(payload.get("error"), dict):
+        raise AnswerError(f"JSON-RPC error {payload['error'].get('code')}: "
+                          f"{payload['error'].get('message')}")
     if not isinstance(payload.get("result"), dict):
-        raise RuntimeError("the answer holds no result")
+        raise AnswerError("the answer holds no tool result")
     return payload["result"]
 
 
 def _text_of(result: Mapping[str, Any]) -> str:
-    return " ".join(block.get("text", "") for block in result.get("content") or []
-                    if block.get("type") == "text")
+    return " ".join(str(_dict(block).get("text", "")) for block in _list(result.get("content"))
+                    if _dict(block).get("type") == "text")
 
 
 def _first_words(result: Mapping[str, Any]) -> str:
@@ -271,7 +386,7 @@ def compare(case: Case, result: Mapping[str, Any]) -> list[str]:
     text = _text_of(result)
     wrong.extend(f"the answer does not say {phrase!r}: {_first_words(result)}"
                  for phrase in case.expect.text if phrase not in text)
-    structured = result.get("structuredContent") or {}
+    structured = _dict(result.get("structuredContent"))
     for path, number in case.expect.count.items():
         found = at(structured, path)
         if not isinstance(found, list) or len(found) != number:

@@ -19,6 +19,7 @@ FILE_PROPS = ("download_url", "file_id", "mime_type", "file_name")
 FILE_REQUIRED = {"download_url", "file_id"}
 MAX_STATUS = 64  # ChatGPT's limit on openai/toolInvocation/* (the registry refuses longer ones)
 PROTOCOL_VERSION = "2025-06-18"
+MAX_PAGES = 100  # of tools/list or resources/list: far more than any server lists
 Resources = dict[str, dict[str, Any]]  # uri -> {"mimeType": ..., "contents": [...]}
 
 
@@ -279,13 +280,22 @@ class RpcClient:
 
     def paged(self, method: str, key: str) -> list[dict[str, Any]]:
         items: list[dict[str, Any]] = []
-        cursor = None
-        while True:
+        cursor, seen = None, set()
+        # A server that pages forever (a cursor it gives again, or no end) is said, not followed.
+        for _ in range(MAX_PAGES):
             result = self.call(method, {"cursor": cursor} if cursor else {})
-            items.extend(result.get(key, []))
+            page = result.get(key, []) if isinstance(result, dict) else None
+            if not isinstance(page, list):
+                raise ValueError(f"{method}: the answer holds no list of {key}")
+            items.extend(page)
             cursor = result.get("nextCursor")
             if not cursor:
                 return items
+            if not isinstance(cursor, str) or cursor in seen:
+                raise ValueError(f"{method}: the server gives the cursor {str(cursor)[:40]!r} "
+                                 "again")
+            seen.add(cursor)
+        raise ValueError(f"{method}: more than {MAX_PAGES} pages")
 
 
 def _response_for(resp: Reply, request_id: int) -> dict[str, Any]:

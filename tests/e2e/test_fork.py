@@ -320,7 +320,8 @@ def test_a_fork_without_a_demo_migrates_an_existing_database_boots_and_passes_it
             # The listing of what remains, checked and replayed, the linked cases with a token of
             # the IdP's (a fork's own features would have their cases beside them).
             listing = run(python, "-m", "app", "listing", "--url", server.mcp_url, cwd=fork,
-                          env={**env, **trusted, "LISTING_TOKEN": idp.sign(server.mcp_url)})
+                          env={**env, **trusted, "LISTING_TOKEN": idp.sign(server.mcp_url)}
+                          ) if removal.authserver else None
         finally:
             server.stop()
     assert sorted(t["name"] for t in listed) == tools
@@ -328,7 +329,8 @@ def test_a_fork_without_a_demo_migrates_an_existing_database_boots_and_passes_it
         assert answer.status_code == 200, answer.text
         result = answer.json()["result"]
         assert result["isError"] is True and "mcp/www_authenticate" in result["_meta"], result
-    if removal.authserver:
+    if listing is not None:
         assert listing.returncode == 0, listing.stdout + listing.stderr
-        assert "1 of 1 test cases answered as expected" in listing.stdout.splitlines(), listing.stdout
+        assert "1 of 1 test cases answered as expected" in listing.stdout.splitlines(), (
+            listing.stdout)
 

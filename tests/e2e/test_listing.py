@@ -30,24 +30,29 @@ from tests.conftest import empty_database, prepare
 from tests.demos import DEMOS
 from tests.e2e.server import ROOT, LiveServer, free_port
 
-pytestmark = [pytest.mark.demo(*DEMOS), pytest.mark.authserver, pytest.mark.any_database]
+pytestmark = [pytest.mark.demo(*DEMOS), pytest.mark.authserver]
 FEATURES = ROOT / "app" / "features"
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
-    # A database of its own: the replay likes an animal, saves and deletes a recipe.
-    tmp = tmp_path_factory.mktemp("listing")
-    url, drop = empty_database(tmp, "listing")
+def listing_database(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A database of its own (on each of CI's backends): the replay likes an animal, saves and
+    deletes a recipe."""
+    url, drop = empty_database(tmp_path_factory.mktemp("listing-db"), "listing")
     prepare(url)
+    yield url
+    drop()
+
+
+@pytest.fixture(scope="module")
+def server(listing_database: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
     port = free_port()
-    live = LiveServer(url, tmp / "server.log", port=port,
-                      extra_env={"APP_OUTBOUND_ALLOWLIST": f"127.0.0.1:{port}"}).start()
+    live = LiveServer(listing_database, tmp_path_factory.mktemp("listing") / "server.log",
+                      port=port, extra_env={"APP_OUTBOUND_ALLOWLIST": f"127.0.0.1:{port}"}).start()
     try:
         yield live
     finally:
         live.stop()
-        drop()
 
 
 def test_the_shipped_listing_replays_green_against_the_running_server(server: LiveServer,
@@ -100,7 +105,7 @@ def test_a_wrong_argument_fails_in_one_line_naming_the_case_before_any_replay(
     code, lines = _run(server, root)
     assert code == 1
     assert lines[1:] == [f"{zoo}, case 1: get_zoo_animals: argument count: 30 is greater than the "
-                         "maximum of 20", "listing: 1 problems: nothing was replayed"]
+                         "maximum of 20", "listing: 1 problem: nothing was replayed"]
 
 
 def test_a_tool_without_a_test_case_fails(server: LiveServer, tmp_path: Path):
@@ -109,7 +114,7 @@ def test_a_tool_without_a_test_case_fails(server: LiveServer, tmp_path: Path):
     code, lines = _run(server, root)
     assert code == 1
     assert lines[1:] == ["tool search: no test case: add one to the listing.toml of the feature "
-                         "that declares it", "listing: 1 problems: nothing was replayed"]
+                         "that declares it", "listing: 1 problem: nothing was replayed"]
 
 
 def test_an_answer_other_than_the_case_expects_fails_the_replay(server: LiveServer,

@@ -85,7 +85,7 @@ def test_an_external_idps_key_set_is_fetched_from_the_port_its_url_names_and_no_
     settings = load_settings(auth_mode="external", oauth_issuer="https://idp.example:8443/realms/app",
                              oauth_jwks_url=jwks, _env_file=None)
     deps = build_deps(settings, db, [])
-    verifier, _ = build_auth(settings, deps, scope_catalog([]), None, None, None)
+    verifier, _ = build_auth(settings, deps, scope_catalog([]), None, None, None, [])
     assert verifier.jwks.guard.refusal(jwks) is None  # the operator named that port
     assert deps.guard.refusal("https://files.example:8443/a.csv") is not None  # the other fetches keep 443/80
     assert verifier.jwks.guard.refusal("https://idp.example:8444/x") is not None

@@ -8,7 +8,12 @@ import uuid
 import anyio
 import pytest
 
-from tests.filehost import Deployed, FileServer, call, file_arg, ok
+from app.db import UnitOfWork
+from app.features.files.repository import FileRepository
+from app.main import build_deps, discover_features
+from app.parts import forget_everywhere
+from app.settings import load_settings
+from tests.filehost import BOB, Deployed, FileServer, call, file_arg, ok
 
 pytestmark = pytest.mark.demo("files", "search")
 
@@ -36,3 +41,30 @@ def test_an_anonymous_upload_is_never_searchable(deployed: Deployed, file_server
     ok(anyio.run(call, deployed, "analyze_file", {"file": file_arg(file_server.offer(f"{word} notes\n".encode()))}))
     for token in ("alice", "bob", None):
         assert ok(anyio.run(call, deployed, "search", {"q": word}, token))["results"] == []
+
+
+def test_an_account_deleted_takes_its_library_and_its_search_documents_with_it(
+        deployed: Deployed, file_server: FileServer):
+    """What /account's deletion runs for the features (app.parts.forget_everywhere), in one unit
+    of work: the files of the account go, with their reports and search documents; another
+    account's stay."""
+    word = f"wagtail{uuid.uuid4().hex[:6]}"
+    for token in ("alice", "bob"):
+        ok(anyio.run(call, deployed, "analyze_file",
+                     {"file": file_arg(file_server.offer(f"{word} {token}\n".encode()))}, token))
+    features = discover_features()
+    deps = build_deps(load_settings(_env_file=None), deployed.db, features,
+                      storage=deployed.inspect())
+
+    def rows(uow: UnitOfWork) -> int:
+        files = uow.repository(FileRepository)
+        return len(files.with_children(files.owned_ids(BOB)))
+
+    owned = deployed.db.read_sync(rows)
+    assert owned == 2  # the upload and its report
+    assert len(ok(anyio.run(call, deployed, "search", {"q": word}, "bob"))["results"]) == 1
+    removed = deployed.db.write_sync(lambda uow: forget_everywhere(features, deps)(uow, BOB))
+    assert (removed, deployed.db.read_sync(rows)) == (owned, 0)
+    assert ok(anyio.run(call, deployed, "list_files", {}, "bob"))["files"] == []
+    assert ok(anyio.run(call, deployed, "search", {"q": word}, "bob"))["results"] == []
+    assert len(ok(anyio.run(call, deployed, "search", {"q": word}, "alice"))["results"]) == 1

@@ -9,6 +9,9 @@ from __future__ import annotations
 import dataclasses
 import json
 import shutil
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -271,3 +274,102 @@ def test_a_plugin_a_host_would_refuse_is_said_line_by_line(tmp_path: Path):
     path.write_text(json.dumps(manifest))
     assert plugin.problems(dest)[-1] == ("plugin: ./skills/setup/SKILL.md must open with front "
                                          "matter between --- lines")
+
+
+def test_dates_written_bare_in_toml_are_refused_in_one_line(tmp_path: Path):
+    with pytest.raises(ListingError) as raised:
+        load(features(tmp_path, greet=GREET.replace('arguments = { who = "Ada" }',
+                                                    'arguments = { who = 2026-06-01 }')))
+    assert raised.value.lines == [
+        f"{tmp_path}/features/greet/listing.toml, case 1: `arguments` holds a TOML date or time: "
+        'write it in quotes, as the tool receives it ("2026-06-01")']
+
+
+def test_a_server_whose_tools_cannot_be_read_is_said_per_tool(tmp_path: Path):
+    listing = load(features(tmp_path, greet=GREET))
+    broken = [{"inputSchema": {}}, {**TOOLS[0], "inputSchema": {"type": "objet"}},
+              {**TOOLS[1], "inputSchema": {"$ref": "#/$defs/Missing"}}, TOOLS[2]]
+    assert review.problems(listing, broken, {}, "http://127.0.0.1:8000") == [
+        "tools/list: tool 1 has no name",
+        "tool greet: its inputSchema is not a JSON Schema arguments can be checked against "
+        "(SchemaError)",
+        "tool list_notes: its inputSchema is not a JSON Schema arguments can be checked against "
+        "(_WrappedReferencingError)",
+    ]
+
+
+@dataclass
+class Answer:
+    """An HTTP answer as httpx streams it, for a server the test plays."""
+
+    status_code: int
+    body: str
+    headers: dict[str, str] = field(default_factory=lambda: {"content-type": "application/json"})
+
+    def iter_bytes(self) -> Iterator[bytes]:
+        data = self.body.encode()
+        yield from (data[i:i + 7] for i in range(0, len(data), 7))
+
+
+@dataclass
+class PlayedServer:
+    """Answers each tools/call with the next of ``answers``; keeps what it was sent."""
+
+    answers: list[Answer]
+    sent: list[dict[str, Any]] = field(default_factory=list)
+
+    @contextmanager
+    def stream(self, method: str, url: str, *, json: Any,
+               headers: dict[str, str]) -> Iterator[Answer]:
+        self.sent.append({"arguments": json["params"]["arguments"], "headers": headers})
+        yield self.answers.pop(0)
+
+
+def _result(structured: dict[str, Any], text: str = "done") -> str:
+    return json.dumps({"jsonrpc": "2.0", "id": 1, "result": {
+        "content": [{"type": "text", "text": text}], "structuredContent": structured}})
+
+
+def test_the_replay_says_what_the_server_did_in_words(tmp_path: Path):
+    listing = load(features(tmp_path, notes=NOTES, greet=GREET))
+    server = PlayedServer([
+        Answer(200, "data:\n\ndata: " + _result({"who": "Ada"}, "Hello, Ada!") + "\n\n",
+               {"content-type": "text/event-stream"}),  # a priming event first, as the SDK's
+        Answer(401, '{"error": "invalid_token"}'),
+        Answer(200, _result({"notes": []})),
+    ])
+    outcomes = review.replay(listing, TOOLS, server, "http://s/mcp", "http://s", lambda: "tok")
+    assert [(o.case.tool, o.ok, o.detail) for o in outcomes] == [
+        ("greet", True, "Hello, Ada!"),
+        ("list_notes", False, "no answer: the server refused the account's token (HTTP 401): "
+                              "sign in again, or give a fresh LISTING_TOKEN"),
+        ("delete_note", False, "not replayed: it needs the answer of case mine, which did not "
+                               "come"),
+    ]
+    assert server.sent[1]["headers"]["authorization"] == "Bearer tok"
+    assert "authorization" not in server.sent[0]["headers"]  # greet needs no account
+
+
+def test_a_reference_to_a_path_the_answer_lacks_is_not_sent(tmp_path: Path):
+    listing = load(features(tmp_path, notes=NOTES, greet=GREET))
+    server = PlayedServer([Answer(200, _result({"who": "Ada"}, "Hello, Ada")),
+                           Answer(200, _result({"notes": []}))])
+    outcomes = review.replay(listing, TOOLS, server, "http://s/mcp", "http://s", lambda: "tok")
+    assert outcomes[2].detail == "not replayed: no value at mine.notes.0.id in that case's answer"
+    assert len(server.sent) == 2  # delete_note was never called with the reference's text
+
+
+def test_an_answer_past_its_size_is_cut_off_in_words(tmp_path: Path,
+                                                     monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setattr(review, "MAX_ANSWER", 64)
+    listing = load(features(tmp_path, greet=GREET))
+    server = PlayedServer([Answer(200, _result({"who": "Ada" * 40}))])
+    (first,) = review.replay(listing, TOOLS, server, "http://s/mcp", "http://s", lambda: "t")
+    assert (first.ok, first.detail) == (False, "no answer: the answer is larger than 64 bytes")
+
+
+def test_what_a_server_wrote_is_printed_without_escapes_or_echoed_secrets():
+    from app.listing.command import printable
+
+    line = "  wrong: \x1b]0;pwned\x07\x1b[2Jok token tok-123 ünïcode\u202e"
+    assert printable(line, ["tok-123"]) == "  wrong: ]0;pwned[2Jok token [hidden] ünïcode"

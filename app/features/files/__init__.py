@@ -30,6 +30,13 @@ def gauges(uow: UnitOfWork) -> Iterator[Reading]:
                                       "once).", stored)
 
 
+def forget(uow: UnitOfWork, subject: str, deps: Deps) -> int:
+    """An account deleted: its library goes with it."""
+    from app.features.files.service import forget_owner
+
+    return forget_owner(uow, subject, documents=deps.documents)
+
+
 def privacy(deps: Deps) -> list[dict[str, str]]:
     """How long the files people share are kept, from APP_FILES_ANON_TTL."""
     from app.directory.catalog import duration
@@ -66,6 +73,7 @@ FEATURE = Feature(
     commands={"sweep": sweep},
     gauges=gauges,
     privacy=privacy,
+    forget=forget,
     settings=FilesSettings,
     scopes=(
         Scope(READ_SCOPE, {

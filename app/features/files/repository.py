@@ -51,6 +51,11 @@ class FileRepository:
                  .where(StoredFile.owner == owner, StoredFile.kind == "upload", _live(now)))
         return int(self.session.scalar(query) or 0)
 
+    def owned_ids(self, owner: str) -> list[str]:
+        """Every upload of ``owner``, expired ones too (their reports are their children)."""
+        query = select(StoredFile.id).where(StoredFile.owner == owner, StoredFile.kind == "upload")
+        return list(self.session.scalars(query))
+
     def with_children(self, ids: Sequence[str]) -> list[StoredFile]:
         if not ids:
             return []

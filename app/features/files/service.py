@@ -168,6 +168,13 @@ def remove_ids(uow: UnitOfWork, ids: list[str], *, documents: PrivateDocuments |
     return [(r.storage_key, r.created_at) for r in rows]
 
 
+def forget_owner(uow: UnitOfWork, owner: str, *, documents: PrivateDocuments | None) -> int:
+    """Every file of ``owner``, its reports and search documents (an account being deleted); the
+    objects no row points at any more are the sweep's to remove (``files sweep``)."""
+    ids = uow.repository(FileRepository).owned_ids(owner)
+    return len(remove_ids(uow, ids, documents=documents))
+
+
 def expire(uow: UnitOfWork, *, now: int, limit: int, documents: PrivateDocuments | None) -> tuple[int, Removed]:
     """Delete up to ``limit`` expired rows (with their reports); how many, and what they used."""
     ids = [r.id for r in uow.repository(FileRepository).expired(now, limit)]

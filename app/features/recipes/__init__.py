@@ -1,14 +1,23 @@
 """Saved recipes, per account: ``list_saved_recipes``, ``save_recipe`` and ``delete_saved_recipe`` (OAuth)."""
 
 from app.auth.scopes import Scope
-from app.feature import Feature
+from app.db import UnitOfWork
+from app.feature import Deps, Feature
+from app.features.recipes.repository import SavedRecipeRepository
 from app.features.recipes.tool import READ_SCOPE, WRITE_SCOPE, register
+
+
+def forget(uow: UnitOfWork, subject: str, _: Deps) -> int:
+    """An account deleted: its saved recipes go with it."""
+    return uow.repository(SavedRecipeRepository).delete_all(subject)
+
 
 FEATURE = Feature(
     name="recipes",
     instructions="Use `save_recipe`, `list_saved_recipes` and `delete_saved_recipe` when the user wants to keep, "
     "review or remove recipes in their own saved list.",
     tools=register,
+    forget=forget,
     scopes=(
         Scope(READ_SCOPE, {
             "en": "Read your saved recipes",

@@ -55,6 +55,10 @@ class SavedRecipeRepository:
                              .where(SavedRecipe.account == account, SavedRecipe.id == recipe_id)
                              .values(source_url=source_url))
 
+    def delete_all(self, account: str) -> int:
+        return rowcount(self.session.execute(delete(SavedRecipe)
+                                             .where(SavedRecipe.account == account))) or 0
+
     def delete(self, account: str, recipe_id: str) -> bool:
         """Delete the row if it exists; True if this call deleted it (a concurrent delete is not an error)."""
         result = self.session.execute(delete(SavedRecipe)

@@ -1,0 +1,86 @@
+"""Deleting an account at ``/account``, on the running server: the box must be ticked; then the
+account, its grants (their tokens refused at once) and what the features keep for it (its saved
+recipes) go in one transaction, the session ends, and the page says so. Another account keeps
+everything."""
+
+from __future__ import annotations
+
+import re
+import uuid
+
+import httpx
+import pytest
+
+from app.authserver.accounts import create_account
+from app.db import Database
+from tests.e2e import linking_steps as steps
+from tests.e2e.conftest import Linking
+from tests.e2e.oauth_client import call_tool
+
+pytestmark = [pytest.mark.demo("recipes"), pytest.mark.authserver]
+PASSWORD = "a-long-test-password"
+
+
+def _new_account(linking: Linking) -> tuple[str, str]:
+    """A fresh account of the test's own (the demo accounts serve every other test)."""
+    name = f"leaver{uuid.uuid4().hex[:8]}"
+    db = Database(linking.server.database_url)
+    try:
+        account = db.write_sync(lambda uow: create_account(uow, name, PASSWORD))
+        return name, account.id
+    finally:
+        db.dispose()
+
+
+def _fields(html: str, action: str) -> dict[str, str]:
+    form = re.search(rf'<form method="post" action="{action}">(.*?)</form>', html, re.S)
+    assert form is not None, html
+    return dict(re.findall(r'type="hidden" name="([^"]+)" value="([^"]*)"', form.group(1)))
+
+
+def _saved(linking: Linking, token: str, title: str) -> httpx.Response:
+    return call_tool(linking.resource, "save_recipe", {"title": title}, token=token)
+
+
+def test_a_person_deletes_their_account_and_what_was_kept_for_it(linking: Linking):
+    name, account_id = _new_account(linking)
+    _, tokens = steps.linked(linking, username=name, password=PASSWORD)
+    access = tokens["access_token"]
+    assert _saved(linking, access, "Kept until the account goes").status_code == 200
+    _, others = steps.linked(linking, username="bob")
+    assert _saved(linking, others["access_token"], "Bob's own").status_code == 200
+
+    browser = httpx.Client(base_url=linking.base_url, follow_redirects=False, timeout=15,
+                           headers={"accept-language": "en"})
+    login = _fields(browser.get("/account").text, "/account/login")
+    assert browser.post("/account/login", data={**login, "username": name,
+                                                "password": PASSWORD}).status_code == 303
+    page = browser.get("/account").text
+    form = _fields(page, "/account/delete")
+    # What a browser sends once the box is ticked: its value beside the hidden token.
+    box = re.search(r'<input id="confirm-delete" name="confirm" type="checkbox" value="([^"]+)"',
+                    page)
+    assert box is not None and set(form) == {"csrf_token"}, page
+    form["confirm"] = box.group(1)
+
+    # The box not ticked: nothing is deleted.
+    unticked = browser.post("/account/delete", data={"csrf_token": form["csrf_token"]})
+    assert unticked.status_code == 400
+    assert "Tick the box to confirm that your account should be deleted." in unticked.text
+    assert call_tool(linking.resource, "list_saved_recipes", token=access).status_code == 200
+
+    done = browser.post("/account/delete", data=form)
+    assert (done.status_code, done.headers["location"]) == (303, "/account?done=deleted")
+    assert 'account_session=""' in done.headers["set-cookie"]  # the session ended with it
+    after = browser.get(done.headers["location"])
+    assert "Your account and everything kept for it were deleted." in after.text
+    assert call_tool(linking.resource, "list_saved_recipes", token=access).status_code == 401
+    assert steps.sql(linking, "SELECT count(*) FROM accounts WHERE id = :id",
+                     id=account_id) == [(0,)]
+    assert steps.sql(linking, "SELECT count(*) FROM oauth_grants WHERE account_id = :id",
+                     id=account_id) == [(0,)]
+    assert steps.sql(linking, "SELECT count(*) FROM saved_recipes WHERE account = :id",
+                     id=account_id) == [(0,)]
+    # bob's account, link and recipes are untouched.
+    kept = call_tool(linking.resource, "list_saved_recipes", token=others["access_token"])
+    assert "Bob's own" in kept.text
