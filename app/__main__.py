@@ -375,18 +375,37 @@ def _authserver_commands() -> Any:
 
 
 def _part_command(handler: Any) -> Any:
-    """A command of the authorization server's, with the database and (when it needs them) the scopes."""
+    """A command of the authorization server's, with the database and (when it needs them) the
+    scopes, or what the features keep for an account, to delete with it."""
 
     def run(args: argparse.Namespace, settings: Settings) -> int:
         from app.main import discover_features, open_database, scope_catalog
 
         db = open_database(settings)
         try:
-            return int(handler(args, settings, db, lambda: scope_catalog(discover_features())))
+            return int(handler(args, settings, db, lambda: scope_catalog(discover_features()),
+                               lambda: _forgetting(settings, db)))
         finally:
             db.dispose()
 
     return run
+
+
+@contextlib.contextmanager
+def _forgetting(settings: Settings, db: Any) -> Iterator[Any]:
+    """Every feature's Feature.forget, with the shared services it may use, closed after."""
+    import anyio
+
+    from app.main import build_deps, discover_features
+    from app.parts import forget_everywhere
+
+    features = discover_features()
+    deps = build_deps(settings, db, features)
+    try:
+        yield forget_everywhere(features, deps)
+    finally:
+        anyio.run(deps.storage.aclose)
+        anyio.run(deps.limits.aclose)
 
 
 def _listen_problem(args: argparse.Namespace) -> str | None:

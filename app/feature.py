@@ -25,6 +25,7 @@ from app.auth.scopes import Scope
 from app.broadcast import Broadcast
 from app.db import Database, UnitOfWork
 from app.limits import Limits
+from app.mcp.errors import ToolFailure
 from app.mcp.registry import ToolRegistry
 from app.net.guard import OutboundGuard
 from app.observability.metrics import Reading
@@ -65,6 +66,29 @@ class LocalAccounts(Protocol):
     def demo(self, uow: UnitOfWork) -> list[AccountProfile]:
         """The demo accounts (development), for a feature's seed to give them data of their own."""
         ...
+
+    def holds(self, uow: UnitOfWork, subject: str) -> bool:
+        """Whether the account ``subject`` still exists, held until the caller's transaction ends:
+        its deletion (/account) waits for the caller's writes, or the caller sees it gone."""
+        ...
+
+
+class AccountGone(ToolFailure):
+    """A linked call whose account was deleted while it ran (its token passed the check before)."""
+
+    advice = ("Tell the user their account was deleted, so nothing was saved; to keep things "
+              "again they link the app to an account.")
+
+    def __init__(self) -> None:
+        super().__init__("Your account was deleted: nothing was saved.")
+
+
+def require_account(accounts: LocalAccounts | None, uow: UnitOfWork, subject: str) -> None:
+    """In a write for the linked ``subject``: refuse it when the account is gone (deleted while
+    the call ran), so that nothing is kept for an account that no longer exists. Without the
+    built-in authorization server (``accounts`` None), the identity provider owns the accounts."""
+    if accounts is not None and not accounts.holds(uow, subject):
+        raise AccountGone()
 
 
 @dataclass(frozen=True, slots=True)

@@ -20,7 +20,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Literal
 from urllib.parse import urlsplit
 
 import structlog
@@ -155,7 +155,7 @@ class AccountPages:
         rows = [self.grant_view(grant, locale) for grant in view.grants]
         notice = NOTICES.get(request.query_params.get("done", ""))
         page = pages.account_page(locale=locale, account_name=view.name, grants=rows,
-                                  csrf_token=self.session_csrf(request),
+                                  csrf_token=self.session_csrf(request), deletable=view.deletable,
                                   notice=pages.text(locale, notice) if notice else None)
         return self.html(request, page, self.account_csrf(request))
 
@@ -228,18 +228,21 @@ class AccountPages:
             return self.pages.error(request, "error.delete_unconfirmed", 400)
         account_id, epoch = session
 
-        def delete(uow: Any) -> int | None:
-            if _live(uow, account_id, epoch) is None:
+        def delete(uow: Any) -> int | None | Literal[False]:
+            account = _live(uow, account_id, epoch)
+            if account is None:
                 return None
+            if account.is_demo:  # its password is everyone's: nobody's to delete
+                return False
             kept = self.forget(uow, account_id)
-            accounts = uow.repository(AccountRepository)
-            accounts.revoke_grants(account_id, int(time.time()))  # told to every worker
-            accounts.delete(account_id)
+            uow.repository(AccountRepository).retire(account_id, int(time.time()))
             return kept
 
         deleted = await self.db.write(delete)
         if deleted is None:
             return self.end_session(self.login_form(request, status=401))
+        if deleted is False:
+            return self.pages.error(request, "error.demo_undeletable", 403)
         log.info("account.deleted", subject=account_id, items=deleted)
         return self.end_session(RedirectResponse("/account?done=deleted", status_code=303,
                                                  headers=NO_STORE))
@@ -294,6 +297,7 @@ class ConnectedApp:
 class AccountView:
     name: str
     grants: list[ConnectedApp]
+    deletable: bool  # not a demo account, whose password is shared
 
 
 class SessionEnded(enum.Enum):
@@ -315,7 +319,8 @@ def _view(uow: Any, account_id: str, epoch: int) -> AccountView | SessionEnded |
         return SESSION_ENDED
     return AccountView(account.display_name, [
         ConnectedApp(g.id, g.client_id, Client.from_row(c) if c is not None else None, g.scope,
-                     g.created_at, g.last_used_at) for g, c in accounts.active_grants(account_id)])
+                     g.created_at, g.last_used_at) for g, c in accounts.active_grants(account_id)],
+        deletable=not account.is_demo)
 
 
 def _date(epoch: int) -> str:

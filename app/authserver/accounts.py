@@ -10,7 +10,13 @@ from dataclasses import dataclass
 from sqlalchemy import delete, select, update
 from sqlalchemy.orm import Session
 
-from app.authserver.models import Account, AccountIdentity, OAuthClient, OAuthGrant
+from app.authserver.models import (
+    Account,
+    AccountIdentity,
+    AuthorizationCode,
+    OAuthClient,
+    OAuthGrant,
+)
 from app.authserver.passwords import hash_password
 from app.authserver.repository import REVOKED_ACCOUNTS, REVOKED_GRANTS
 from app.authserver.upstream import Identity
@@ -58,10 +64,29 @@ class AccountRepository:
                                                       OAuthGrant.revoked_at.is_(None)).values(revoked_at=when))
         note(self.session, REVOKED_ACCOUNTS, account_id)
 
-    def delete(self, account_id: str) -> None:
-        """The account row; its grants, refresh tokens, codes and upstream identities go with it
-        (their foreign keys cascade)."""
-        self.session.execute(delete(Account).where(Account.id == account_id))
+    def hold(self, account_id: str) -> bool:
+        """False for a deleted (or disabled) account, its row share-locked until the transaction
+        ends (PostgreSQL; SQLite's writers hold the whole database already). An id that names no
+        row is no account of this server's: nothing to hold it to."""
+        query = (select(Account.disabled_at).where(Account.id == account_id)
+                 .with_for_update(read=True))
+        found = self.session.execute(query).first()
+        return found is None or found.disabled_at is None
+
+    def retire(self, account_id: str, when: int) -> None:
+        """A deleted account: its grants revoked (every worker hears it) and deleted with their
+        refresh tokens, its codes and upstream identities deleted; its row kept as a tombstone
+        holding nothing of the person (the opaque id, when), so that a call still running for it
+        keeps nothing (``hold``) and its id is never an account again."""
+        self.revoke_grants(account_id, when)
+        for table in (AuthorizationCode, OAuthGrant, AccountIdentity):
+            self.session.execute(delete(table).where(table.account_id == account_id))
+        account = self.get(account_id)
+        if account is not None:
+            account.username = f"deleted-{account_id}"[:64]
+            account.display_name, account.email, account.password_hash = "", None, None
+            account.is_demo, account.disabled_at = False, when
+            account.session_epoch = (account.session_epoch or 0) + 1
 
     def add(self, account: Account) -> None:
         self.session.add(account)
@@ -186,3 +211,6 @@ class Directory:
 
     def demo(self, uow: UnitOfWork) -> list[AccountProfile]:
         return [_profile(account) for account in uow.repository(AccountRepository).demo()]
+
+    def holds(self, uow: UnitOfWork, subject: str) -> bool:
+        return uow.repository(AccountRepository).hold(subject)

@@ -49,11 +49,12 @@ CATALOG: Mapping[str, Mapping[str, str]] = {
         "account.signed_out": "You are signed out.",
         "account.delete_heading": "Delete your account",
         "account.delete_intro": (
-            "This deletes your account and everything the app keeps for you: your connected apps "
-            "and what you kept through them. It cannot be undone."),
-        "account.delete_confirm": "I understand: delete my account and everything kept for it",
+            "This deletes your account, the apps connected to it, and what you saved through "
+            "them. It cannot be undone."),
+        "account.delete_confirm": "I understand: delete my account and everything saved for it",
         "account.delete": "Delete my account",
-        "account.deleted": "Your account and everything kept for it were deleted.",
+        "account.deleted": "Your account and everything saved for it were deleted.",
+        "error.demo_undeletable": "A demo account cannot be deleted: its password is shared.",
         "error.delete_unconfirmed": "Tick the box to confirm that your account should be deleted.",
         "error.form_too_large": "The form is too large.",
         "error.unavailable": "The sign-in service is unavailable; please retry shortly.",
@@ -112,6 +113,9 @@ CATALOG: Mapping[str, Mapping[str, str]] = {
         "account.delete_confirm": "Entiendo: eliminar mi cuenta y todo lo que se guarda con ella",
         "account.delete": "Eliminar mi cuenta",
         "account.deleted": "Tu cuenta y todo lo que se guardaba con ella se eliminaron.",
+        "error.demo_undeletable": (
+            "Una cuenta de demostración no se "
+            "puede eliminar: su contraseña es compartida."),
         "error.delete_unconfirmed": (
             "Marca la casilla para confirmar que quieres eliminar tu cuenta."),
         "error.form_too_large": "El formulario es demasiado grande.",
@@ -176,6 +180,9 @@ CATALOG: Mapping[str, Mapping[str, str]] = {
             "Je comprends\u00a0: supprimer mon compte et tout ce qui est conservé avec lui"),
         "account.delete": "Supprimer mon compte",
         "account.deleted": "Votre compte et tout ce qui était conservé avec lui ont été supprimés.",
+        "error.demo_undeletable": (
+            "Un compte de démonstration ne peut pas "
+            "être supprimé\u00a0: son mot de passe est partagé."),
         "error.delete_unconfirmed": "Cochez la case pour confirmer la suppression de votre compte.",
         "error.form_too_large": "Le formulaire est trop volumineux.",
         "error.unavailable": "Le service de connexion est indisponible\u00a0; réessayez dans quelques instants.",
@@ -231,11 +238,14 @@ CATALOG: Mapping[str, Mapping[str, str]] = {
         "account.signed_out": "Você saiu da sua conta.",
         "account.delete_heading": "Excluir sua conta",
         "account.delete_intro": (
-            "Isso exclui sua conta e tudo o que o app guarda para você: seus apps conectados e o "
-            "que você guardou por meio deles. Não pode ser desfeito."),
+            "Isso exclui sua conta, os aplicativos conectados a ela e o que você salvou por meio "
+            "deles. Isso não pode ser desfeito."),
         "account.delete_confirm": "Entendo: excluir minha conta e tudo o que é guardado com ela",
         "account.delete": "Excluir minha conta",
         "account.deleted": "Sua conta e tudo o que era guardado com ela foram excluídos.",
+        "error.demo_undeletable": (
+            "Uma conta de demonstração não pode "
+            "ser excluída: a senha dela é compartilhada."),
         "error.delete_unconfirmed": (
             "Marque a caixa para confirmar que sua conta deve ser excluída."),
         "error.form_too_large": "O formulário é grande demais.",
@@ -271,16 +281,16 @@ CATALOG: Mapping[str, Mapping[str, str]] = {
         "error.title": "此登录请求无法继续",
         "error.heading": "此登录请求无法继续",
         "error.retry": "您可以关闭此窗口，然后在应用中重试。",
-        "login.intro_account": "登录以查看和管理已连接到您帐户的应用。",
+        "login.intro_account": "登录以查看和管理已连接到您账户的应用。",
         "login.or": "或",
         "login.continue_with": "使用 {provider} 继续",
         "upstream.unavailable": "目前无法使用 {provider} 登录。请稍后重试。",
         "upstream.failed": "使用 {provider} 登录未完成。请重试。",
         "upstream.expired": "此登录已过期或在另一个窗口中打开。请重新开始。",
-        "account.disabled": "此帐户已停用。",
+        "account.disabled": "此账户已停用。",
         "account.title": "已连接的应用",
-        "account.heading": "已连接到您帐户的应用",
-        "account.none": "没有应用连接到您的帐户。",
+        "account.heading": "已连接到您账户的应用",
+        "account.none": "没有应用连接到您的账户。",
         "account.can": "它可以：",
         "account.linked": "连接于 {date}",
         "account.last_used": "上次使用于 {date}",
@@ -293,9 +303,10 @@ CATALOG: Mapping[str, Mapping[str, str]] = {
         "account.delete_intro": (
             "这会删除您的账户以及应用为您保存的一切：您连接的应用，以及您通过它们保存的内容。"
             "此操作无法撤销。"),
-        "account.delete_confirm": "我明白：删除我的账户及其保存的一切",
+        "account.delete_confirm": "我明白：删除我的账户及为其保存的一切",
         "account.delete": "删除我的账户",
-        "account.deleted": "您的账户及其保存的一切已被删除。",
+        "account.deleted": "您的账户及为其保存的一切已被删除。",
+        "error.demo_undeletable": "演示账户无法删除：其密码是共享的。",
         "error.delete_unconfirmed": "请勾选复选框，确认要删除您的账户。",
         "error.form_too_large": "表单过大。",
         "error.unavailable": "登录服务暂时不可用，请稍后重试。",

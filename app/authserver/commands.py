@@ -6,33 +6,47 @@ from __future__ import annotations
 import argparse
 import getpass
 import sys
+import time
 from collections.abc import Callable
+from contextlib import AbstractContextManager
 from typing import Any
 
 import anyio
 
 from app.auth.scopes import ScopeCatalog
-from app.authserver.accounts import AccountRepository, create_account, set_disabled
+from app.authserver.accounts import (
+    AccountError,
+    AccountRepository,
+    create_account,
+    normalise_username,
+    set_disabled,
+)
 from app.authserver.clients import AUTH_METHODS, ClientMetadataError, register_client, validate_metadata
 from app.authserver.models import Account
 from app.authserver.settings import AuthServerSettings
 from app.authserver.wiring import announce_account_revoked
 from app.broadcast import open_broadcast
 from app.command import CommandLineError
-from app.db import Database
+from app.db import Database, UnitOfWork
 from app.settings import Settings
 
 COMMANDS = ("users", "clients")
-Handler = Callable[[argparse.Namespace, Settings, Database, Callable[[], ScopeCatalog]], int]
+# What the features keep for an account, deleted with it (app.parts.forget_everywhere), opened
+# for the command that needs it.
+Forgetting = Callable[[], AbstractContextManager[Callable[[UnitOfWork, str], int]]]
+Handler = Callable[[argparse.Namespace, Settings, Database, Callable[[], ScopeCatalog], Forgetting],
+                   int]
 
 
 def add_parsers(sub: argparse._SubParsersAction) -> dict[str, Handler]:
-    users = sub.add_parser("users", help="local accounts: create, list, disable, enable")
-    users.add_argument("action", choices=["create", "list", "disable", "enable"])
+    users = sub.add_parser("users", help="local accounts: create, list, disable, enable, delete")
+    users.add_argument("action", choices=["create", "list", "disable", "enable", "delete"])
     users.add_argument("username", nargs="?")
     users.add_argument("--name", help="display name (create)")
     users.add_argument("--email", help="email address (create)")
     users.add_argument("--password-stdin", action="store_true", help="read the password from stdin (create)")
+    users.add_argument("--yes", action="store_true",
+                       help="delete: the account and everything kept for it, for good")
     clients = sub.add_parser("clients", help="pre-register an OAuth client")
     clients.add_argument("action", choices=["create"])
     clients.add_argument("--name", required=True)
@@ -59,11 +73,23 @@ def review_sign_in(settings: Settings, account: str | None) -> Callable[[Any, st
 def usage_error(args: argparse.Namespace) -> str | None:
     if args.command == "users" and args.action != "list" and not args.username:
         return f"users {args.action} needs a USERNAME"
+    if args.command == "users" and args.action == "delete" and not args.yes:
+        return ("users delete deletes the account and everything the app keeps for it, for "
+                "good: add --yes")
     return None
 
 
-def _users(args: argparse.Namespace, settings: Settings, db: Database, _: Callable[[], ScopeCatalog]) -> int:
-    if args.action == "create":
+def _users(args: argparse.Namespace, settings: Settings, db: Database,
+           _: Callable[[], ScopeCatalog], forgetting: Forgetting) -> int:
+    if args.action == "delete":  # a person's request, or an account that cannot sign in
+        with forgetting() as forget:
+            username, account_id, kept = db.write_sync(lambda uow: _deleted(uow, args.username,
+                                                                            forget))
+        told = anyio.run(announce_account_revoked,
+                         open_broadcast(settings.redis_url, settings.redis_prefix), account_id)
+        print(f"deleted {username} ({account_id}) with {kept} items kept for it; its tokens stop "
+              + ("working at once" if told else "working within APP_OAUTH_GRANT_CACHE_TTL"))
+    elif args.action == "create":
         if not args.password_stdin and not sys.stdin.isatty():
             # No terminal (a script, a container without -t): getpass would fall back to the pipe with a
             # warning, or die on EOFError.
@@ -96,11 +122,25 @@ def _users(args: argparse.Namespace, settings: Settings, db: Database, _: Callab
     return 0
 
 
+def _deleted(uow: UnitOfWork, username: str,
+             forget: Callable[[UnitOfWork, str], int]) -> tuple[str, str, int]:
+    """What /account's deletion does, for the operator: one transaction."""
+    accounts = uow.repository(AccountRepository)
+    account = accounts.by_username(username)
+    if account is None or account.username.startswith("deleted-"):
+        raise AccountError(f"no account named {normalise_username(username)!r}")
+    name, account_id = account.username, account.id
+    kept = forget(uow, account_id)
+    accounts.retire(account_id, int(time.time()))
+    return name, account_id, kept
+
+
 def _ids(account: Account) -> tuple[str, str]:
     return account.username, account.id
 
 
-def _clients(args: argparse.Namespace, _: Settings, db: Database, catalog: Callable[[], ScopeCatalog]) -> int:
+def _clients(args: argparse.Namespace, _: Settings, db: Database,
+             catalog: Callable[[], ScopeCatalog], __: Forgetting) -> int:
     data = {"client_name": args.name, "redirect_uris": args.redirect_uri,
             "token_endpoint_auth_method": args.auth_method, **({"scope": args.scope} if args.scope else {}),
             **({"jwks_uri": args.jwks_uri} if args.jwks_uri else {})}

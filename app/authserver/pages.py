@@ -280,9 +280,10 @@ DELETE_CONFIRMATION = "delete"
 
 
 def account_page(*, locale: str, account_name: str, grants: Sequence[GrantView], csrf_token: str,
-                 notice: str | None = None) -> Page:
+                 notice: str | None = None, deletable: bool = True) -> Page:
     """The connected apps, each with its Disconnect button, and sign-out; ``notice``: what just
     happened."""
     return Page("account.html", _context(locale, account_name=account_name, grants=list(grants),
                                          csrf_token=csrf_token, notice=notice,
-                                         delete_confirmation=DELETE_CONFIRMATION))
+                                         delete_confirmation=DELETE_CONFIRMATION,
+                                         deletable=deletable))

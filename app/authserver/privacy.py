@@ -76,19 +76,32 @@ def privacy(own: AuthServerSettings, base_url: str) -> list[dict[str, str]]:
     })
     said.append({
         "en": f"At {account} you see the apps linked to your account and can disconnect them: "
-              "their access ends within seconds. There too you can delete your account: it goes "
-              "at once, with everything this page says the app keeps for it.",
+              "their access ends within seconds. There too you can delete your account: it is "
+              "deleted at once, with the apps linked to it and what the app keeps for you (the "
+              "contents of your files shortly after); only its number stays, with no name or "
+              "address, so that nothing is kept for it afterwards. The logs are kept as said "
+              "above.",
         "es": f"En {account} ves las apps vinculadas a tu cuenta y puedes desconectarlas: su "
               "acceso termina en unos segundos. Allí también puedes eliminar tu cuenta: se "
-              "elimina al instante, con todo lo que esta página dice que la app guarda para ella.",
+              "elimina al instante, con las apps vinculadas y lo que la app guarda para ti (el "
+              "contenido de tus archivos poco después); solo queda su número, sin nombre ni "
+              "dirección, para que no se guarde nada más para ella. Los registros se conservan "
+              "como se dice arriba.",
         "fr": f"Sur {account}, vous voyez les apps liées à votre compte et pouvez les "
               "déconnecter : leur accès prend fin en quelques secondes. Vous pouvez aussi y "
-              "supprimer votre compte : il disparaît aussitôt, avec tout ce que cette page dit "
-              "que l’app conserve pour lui.",
+              "supprimer votre compte : il est supprimé aussitôt, avec les apps qui y sont liées "
+              "et ce que l’app conserve pour vous (le contenu de vos fichiers peu après) ; seul "
+              "son numéro reste, sans nom ni adresse, pour que rien ne soit plus conservé pour "
+              "lui. Les journaux sont conservés comme indiqué plus haut.",
         "pt": f"Em {account} você vê os apps vinculados à sua conta e pode desconectá-los: o "
               "acesso deles termina em segundos. Lá você também pode excluir sua conta: ela é "
-              "excluída na hora, com tudo o que esta página diz que o app guarda para ela.",
+              "excluída na hora, com os apps vinculados e o que o app guarda para você (o "
+              "conteúdo dos seus arquivos pouco depois); só o número dela fica, sem nome nem "
+              "endereço, para que nada mais seja guardado para ela. Os registros são mantidos "
+              "como dito acima.",
         "zh": f"在 {account} 你可以查看与账户关联的应用并断开连接：其访问权限会在几秒内终止。你也"
-              "可以在那里删除账户：账户会立即删除，连同本页所述应用为其保存的一切。",
+              "可以在那里删除账户：账户会立即删除，连同与其关联的应用以及应用为你保存的内容（文件"
+              "内容稍后删除）；只保留其编号（不含姓名或地址），以免之后再为其保存任何内容。日志按"
+              "上文所述保留。",
     })
     return said

@@ -63,6 +63,9 @@ def test_a_person_deletes_their_account_and_what_was_kept_for_it(linking: Linkin
     assert box is not None and set(form) == {"csrf_token"}, page
     form["confirm"] = box.group(1)
 
+    # Another session's token (a forged form): nothing is deleted.
+    forged = browser.post("/account/delete", data={**form, "csrf_token": "forged"})
+    assert forged.status_code == 403
     # The box not ticked: nothing is deleted.
     unticked = browser.post("/account/delete", data={"csrf_token": form["csrf_token"]})
     assert unticked.status_code == 400
@@ -73,10 +76,13 @@ def test_a_person_deletes_their_account_and_what_was_kept_for_it(linking: Linkin
     assert (done.status_code, done.headers["location"]) == (303, "/account?done=deleted")
     assert 'account_session=""' in done.headers["set-cookie"]  # the session ended with it
     after = browser.get(done.headers["location"])
-    assert "Your account and everything kept for it were deleted." in after.text
+    assert "Your account and everything saved for it were deleted." in after.text
     assert call_tool(linking.resource, "list_saved_recipes", token=access).status_code == 401
-    assert steps.sql(linking, "SELECT count(*) FROM accounts WHERE id = :id",
-                     id=account_id) == [(0,)]
+    # Its row stays as a tombstone with nothing of the person in it: a call still running for
+    # the account keeps nothing (tests/integration/test_deleted_account_writes.py).
+    assert steps.sql(linking, "SELECT username, display_name, email, password_hash, "
+                     "disabled_at IS NOT NULL FROM accounts WHERE id = :id", id=account_id) == [
+        (f"deleted-{account_id}", "", None, None, True)]
     assert steps.sql(linking, "SELECT count(*) FROM oauth_grants WHERE account_id = :id",
                      id=account_id) == [(0,)]
     assert steps.sql(linking, "SELECT count(*) FROM saved_recipes WHERE account = :id",
@@ -84,3 +90,19 @@ def test_a_person_deletes_their_account_and_what_was_kept_for_it(linking: Linkin
     # bob's account, link and recipes are untouched.
     kept = call_tool(linking.resource, "list_saved_recipes", token=others["access_token"])
     assert "Bob's own" in kept.text
+
+
+def test_a_demo_account_whose_password_is_everyones_is_not_deleted(linking: Linking):
+    browser = httpx.Client(base_url=linking.base_url, follow_redirects=False, timeout=15,
+                           headers={"accept-language": "en"})
+    login = _fields(browser.get("/account").text, "/account/login")
+    assert browser.post("/account/login", data={**login, "username": "alice",
+                                                "password": steps.PASSWORD}).status_code == 303
+    page = browser.get("/account").text
+    assert 'action="/account/delete"' not in page  # no form to offer
+    token = _fields(page, "/account/sign-out")["csrf_token"]
+    refused = browser.post("/account/delete", data={"csrf_token": token, "confirm": "delete"})
+    assert refused.status_code == 403
+    assert "A demo account cannot be deleted: its password is shared." in refused.text
+    assert steps.sql(linking, "SELECT count(*) FROM accounts WHERE username = 'alice' "
+                     "AND disabled_at IS NULL") == [(1,)]

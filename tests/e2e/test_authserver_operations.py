@@ -152,3 +152,24 @@ def test_a_client_with_an_http_redirect_uri_off_loopback_is_refused_in_one_line(
     assert line.startswith("clients: redirect_uris: 'http://partner.example/callback' "), line
     assert refused.stdout == ""
     assert count_rows(migrated, "oauth_clients") == 0
+
+
+def test_an_operator_deletes_an_account_on_request_with_what_was_kept_for_it(app_cli, migrated,
+                                                                             tmp_path):
+    env = base_env(APP_DATABASE_URL=migrated)
+    created = app_cli("users", "create", "erin", "--password-stdin", env=env, cwd=tmp_path,
+                      stdin=f"{PASSWORD}\n")
+    account_id = created.stdout.strip().removeprefix("created erin (").removesuffix(")")
+    unsure = app_cli("users", "delete", "erin", env=env, cwd=tmp_path)
+    assert unsure.returncode == 2 and unsure.stderr.strip().endswith(
+        "users delete deletes the account and everything the app keeps for it, for good: add "
+        "--yes"), unsure.stderr
+
+    deleted = app_cli("users", "delete", "erin", "--yes", env=env, cwd=tmp_path)
+    assert (deleted.returncode, deleted.stderr) == (0, ""), deleted.stderr
+    assert deleted.stdout.strip() == (f"deleted erin ({account_id}) with 0 items kept for it; its "
+                                      "tokens stop working within APP_OAUTH_GRANT_CACHE_TTL")
+    listed = app_cli("users", "list", env=env, cwd=tmp_path)
+    assert listed.stdout.splitlines() == [f"deleted-{account_id}\t{account_id}\tdisabled\t"]
+    again = app_cli("users", "delete", "erin", "--yes", env=env, cwd=tmp_path)
+    assert one_line(again, 1) == "users: no account named 'erin'"

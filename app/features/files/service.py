@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from app.db import UnitOfWork
-from app.feature import PrivateDocuments
+from app.feature import LocalAccounts, PrivateDocuments, require_account
 from app.features.files.models import StoredFile
 from app.features.files.repository import FileRepository
 from app.mcp.errors import ToolFailure
@@ -105,12 +105,15 @@ def iso(ts: int | None) -> str | None:
 
 
 def record(uow: UnitOfWork, upload: Upload, report: Report, *, now: int, anon_ttl: int,
-           documents: PrivateDocuments | None, ids: tuple[str, str] | None = None) -> Recorded:
+           documents: PrivateDocuments | None, ids: tuple[str, str] | None = None,
+           accounts: LocalAccounts | None = None) -> Recorded:
     """Record an upload and its report. A signed-in owner keeps the file (and finds its text through search);
     an anonymous upload expires after ``anon_ttl`` seconds. The same content uploaded again by the same account
     returns the rows already there."""
     files = uow.repository(FileRepository)
     if upload.owner is not None:
+        # Deleted while the file was fetched and analysed: nothing is kept for it.
+        require_account(accounts, uow, upload.owner)
         existing = files.upload_with_content(upload.owner, upload.sha256, now)
         if existing is not None:
             existing_report = files.report_of(existing.id)

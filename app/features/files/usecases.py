@@ -22,7 +22,7 @@ import anyio.to_thread
 import structlog
 
 from app.db import Database, DatabaseUnavailable
-from app.feature import Deps, PrivateDocuments
+from app.feature import Deps, LocalAccounts, PrivateDocuments
 from app.features.files import service
 from app.features.files.analysis import Analysis, analyze
 from app.features.files.ingest import (
@@ -73,6 +73,9 @@ class FileUseCases:
     spool_dir: Path | None = None
     # The analysis processes, shared fairly between callers and capped in processor time and memory.
     slots: AnalysisSlots = field(default_factory=lambda: AnalysisSlots(2, 20.0))
+    # The built-in authorization server's accounts: a library's owner deleted meanwhile keeps
+    # nothing.
+    accounts: LocalAccounts | None = None
 
     @classmethod
     def of(cls, deps: Deps) -> FileUseCases:
@@ -84,7 +87,8 @@ class FileUseCases:
                    url_ttl=s.url_ttl, spool_dir=Path(s.dir) / "spool", limits=deps.limits,
                    anon_quota=s.anon_quota,
                    slots=AnalysisSlots(s.analysis_slots, s.analysis_cpu_seconds,
-                                       memory_bytes=s.analysis_memory_mb * MiB))
+                                       memory_bytes=s.analysis_memory_mb * MiB),
+                   accounts=deps.accounts)
 
     @property
     def quota(self) -> Budget:
@@ -219,7 +223,7 @@ class FileUseCases:
                                 size=len(body), sha256=hashlib.sha256(body).hexdigest(), storage_key=stored.key)
         recorded = await self.db.write(lambda uow: service.record(
             uow, upload, report, now=now, anon_ttl=self.anon_ttl, documents=self.documents,
-            ids=(upload_id, report_id)))
+            ids=(upload_id, report_id), accounts=self.accounts))
         return recorded, body
 
     async def _forget(self, keys: list[str]) -> None:

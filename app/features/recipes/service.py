@@ -6,6 +6,7 @@ import hashlib
 from datetime import UTC, datetime
 
 from app.db import UnitOfWork
+from app.feature import LocalAccounts, require_account
 from app.features.recipes.repository import SavedRecipeRepository
 from app.features.recipes.schemas import RecipeDeleted, RecipeSaved, RecipeSummary, SavedRecipes
 from app.mcp.errors import ToolFailure
@@ -60,9 +61,12 @@ def saved(uow: UnitOfWork, account: str) -> SavedRecipes:
 
 
 def save(uow: UnitOfWork, account: str, title: str, source_url: str | None = None, *,
-         now: datetime | None = None) -> RecipeSaved:
-    """Save once per normalised title. Saving again keeps the first title and changes only the link (if given)."""
+         now: datetime | None = None, accounts: LocalAccounts | None = None) -> RecipeSaved:
+    """Save once per normalised title. Saving again keeps the first title and changes only the
+    link (if given). ``accounts``: the built-in authorization server's, whose deleted accounts
+    keep nothing."""
     _check_account(account)
+    require_account(accounts, uow, account)
     title = clean_title(title)
     if source_url is not None and len(source_url) > MAX_URL:
         raise InvalidRecipe(f"A recipe link is at most {MAX_URL} characters.",

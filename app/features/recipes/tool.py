@@ -94,7 +94,8 @@ def register(registry: ToolRegistry, deps: Deps) -> None:
     async def save_recipe(title: Title, source_url: SourceUrl | None = None) -> Annotated[CallToolResult, RecipeSaved]:
         account = linked_account("Saved recipes")
         url = str(source_url) if source_url is not None else None
-        result = await db.write(lambda uow: service.save(uow, account, title, url))
+        result = await db.write(lambda uow: service.save(uow, account, title, url,
+                                                         accounts=deps.accounts))
         return saved_one_result(result, link_given=url is not None)
 
     @registry.tool(

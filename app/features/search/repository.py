@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from sqlalchemy import delete, func, select, text
 from sqlalchemy.orm import Session
 
-from app.db.upsert import upsert
+from app.db.upsert import rowcount, upsert
 from app.features.search.models import Document
 
 _TOKEN = re.compile(r"[^\W_]+", re.UNICODE)
@@ -97,3 +97,7 @@ class SearchRepository:
 
     def remove(self, ids: list[str]) -> None:
         self.session.execute(delete(Document).where(Document.id.in_(ids)))
+
+    def remove_owned(self, owner: str) -> int:
+        """Every private document of ``owner`` (the full-text index follows, as for ``remove``)."""
+        return rowcount(self.session.execute(delete(Document).where(Document.owner == owner))) or 0
