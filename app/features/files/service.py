@@ -112,13 +112,13 @@ def record(uow: UnitOfWork, upload: Upload, report: Report, *, now: int, anon_tt
     returns the rows already there."""
     files = uow.repository(FileRepository)
     if upload.owner is not None:
-        # Deleted while the file was fetched and analysed: nothing is kept for it.
-        require_account(accounts, uow, upload.owner)
         existing = files.upload_with_content(upload.owner, upload.sha256, now)
         if existing is not None:
             existing_report = files.report_of(existing.id)
             if existing_report is not None:
                 return Recorded(FileRow.of(existing), FileRow.of(existing_report), reused=True)
+        # Deleted while the file was fetched and analysed: nothing new is kept for it.
+        require_account(accounts, uow, upload.owner)
         if files.count_uploads(upload.owner, now) >= MAX_FILES_PER_ACCOUNT:
             raise LibraryFull()
     expires = None if upload.owner is not None else now + anon_ttl

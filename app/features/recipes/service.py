@@ -66,7 +66,6 @@ def save(uow: UnitOfWork, account: str, title: str, source_url: str | None = Non
     link (if given). ``accounts``: the built-in authorization server's, whose deleted accounts
     keep nothing."""
     _check_account(account)
-    require_account(accounts, uow, account)
     title = clean_title(title)
     if source_url is not None and len(source_url) > MAX_URL:
         raise InvalidRecipe(f"A recipe link is at most {MAX_URL} characters.",
@@ -76,6 +75,10 @@ def save(uow: UnitOfWork, account: str, title: str, source_url: str | None = Non
     recipes.lock_account(account)
     existing = recipes.get(account, rid)
     if existing is None:
+        # Only a new row needs the account held: a row already there means the account's data
+        # was not deleted (deleting the account deletes its rows), so a save of it again, the
+        # common case, costs no extra statement.
+        require_account(accounts, uow, account)
         if recipes.count(account) >= MAX_SAVED:
             raise RecipeLimitReached(MAX_SAVED)
         if recipes.insert_if_absent(account, rid, title, source_url, now or datetime.now(UTC)):
