@@ -29,7 +29,7 @@ from starlette.responses import RedirectResponse, Response
 from starlette.routing import BaseRoute, Route
 
 from app.authserver import pages
-from app.authserver.accounts import AccountRepository, SignedIn
+from app.authserver.accounts import AccountRepository, SignedIn, delete_account
 from app.authserver.clients import Client
 from app.authserver.forms import NO_STORE, Signer, parse_form, read_body
 from app.authserver.pages import GrantView, Pages
@@ -190,14 +190,23 @@ class AccountPages:
         self.passwords.device_cookie(response, username, outcome.device)
         return response
 
-    async def disconnect(self, request: Request) -> Response:
+    async def signed_in_form(self, request: Request
+                             ) -> tuple[dict[str, str], str, int] | Response:
+        """A form posted in a session: its fields, the session's account and epoch; or the
+        answer when there is no session (the sign-in page) or the token is not this session's."""
         form = dict(parse_form(await read_body(request)))
         session = self.session_cookie(request)
         if session is None:
             return self.login_form(request, status=401)
         if not self.session_csrf_ok(request, form):
             return self.pages.error(request, "csrf", 403)
-        account_id, epoch = session
+        return form, *session
+
+    async def disconnect(self, request: Request) -> Response:
+        posted = await self.signed_in_form(request)
+        if isinstance(posted, Response):
+            return posted
+        form, account_id, epoch = posted
         grant_id = form.get("grant", "")[:40]
 
         def revoke(uow: Any) -> bool | None:
@@ -218,15 +227,12 @@ class AccountPages:
         """The account, its grants (their tokens refused at once here and within the revocation
         bound everywhere, as Disconnect's) and everything the features keep for it, in one
         transaction: all of it goes, or nothing does."""
-        form = dict(parse_form(await read_body(request)))
-        session = self.session_cookie(request)
-        if session is None:
-            return self.login_form(request, status=401)
-        if not self.session_csrf_ok(request, form):
-            return self.pages.error(request, "csrf", 403)
+        posted = await self.signed_in_form(request)
+        if isinstance(posted, Response):
+            return posted
+        form, account_id, epoch = posted
         if form.get("confirm") != pages.DELETE_CONFIRMATION:
             return self.pages.error(request, "error.delete_unconfirmed", 400)
-        account_id, epoch = session
 
         def delete(uow: Any) -> int | None | Literal[False]:
             account = _live(uow, account_id, epoch)
@@ -234,9 +240,7 @@ class AccountPages:
                 return None
             if account.is_demo:  # its password is everyone's: nobody's to delete
                 return False
-            kept = self.forget(uow, account_id)
-            uow.repository(AccountRepository).retire(account_id, int(time.time()))
-            return kept
+            return delete_account(uow, account_id, self.forget)
 
         deleted = await self.db.write(delete)
         if deleted is None:

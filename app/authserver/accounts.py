@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 import secrets
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from sqlalchemy import delete, select, update
@@ -149,6 +150,16 @@ def set_disabled(uow: UnitOfWork, username: str, disabled: bool) -> Account:
     uow.repository(AccountRepository).revoke_grants(account.id, now)
     account.session_epoch = (account.session_epoch or 0) + 1  # its /account sessions end too, for good
     return account
+
+
+def delete_account(uow: UnitOfWork, account_id: str,
+                   forget: Callable[[UnitOfWork, str], int]) -> int:
+    """What every feature keeps for the account (``forget``: app.parts.forget_everywhere), then
+    the account itself (``retire``), in the caller's transaction: /account and ``users delete``.
+    Returns how many items the features deleted."""
+    kept = forget(uow, account_id)
+    uow.repository(AccountRepository).retire(account_id, int(time.time()))
+    return kept
 
 
 @dataclass(frozen=True)

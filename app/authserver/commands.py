@@ -6,7 +6,6 @@ from __future__ import annotations
 import argparse
 import getpass
 import sys
-import time
 from collections.abc import Callable
 from contextlib import AbstractContextManager
 from typing import Any
@@ -18,6 +17,7 @@ from app.authserver.accounts import (
     AccountError,
     AccountRepository,
     create_account,
+    delete_account,
     normalise_username,
     set_disabled,
 )
@@ -129,10 +129,7 @@ def _deleted(uow: UnitOfWork, username: str,
     account = accounts.by_username(username)
     if account is None or account.username.startswith("deleted-"):
         raise AccountError(f"no account named {normalise_username(username)!r}")
-    name, account_id = account.username, account.id
-    kept = forget(uow, account_id)
-    accounts.retire(account_id, int(time.time()))
-    return name, account_id, kept
+    return account.username, account.id, delete_account(uow, account.id, forget)
 
 
 def _ids(account: Account) -> tuple[str, str]:

@@ -247,16 +247,15 @@ def _case(data: dict[str, Any], feature: str, where: str, problems: list[str]) -
     prompt = _text(data, "prompt", where, problems, limit=MAX_PROMPT)
     tool = _text(data, "tool", where, problems)
     outcome = _text(data, "outcome", where, problems, limit=500)
-    arguments = data.get("arguments", {})
-    if not isinstance(arguments, dict):
-        problems.append(f"{where}: `arguments` must be a table (arguments = {{ name = value }})")
-        arguments = {}
     for key in ("arguments", "expect"):
         if _has_date(data.get(key)):
             problems.append(f"{where}: `{key}` holds a TOML date or time: write it in quotes, "
                             "as the tool receives it (\"2026-06-01\")")
             data = {**data, key: {}}
-    arguments = data.get("arguments", {}) if isinstance(data.get("arguments"), dict) else {}
+    arguments = data.get("arguments", {})
+    if not isinstance(arguments, dict):
+        problems.append(f"{where}: `arguments` must be a table (arguments = {{ name = value }})")
+        arguments = {}
     case_id = data.get("id")
     if case_id is not None and (not isinstance(case_id, str) or not REFERENCE.fullmatch(
             "{" + case_id + "}") or case_id == "base_url"):

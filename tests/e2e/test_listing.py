@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -70,6 +71,10 @@ def test_the_shipped_listing_replays_green_against_the_running_server(server: Li
         c.where.split(": ")[0] for c in cases]
     assert all(line.startswith("  ok  ") for line in reported)
     assert "        answered: Linked account: Alice Liddell <alice@example.com>" in lines
+    # What only the deployment knows is asked of it: its domain token is not set.
+    assert (f"before you submit: domain verification: {server.base_url}/.well-known/"
+            "openai-apps-challenge answers HTTP 404: set APP_OPENAI_APPS_CHALLENGE there to the "
+            "token OpenAI gives you") in lines
     manifest = json.loads((tmp_path / "plugin" / ".codex-plugin" / "plugin.json").read_text())
     assert manifest["interface"]["privacyPolicyURL"] == f"{server.base_url}/privacy"
     assert json.loads((tmp_path / "plugin" / ".mcp.json").read_text())["mcpServers"] == {
@@ -130,3 +135,17 @@ def test_an_answer_other_than_the_case_expects_fails_the_replay(server: LiveServ
     assert lines[failed[0] + 2] == "        wrong: expected 4 items at animals, got 3"
     total = len(load(root).cases)
     assert f"{total - 1} of {total} test cases answered as expected" in lines
+
+
+def test_without_a_url_it_serves_this_checkout_itself_behind_its_allowed_hosts(tmp_path: Path):
+    """The command migrates, seeds and serves the app on a free loopback port; a deployment's
+    APP_ALLOWED_HOSTS (DNS-rebinding protection) lets the replay's own address through too."""
+    cases = load(FEATURES).cases
+    env = {**os.environ, "APP_DATABASE_URL": f"sqlite:///{tmp_path / 'self.db'}",
+           "APP_ALLOWED_HOSTS": "mcp.example.com", "APP_VAR_DIR": str(tmp_path / "var"),
+           "APP_STORAGE_DIR": str(tmp_path / "files"), "APP_FILES_DIR": str(tmp_path / "files")}
+    proc = subprocess.run([sys.executable, "-m", "app", "listing"], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=180)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert f"{len(cases)} of {len(cases)} test cases answered as expected" in (
+        proc.stdout.splitlines())
