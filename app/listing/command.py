@@ -1,7 +1,8 @@
 """``python -m app listing``: read the listing, hold it against the server's tools, write and
 check the plugin, replay every test case, print the report. Exit 0 when every step holds.
 
-The server is the one at ``--url`` (its MCP URL), or this checkout's app in process. Linked
+The server is the one at ``--url`` (its MCP URL), or this checkout's app, which the CLI serves on
+a free loopback port for the run (app.__main__._served_here). Linked
 cases carry a token: LISTING_TOKEN's when set (an external identity provider's), else one the
 built-in authorization server's sign-in gives (``sign_in``: absent without that package)."""
 
