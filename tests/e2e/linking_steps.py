@@ -3,7 +3,9 @@ and assert an OAuth refusal. All over real HTTP against the ``linking`` server (
 
 from __future__ import annotations
 
+import base64
 import hashlib
+import json
 import time
 from collections.abc import Callable
 from typing import Any
@@ -55,6 +57,12 @@ def linked(linking: Linking, scope: str = "recipes.write", username: str = "alic
     response = token(linking.base_url, code_grant(code, pkce, linking.resource, client_id=client_id))
     assert response.status_code == 200, response.text
     return client_id, response.json()
+
+
+def grant_of(access_token: str) -> str:
+    """The grant an access token of ours was issued under (its ``grant`` claim; not verified here)."""
+    payload = access_token.split(".")[1]
+    return json.loads(base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4)))["grant"]
 
 
 def refused_within(seconds: float, status: Callable[[], int]) -> float:

@@ -29,6 +29,16 @@ def _fields(html: str, action: str) -> dict[str, str]:
     return dict(re.findall(r'name="([^"]+)" value="([^"]*)"', form.group(1)))
 
 
+def _disconnect_fields(html: str, grant: str) -> dict[str, str]:
+    """The Disconnect form of ``grant``: the account may hold others, listed newest first, and
+    grants made in the same second (by other tests on this server) tie on that order."""
+    for form in re.findall(r'<form method="post" action="/account/disconnect">(.*?)</form>', html, re.S):
+        fields = dict(re.findall(r'name="([^"]+)" value="([^"]*)"', form))
+        if fields.get("grant") == grant:
+            return fields
+    raise AssertionError(f"no Disconnect form for grant {grant}: {html}")
+
+
 def _signed_in(linking: Linking, username: str) -> httpx.Client:
     browser = _browser(linking)
     fields = _fields(browser.get("/account").text, "/account/login")
@@ -59,7 +69,7 @@ def test_a_token_and_cookie_of_the_attackers_do_not_disconnect_the_victims_app(l
     _, tokens = steps.linked(linking, username="bob")
     victim = _signed_in(linking, "bob")
     page = victim.get("/account").text
-    grant = _fields(page, "/account/disconnect")["grant"]
+    grant = steps.grant_of(tokens["access_token"])
     attacker = _browser(linking)
     attackers_token = _fields(attacker.get("/account").text, "/account/login")["csrf_token"]
     # The same token, checked against the attacker's own cookie, is good for the sign-in form...
@@ -71,7 +81,7 @@ def test_a_token_and_cookie_of_the_attackers_do_not_disconnect_the_victims_app(l
     assert refused.status_code == 403, refused.text
     assert _status(linking, tokens["access_token"]) == 200
     # The victim's own page's token works (and only in the victim's session: not in the attacker's).
-    own = _fields(page, "/account/disconnect")["csrf_token"]
+    own = _disconnect_fields(page, grant)["csrf_token"]
     assert own != attackers_token
     done = victim.post("/account/disconnect", data={"grant": grant, "csrf_token": own})
     assert done.status_code == 303 and done.headers["location"] == "/account?done=disconnected"

@@ -60,7 +60,7 @@ def _forged(linking: Linking, *, key: ECKey | None = None, kid: str | None = Non
     server_key, server_kid = _server_key(linking)
     accounts = steps.sql(linking, "SELECT id FROM accounts WHERE username = 'alice'")
     grant_client, grant = steps.linked(linking)
-    grant_id = json.loads(__import__("base64").urlsafe_b64decode(grant["access_token"].split(".")[1] + "=="))["grant"]
+    grant_id = steps.grant_of(grant["access_token"])
     now = int(time.time())
     body = {"iss": linking.base_url, "sub": accounts[0][0], "aud": linking.resource, "client_id": grant_client,
             "scope": "recipes.write", "iat": now, "nbf": now, "exp": now + 300, "jti": secrets.token_hex(8),
