@@ -19,7 +19,8 @@ from urllib.parse import urlsplit
 import anyio.to_thread
 import structlog
 from mcp.server.auth.provider import TokenVerifier
-from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver import MCPServer, RequestStateSecurity
+from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
 from mcp_types.methods import SPEC_CLIENT_METHODS
 from starlette.applications import Starlette
@@ -65,7 +66,7 @@ from app.parts import (
     scope_catalog,
     tuning,
 )
-from app.secret import load_secret
+from app.secret import load_secret, request_state_keys
 from app.settings import Settings, SettingsError, SettingsPart, load_settings
 from app.storage import LocalStorage, Storage
 
@@ -225,13 +226,22 @@ def observe(deps: Deps, features: Sequence[Feature], registry: ToolRegistry, met
 class McpEndpoint(NamedTuple):
     server: MCPServer
     lane: Lane | None
+    # The SDK's stateless transport in its SSE mode, over the same server: what answers a request
+    # that asks for progress (a progressToken), whose notifications a JSON answer has no room for.
+    streamed: StreamableHTTPSessionManager
     app: ASGIApp  # POST/DELETE /mcp: the bearer check, then the admission, which routes to the lane or the SDK
 
 
-def build_mcp(settings: Settings, registry: ToolRegistry, features: Sequence[Feature], limits: Limits,
+def build_mcp(settings: Settings, registry: ToolRegistry, features: Sequence[Feature], deps: Deps,
               token_verifier: TokenVerifier, metrics: Metrics | None, speedups: SpeedUps | None) -> McpEndpoint:
-    mcp = build_mcp_server(registry, ToolBudgets(limits, tool_charges(registry, settings)),
-                           instructions=server_instructions(features), metrics=metrics)
+    # Shared by every worker and replica (the SDK checks expiry, the arguments, the audience and the
+    # caller on each retry): an input_required answered on one may be completed on any other.
+    sealing = RequestStateSecurity(keys=request_state_keys(settings))
+    mcp = build_mcp_server(registry, ToolBudgets(deps.limits, tool_charges(registry, settings)),
+                           instructions=server_instructions(features), metrics=metrics, request_state=sealing)
+    for feature in features:
+        if feature.mcp is not None:
+            feature.mcp(mcp, deps)
     # Builds the SDK's stateless JSON transport; its Starlette wrapper (one route, its own lifespan) is not
     # used: /mcp reaches the session manager directly, and our lifespan runs the manager.
     mcp.streamable_http_app(
@@ -246,6 +256,9 @@ def build_mcp(settings: Settings, registry: ToolRegistry, features: Sequence[Fea
         ),
     )
     manager = mcp.session_manager
+    streamed = StreamableHTTPSessionManager(manager.app, stateless=True, json_response=False,
+                                            security_settings=manager.security_settings,
+                                            max_request_body_size=settings.max_body_bytes)
     lane = speedups.lane(manager) if speedups is not None else None
     challenge = None
     if settings.auth_challenge != "meta":
@@ -256,10 +269,11 @@ def build_mcp(settings: Settings, registry: ToolRegistry, features: Sequence[Fea
         challenge = HttpChallenge(settings.resource_metadata_url, settings.auth_challenge, observe)
     # The token is optional on /mcp: each tool's schemes decide, once, in the admission (app.mcp.registry).
     admission = McpAdmission(manager.handle_request, manager, access=registry.access, challenge=challenge,
-                             max_body_bytes=settings.max_body_bytes, lane=lane)
+                             max_body_bytes=settings.max_body_bytes, lane=lane,
+                             streamed=streamed.handle_request)
     endpoint = bearer_auth(admission, token_verifier, resource=settings.mcp_url,
                            resource_metadata_url=settings.resource_metadata_url)
-    return McpEndpoint(mcp, lane, endpoint)
+    return McpEndpoint(mcp, lane, streamed, endpoint)
 
 
 def lifespan_of(deps: Deps, mcp: McpEndpoint, tracing: Tracing | None, speedups: SpeedUps | None
@@ -268,7 +282,7 @@ def lifespan_of(deps: Deps, mcp: McpEndpoint, tracing: Tracing | None, speedups:
     async def lifespan(_: Starlette) -> AsyncIterator[None]:
         try:
             await deps.limits.start()
-            async with (deps.broadcast.running(), mcp.server.session_manager.run(),
+            async with (deps.broadcast.running(), mcp.server.session_manager.run(), mcp.streamed.run(),
                         mcp.lane.run() if mcp.lane else contextlib.nullcontext()):
                 if speedups is not None:
                     speedups.settle()
@@ -379,7 +393,7 @@ def create_app(
                                              metrics, features)
     registry, feature_routes = build_registry(settings, features, deps, catalog)
     metrics_routes = observe(deps, features, registry, metrics, tracing)
-    mcp = build_mcp(settings, registry, features, deps.limits, token_verifier, metrics, speedups)
+    mcp = build_mcp(settings, registry, features, deps, token_verifier, metrics, speedups)
     route = mcp_route(mcp.app)
     app = Starlette(
         routes=[*core_routes(settings, deps, mcp.server.name, route, recent_events,

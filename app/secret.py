@@ -8,6 +8,7 @@ workers agree. Production refuses to start on generated material unless ``APP_AL
 
 from __future__ import annotations
 
+import hashlib
 import os
 import secrets
 from pathlib import Path
@@ -59,3 +60,13 @@ def load_secret(settings: Settings) -> tuple[bytes, bool]:
     if settings.secret_key:
         return settings.secret_key.encode(), False
     return persisted(Path(settings.var_dir) / SECRET_FILE, secrets.token_urlsafe(48)).encode(), True
+
+
+def request_state_keys(settings: Settings) -> list[bytes]:
+    """The keys that seal a multi-round-trip request's state (APP_REQUEST_STATE_KEYS), the first one
+    sealing. Unset (development): one derived from the secret key, which every worker and restart
+    shares; its own derivation, so that it can never double as a link or form key."""
+    if settings.request_state_keys:
+        return [key.encode() for key in settings.request_state_keys]
+    secret, _ = load_secret(settings)
+    return [hashlib.sha256(b"request state\0" + secret).digest()]

@@ -55,6 +55,18 @@ class FileHandler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(body)
 
+    def _trickle(self, body: bytes, claimed: str, rate: int) -> None:
+        """The body at ``rate`` bytes a second (a tenth of a second's worth at a time): a slow host."""
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(body)))
+        self.send_header("Content-Type", claimed)
+        self.end_headers()
+        step = max(1, rate // 10)
+        for start in range(0, len(body), step):
+            self.wfile.write(body[start:start + step])
+            self.wfile.flush()
+            time.sleep(0.1)  # the host's pace, not a test delay
+
     def do_GET(self) -> None:  # noqa: N802 (http.server API)
         parts = urlsplit(self.path)
         path, query = parts.path, parse_qs(parts.query)
@@ -64,7 +76,11 @@ class FileHandler(BaseHTTPRequestHandler):
                 body, claimed = self.server.bodies[path[3:]]
                 if delay := self.server.delays.get(path[3:]):
                     time.sleep(delay)  # a slow file host: the request that fetches it stays in flight
-                self._send(200, body, {"Content-Type": claimed})
+                if rate := self.server.rates.get(path[3:]):
+                    self._trickle(body, claimed, rate)
+                    self.server.finished[path[3:]] = time.monotonic()
+                else:
+                    self._send(200, body, {"Content-Type": claimed})
             elif path == "/redirect":
                 self._send(302, b"", {"Location": query["to"][0]})
             elif path == "/declared-too-big":
@@ -119,6 +135,8 @@ class FileServer(ThreadingHTTPServer):
         super().__init__(("127.0.0.1", 0), FileHandler)
         self.bodies: dict[str, tuple[bytes, str]] = {}
         self.delays: dict[str, float] = {}
+        self.rates: dict[str, int] = {}  # bytes a second, for a body served slowly
+        self.finished: dict[str, float] = {}  # when its last byte was written (monotonic)
         self.hits = 0
 
     @property
@@ -126,11 +144,13 @@ class FileServer(ThreadingHTTPServer):
         return f"http://127.0.0.1:{self.server_address[1]}"
 
     def offer(self, body: bytes, claimed: str = "application/octet-stream", name: str | None = None,
-              delay: float = 0.0) -> str:
+              delay: float = 0.0, rate: int | None = None) -> str:
         name = name or uuid.uuid4().hex
         self.bodies[name] = (body, claimed)
         if delay:
             self.delays[name] = delay
+        if rate:
+            self.rates[name] = rate
         return f"{self.origin}/f/{name}"
 
 

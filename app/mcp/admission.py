@@ -77,6 +77,7 @@ class Admission:
     tool: str | None = None  # the tool a tools/call names
     access: Access | None = None  # what that tool asks of the caller, and whether the token has it
     progress_token: ProgressToken | None = None
+    streams: bool = False  # the client takes a text/event-stream answer
     chatgpt: bool = False  # the request _meta carries ChatGPT's openai/* keys
 
     @property
@@ -86,6 +87,11 @@ class Admission:
     @property
     def method(self) -> str | None:
         return self.message.method if self.message is not None else None
+
+    @property
+    def wants_progress(self) -> bool:
+        """A plain request with a progressToken from a client that reads a streamed answer."""
+        return self.progress_token is not None and self.streams and self.message is not None
 
     @property
     def refused(self) -> bool:
@@ -118,8 +124,10 @@ class McpAdmission:
 
     def __init__(self, transport: ASGIApp, manager: StreamableHTTPSessionManager, *,
                  access: Callable[[str, AccessToken | None], Access | None],
-                 challenge: Challenge | None, max_body_bytes: int, lane: Lane | None = None) -> None:
+                 challenge: Challenge | None, max_body_bytes: int, lane: Lane | None = None,
+                 streamed: ASGIApp | None = None) -> None:
         self.transport = transport
+        self.streamed = streamed
         self.access = access
         self.challenge = challenge
         self.max_body_bytes = max_body_bytes
@@ -156,7 +164,12 @@ class McpAdmission:
             if admission.refused and self.challenge is not None:
                 if await self.challenge(admission, replay, send):
                     return
-            if admission.plain and self.lane is not None and self.lane.ready:
+            if admission.wants_progress and self.streamed is not None:
+                # Progress has a wire only in a streamed answer: the SDK's own SSE transport, over the same
+                # server (its notifications go out as the tool sends them, then the answer).
+                admission.message = None
+                await self.streamed(scope, replay, send)
+            elif admission.plain and self.lane is not None and self.lane.ready:
                 await self.lane.answer(admission, send)
             else:
                 # The SDK reads the body and decodes it itself: what was decoded here would be
@@ -202,7 +215,7 @@ class McpAdmission:
                 and version not in MODERN_PROTOCOL_VERSIONS:
             return  # an unknown version: the SDK tells the client which ones it serves
         modern = version in MODERN_PROTOCOL_VERSIONS
-        has_json, _ = check_accept_headers(request)
+        has_json, admission.streams = check_accept_headers(request)
         # The handshake-era transport wants exactly application/json (its 415); the 2026-07-28 entry takes what the
         # security settings took already (an application/json... type, in any case).
         if not has_json or (not modern and not _exactly_json(request.headers.get("content-type", ""))):
@@ -285,12 +298,18 @@ def _exactly_json(content_type: str) -> bool:
     return any(part.strip() == "application/json" for part in content_type.split(";")[0].split(","))
 
 
+_OWS = (b" ", b"\t")
+
+
 def normalise_headers(scope: Scope) -> None:
     """What real clients send, in the shape the SDK's transport expects: ChatGPT's tool scanner has posted
     ``application/octet-stream`` (or no type) and ``Accept: */*``, which the SDK answers 415 / 406, though the
     body is JSON-RPC either way. Changed in the scope, so the transport sees what the admission saw."""
     ctype = accept = None
+    padded = False
     for key, value in scope["headers"]:  # the first of each, as Starlette's Headers.get reads it
+        if value[:1] in _OWS or value[-1:] in _OWS:
+            padded = True
         if key == b"content-type" and ctype is None:
             ctype = value
         elif key == b"accept" and accept is None:
@@ -301,6 +320,11 @@ def normalise_headers(scope: Scope) -> None:
     accepted = (accept or b"").strip()
     if accepted in (b"", b"*/*") or (b"application/json" not in accepted and b"*/*" in accepted):
         updates[b"accept"] = b"application/json, text/event-stream"
+    if padded:
+        # RFC 9110 §5.5: a field value's leading and trailing whitespace is not part of it. uvicorn's
+        # parsers strip it already; an ASGI server or a proxy that does not would have the SDK refuse a
+        # tools/call whose `Mcp-Name: get_zoo_animals ` is right (docs/chatgpt-contract.md §2).
+        scope["headers"] = [(k, v.strip(b" \t")) for k, v in scope["headers"]]
     if updates:
         scope["headers"] = [(k, v) for k, v in scope["headers"] if k not in updates] + list(updates.items())
 

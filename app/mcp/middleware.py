@@ -4,8 +4,11 @@
   version and drops unknown top-level tool fields, so ``securitySchemes`` is
   copied back from its ``_meta`` mirror after serialization.
 - ``OutputGuard``: a result whose structuredContent breaks the tool's published
-  outputSchema is replaced by an error result, never shipped.
+  outputSchema is replaced by an error result, never shipped (an ``input_required`` result is a
+  question, not the output: it passes).
 - ``ToolCallLog``: one log event per request with the correlation fields.
+- ``ReadCacheHints``: how long a ``resources/read`` result may be kept, by what it holds (the lists'
+  hints are the server's, ``list_hints``).
 - ``StorableText``: a call whose arguments (or request ``_meta``) hold a character no database stores (NUL,
   an unpaired surrogate) is answered with an ``isError`` result before the tool runs.
 """
@@ -19,10 +22,13 @@ from typing import Any
 import fastjsonschema
 import structlog
 from mcp.server.auth.middleware.auth_context import get_access_token
+from mcp.server.caching import CacheHint
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.mcpserver import MCPServer
 from mcp.shared.exceptions import MCPError
+from mcp.types import InputRequiredResult
 from mcp_types import INVALID_PARAMS
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import ValidationError
 
 from app.mcp.errors import ToolFailure
@@ -54,6 +60,44 @@ async def restore_security_schemes(ctx: ServerRequestContext[Any, Any], call_nex
     return result
 
 
+def asks_for_input(result: Any) -> bool:
+    """An ``input_required`` result (SEP-2322): the handler asks the client or the user something first;
+    the client calls again with the answers. A typed result or its mapping."""
+    if isinstance(result, InputRequiredResult):
+        return True
+    return isinstance(result, dict) and result.get("resultType") == "input_required"
+
+
+# How long a client may keep a result (SEP-2549, 2026-07-28; docs/chatgpt-contract.md §2, "Cache hints").
+WIDGET_TTL_MS = 30 * 24 * 3600 * 1000  # a content-hashed widget never changes under its URI
+LIST_TTL_MS = 60 * 1000  # what the server offers changes with a deploy: seen within a minute of it
+
+
+def list_hints() -> dict[str, CacheHint]:
+    """The lists are the same for every caller (a tool the caller may not use is listed with its
+    schemes, and refused when called): shared, for a minute."""
+    public = CacheHint(ttl_ms=LIST_TTL_MS, scope="public")
+    return {method: public for method in ("tools/list", "resources/list", "resources/templates/list",
+                                          "prompts/list", "server/discover")}
+
+
+class ReadCacheHints:
+    """``resources/read``: a content-hashed widget is immutable and the same for everyone; anything else
+    a resource holds may be one person's and is never kept (0 ms, private)."""
+
+    def __init__(self, immutable: set[str]) -> None:
+        self.immutable = immutable
+
+    async def __call__(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
+        result = await call_next(ctx)
+        if (ctx.method != "resources/read" or not isinstance(result, dict)
+                or ctx.protocol_version not in MODERN_PROTOCOL_VERSIONS or asks_for_input(result)):
+            return result  # another method, a protocol without the hints, or a question
+        if str((ctx.params or {}).get("uri")) in self.immutable:
+            return {**result, "ttlMs": WIDGET_TTL_MS, "cacheScope": "public"}
+        return {**result, "ttlMs": 0, "cacheScope": "private"}
+
+
 class OutputGuard:
     def __init__(self) -> None:
         self._server: MCPServer | None = None
@@ -75,7 +119,9 @@ class OutputGuard:
 
     async def __call__(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
         result = await call_next(ctx)
-        if ctx.method != "tools/call" or not isinstance(result, dict) or result.get("isError"):
+        if ctx.method != "tools/call" or asks_for_input(result):  # a question, not the tool's output
+            return result
+        if not isinstance(result, dict) or result.get("isError"):
             return result
         name = (ctx.params or {}).get("name", "")
         validator = await self._validator(name)
@@ -143,7 +189,7 @@ class ToolCallLog:
         try:
             result = await call_next(ctx)
             outcome = _outcome(result)
-            if outcome != "ok":
+            if outcome not in ("ok", "input_required"):
                 error_type = "tool_error"
             return result
         except BaseException as exc:  # a cancelled call (the client left) too: never counted a success
@@ -161,6 +207,8 @@ class ToolCallLog:
 
 
 def _outcome(result: Any) -> str:
+    if asks_for_input(result):
+        return "input_required"
     if not (isinstance(result, dict) and result.get("isError")):
         return "ok"
     return "auth_required" if WWW_AUTHENTICATE in (result.get("_meta") or {}) else "tool_error"

@@ -25,9 +25,11 @@ import structlog
 from mcp.server.apps import Apps, Visibility
 from mcp.server.auth.middleware.auth_context import get_access_token
 from mcp.server.auth.provider import AccessToken
-from mcp.server.mcpserver import MCPServer
+from mcp.server.caching import CacheHint
+from mcp.server.mcpserver import Context, MCPServer, RequestStateSecurity
 from mcp.server.mcpserver.resources import TextResource
-from mcp.types import CallToolResult, ContentBlock, TextContent, ToolAnnotations
+from mcp.types import CallToolResult, ContentBlock, InputRequiredResult, TextContent, ToolAnnotations
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from app import __version__
 from app.auth import schemes
@@ -161,6 +163,11 @@ class ToolRegistry:
         return bool(self._widgets)
 
     @property
+    def widget_uris(self) -> set[str]:
+        """The ``ui://`` URIs of the widgets, each named by its content's hash."""
+        return {widget.uri for widget in self._widgets.values()}
+
+    @property
     def tool_names(self) -> list[str]:
         return list(self._tools)
 
@@ -185,7 +192,11 @@ class ToolRegistry:
                     used.setdefault(scope, []).append(name)
         return used
 
-    def build(self, *, instructions: str | None = None, middleware: list[Any] | None = None) -> MCPServer:
+    def build(self, *, instructions: str | None = None, middleware: list[Any] | None = None,
+              request_state: RequestStateSecurity | None = None,
+              cache_hints: Mapping[Any, CacheHint] | None = None) -> MCPServer:
+        """The SDK's server. ``request_state``: what seals an ``input_required`` result's state (None: a
+        key of this process only, which a retry landing on another worker could not open)."""
         apps = Apps()
         for widget in self._widgets.values():
             apps.add_resource(
@@ -213,6 +224,8 @@ class ToolRegistry:
             version=__version__,
             extensions=[apps],
             middleware=middleware or [],
+            request_state_security=request_state,
+            cache_hints=cache_hints,
             # Stateless and multi-worker: a subscription made on one worker could never be
             # served by another, so none is offered (initialize and server/discover agree).
             subscriptions=False,
@@ -278,8 +291,12 @@ def _enforced(fn: Callable[..., Any], name: str, title: str, security: list[sche
             return refusal(title, unmet, resource_metadata_url, signed_in=token is not None)
         try:
             if is_async:
-                return await fn(*args, **kwargs)
-            return await anyio.to_thread.run_sync(functools.partial(fn, *args, **kwargs))
+                result = await fn(*args, **kwargs)
+            else:
+                result = await anyio.to_thread.run_sync(functools.partial(fn, *args, **kwargs))
+            if isinstance(result, InputRequiredResult):
+                return _asked(name, result, kwargs)
+            return result
         except (ToolFailure, DatabaseUnavailable, DatabaseNotMigrated, StorageError) as exc:
             # The class, never the text: a message may carry what the user sent (a file name, a title).
             log.info("tool.failure", failure=type(exc).__qualname__)
@@ -287,3 +304,20 @@ def _enforced(fn: Callable[..., Any], name: str, title: str, security: list[sche
             return failed(name, exc if isinstance(exc, ToolFailure) else ToolFailure(str(exc)))
 
     return wrapper
+
+
+def _asked(name: str, result: InputRequiredResult, kwargs: dict[str, Any]) -> Any:
+    """A tool's question (an ``input_required`` result, SEP-2322) goes out on 2026-07-28, the only
+    protocol it has a wire on. Asked of an older client, where the SDK would answer -32603 "Handler
+    returned an invalid result" and log a traceback, it is a tool error the model can act on. The tool
+    read the answers from its ``Context``, which tells the protocol spoken."""
+    context = next((value for value in kwargs.values() if isinstance(value, Context)), None)
+    version = context.protocol_version if context is not None else None
+    if version in MODERN_PROTOCOL_VERSIONS:
+        return result
+    log.info("tool.input_required_unsupported", protocol_version=version)
+    return failed(name, ToolFailure(
+        f"It needs an answer from the user first, which a client speaking MCP {version} cannot be "
+        "asked for (questions need MCP 2026-07-28).",
+        "Tell the user this cannot be done from this client; do not call the tool again with the "
+        "same arguments."))

@@ -295,3 +295,38 @@ def test_every_widget_resource_reads_the_same_through_both(servers: tuple[str, s
     for resource in listed:
         read = _rpc("resources/read", {"uri": resource["uri"]})
         assert _seen(_send(lane, "2025-06-18", {}, read)) == _seen(_send(transport, "2025-06-18", {}, read))
+
+
+ASKING_ENVELOPE = {**ENVELOPE, "io.modelcontextprotocol/clientCapabilities": {"elicitation": {"form": {}}}}
+
+
+def _confirm(base_url: str, **more: object) -> httpx.Response:
+    params = {"name": "probe_confirm", "arguments": {"text": "tea"}, "_meta": ASKING_ENVELOPE, **more}
+    return _send(base_url, MODERN, {"mcp-method": "tools/call", "mcp-name": "probe_confirm"},
+                 _rpc("tools/call", params))
+
+
+def test_a_question_and_its_answer_pass_both_paths_alike(servers: tuple[str, str], lane_calls: list[str]):
+    """An input_required result (its state sealed: a nonce of its own each time) and the retry that answers it."""
+    lane, transport = servers
+    before = len(lane_calls)
+    asked = {path: _confirm(path) for path in (lane, transport)}
+    assert len(lane_calls) == before + 1
+    seen = {path: _seen(response) for path, response in asked.items()}
+    states = {path: seen[path][2]["result"].pop("requestState") for path in asked}  # type: ignore[index]
+    assert seen[lane][0] == 200 and seen[lane] == seen[transport]
+    assert asked[lane].json()["result"]["resultType"] == "input_required"
+    answer = {"confirm": {"action": "accept", "content": {"ok": True}}}
+    done = {path: _confirm(path, inputResponses=answer, requestState=states[path]) for path in asked}
+    # The text names the process that asked and the one that answered: both copies are this one.
+    assert _seen(done[lane]) == _seen(done[transport])
+    assert done[lane].json()["result"]["structuredContent"] == {"text": "tea", "confirmed": True}
+    assert len(lane_calls) == before + 2
+
+
+def test_a_question_asked_of_an_older_client_is_the_same_tool_error_on_both_paths(servers: tuple[str, str]):
+    lane, transport = servers
+    body = _call("probe_confirm", {"text": "tea"})
+    through_lane = _seen(_send(lane, "2025-11-25", {}, body))
+    assert through_lane == _seen(_send(transport, "2025-11-25", {}, body))
+    assert through_lane[2]["result"]["isError"] is True

@@ -33,15 +33,32 @@ def test_production_with_local_files_but_no_secret_key_refuses_even_with_an_exte
 def test_production_with_nothing_set_names_every_missing_variable_at_once_and_writes_nothing(database_url,
                                                                                              tmp_path):
     env = production(f"sqlite:///{tmp_path}/var/app.db", tmp_path)  # the database too would go under var/
-    del env["APP_BASE_URL"]
+    del env["APP_BASE_URL"], env["APP_REQUEST_STATE_KEYS"]
     proc = app_subprocess("serve", "--port", str(free_port()), env=env, cwd=tmp_path)  # the real entry point
     assert "Traceback" not in proc.stderr and proc.returncode == 1, proc.stderr
     # The authorization server's signing keys when this tree has it (a fork with an external IdP signs none).
     signing = ["APP_OAUTH_SIGNING_KEYS"] if authserver_installed() else []
     assert [line.split(":")[1].strip() for line in proc.stderr.splitlines()] == [
-        "APP_BASE_URL", *signing, "APP_SECRET_KEY"], proc.stderr
+        "APP_BASE_URL", *signing, "APP_SECRET_KEY", "APP_REQUEST_STATE_KEYS"], proc.stderr
     assert all(line.startswith("serve: APP_") for line in proc.stderr.splitlines())
     assert not (tmp_path / "var").exists()  # no key generated on the way to a refusal
+
+
+def test_production_without_request_state_keys_refuses_naming_them(serve, database_url, tmp_path):
+    env = production(database_url, tmp_path, APP_SECRET_KEY=SECRET_KEY, APP_AUTH_MODE="external",
+                     APP_OAUTH_ISSUER="https://idp.example/", APP_OAUTH_JWKS_URL="https://idp.example/jwks.json")
+    del env["APP_REQUEST_STATE_KEYS"]
+    line = one_line(serve(env, tmp_path), 1)
+    assert line.startswith("serve: APP_REQUEST_STATE_KEYS: APP_ENV=production needs it (it seals the state of a "
+                           "request that asks the user for input, which another replica may complete); "), line
+
+
+def test_a_request_state_key_too_short_is_one_line_that_does_not_repeat_it(serve, database_url, tmp_path):
+    env = production(database_url, tmp_path, APP_SECRET_KEY=SECRET_KEY,
+                     APP_REQUEST_STATE_KEYS=f"{'k' * 40},short-secret-value")
+    line = one_line(serve(env, tmp_path), 2)
+    assert line == "APP_REQUEST_STATE_KEYS: every key needs 32 or more characters (key 2 is shorter)", line
+    assert "short-secret-value" not in line
 
 
 def test_production_refuses_a_base_url_in_the_clear_off_loopback(serve, database_url, tmp_path):

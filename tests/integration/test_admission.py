@@ -222,6 +222,24 @@ async def test_a_modern_call_whose_mcp_param_headers_agree_is_plain(rig: Rig):
     assert (await rig.post(body, headers | {"mcp-param-region": "eu"})).json() == {"lane": True}
 
 
+async def test_whitespace_around_mcp_headers_is_not_part_of_their_value(rig: Rig):
+    """RFC 9110 §5.5; uvicorn strips it, an ASGI server that does not hands it over as here."""
+    headers, body = modern_call("regional", {"region": "eu"})
+    padded = headers | {"mcp-name": " \tregional ", "mcp-param-region": " eu\t"}
+    assert (await rig.post(body, padded)).json() == {"lane": True}
+    assert rig.admission.request.headers["mcp-name"] == "regional"
+
+
+async def test_the_sdks_transport_serves_a_call_whose_mcp_name_came_padded(rig: Rig):
+    """The SDK compares the header as it came and refuses the call (400, -32020) without the admission's
+    stripping; the transport, reached with the lane stopped, serves it."""
+    rig.lane.ready = False
+    headers, body = modern_call("regional", {"region": "eu"})
+    response = await rig.post(body, headers | {"mcp-name": "regional  ", "mcp-param-region": "eu"})
+    assert response.status_code == 200, response.text
+    assert response.json()["result"]["content"][0]["text"] == "eu"
+
+
 MODERN_LADDER_STATUS = {"no_envelope": 400, "name_header_disagrees": 400, "repeated_routing_header": 400,
                         "param_header_disagrees": 400, "param_header_missing": 400, "repeated_param_header": 400,
                         "listen": 400, "notification": 202}

@@ -222,6 +222,7 @@ def test_compose_is_production_by_default_behind_its_https_front():
         # Passed through from the operator's environment, never given here: production refuses to
         # start without them.
         assert env["APP_SECRET_KEY"] is None
+        assert env["APP_REQUEST_STATE_KEYS"] is None
         if authserver_installed():
             assert env["APP_OAUTH_SIGNING_KEYS"] is None
     # Every password is the operator's: required, no default (a default would be public).

@@ -10,6 +10,7 @@ import hashlib
 import json
 import os
 import tempfile
+from collections.abc import Mapping
 from contextlib import aclosing
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
@@ -21,6 +22,7 @@ import structlog
 
 from app.features.files import service
 from app.features.files.analysis import Analysis
+from app.features.files.progress import FileProgress
 from app.limits import OverLimit, retry_phrase
 from app.mcp.errors import ToolFailure
 from app.net.guard import OutboundGuard
@@ -127,9 +129,11 @@ def _spool_file(spool_dir: Path | None) -> tuple[int, str]:
 
 
 async def fetch_to_disk(guard: OutboundGuard, url: str, *, max_bytes: int, deadline_s: float,
-                        spool_dir: Path | None = None, anonymous: bool = False) -> Spooled:
+                        spool_dir: Path | None = None, anonymous: bool = False,
+                        progress: FileProgress | None = None) -> Spooled:
     """Stream the body into a private temporary file (in ``spool_dir``, default the system's), hashing it on the
-    way; the caller removes the file. ``anonymous``: a refusal says no more than GENERIC_REFUSAL of the network."""
+    way; the caller removes the file. ``anonymous``: a refusal says no more than GENERIC_REFUSAL of the network.
+    ``progress``: told the bytes arrived so far, of the length the response declares."""
     try:
         fd, name = await anyio.to_thread.run_sync(_spool_file, spool_dir)
     except OSError as exc:
@@ -141,10 +145,13 @@ async def fetch_to_disk(guard: OutboundGuard, url: str, *, max_bytes: int, deadl
                 raise FileRejected(f"The file's server answered HTTP {resp.status}; the download link may have "
                                    "expired.", "Ask the user to attach the file again.")
             pending = bytearray()
+            declared = _declared_length(resp.headers) if progress is not None else None
             async with aclosing(resp.chunks()) as chunks:
                 async for chunk in chunks:
                     pending += chunk
                     size += len(chunk)
+                    if progress is not None:
+                        await progress.fetched(size, declared)
                     if len(pending) >= WRITE_BATCH:
                         await anyio.to_thread.run_sync(_spool_batch, fd, digest, bytes(pending))
                         pending.clear()
@@ -165,6 +172,11 @@ async def fetch_to_disk(guard: OutboundGuard, url: str, *, max_bytes: int, deadl
         with anyio.CancelScope(shield=True):
             await _discard(fd, path)
         raise
+
+
+def _declared_length(headers: Mapping[str, str]) -> int | None:
+    length = headers.get("content-length", "").strip()
+    return int(length) if length.isdigit() and len(length) < 16 else None
 
 
 def _spool_failed(exc: OSError) -> FileRejected:

@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from typing import Annotated, Any
 
 import anyio
+from mcp.server.mcpserver import Context
 from mcp.types import CallToolResult
 from pydantic import Field
 
@@ -16,6 +17,7 @@ from app.feature import Deps
 from app.features.files import service
 from app.features.files.analysis import compare
 from app.features.files.ingest import FileRejected, Ingested, file_name_of
+from app.features.files.progress import FileProgress
 from app.features.files.schemas import (
     Comparison,
     FileAnalysis,
@@ -30,6 +32,7 @@ from app.features.files.schemas import (
 )
 from app.features.files.usecases import FileUseCases
 from app.mcp.budgets import ToolBudget
+from app.mcp.progress import Progress
 from app.mcp.registry import ToolRegistry
 from app.mcp.results import tool_result
 from app.mcp.widgets import Widget, is_origin
@@ -116,10 +119,12 @@ def register(registry: ToolRegistry, deps: Deps) -> None:
     lib = FileUseCases.of(deps)
     widget = files_widget(lib.storage.link_origin())
 
-    async def ingest(file: OpenAIFile, owner: str | None, which: str = "") -> Ingested:
+    async def ingest(file: OpenAIFile, owner: str | None, progress: FileProgress,
+                     which: str = "") -> Ingested:
         try:
             return await lib.ingest(download_url=file.download_url, openai_file_id=file.file_id,
-                                    file_name=file.file_name, claimed_mime_type=file.mime_type, owner=owner)
+                                    file_name=file.file_name, claimed_mime_type=file.mime_type, owner=owner,
+                                    progress=progress)
         except FileRejected as exc:
             if not which:
                 raise  # the registry makes it the call's error result
@@ -143,8 +148,9 @@ def register(registry: ToolRegistry, deps: Deps) -> None:
         invoking="Reading the file…",
         invoked="File analysed",
     )
-    async def analyze_file(file: OpenAIFile) -> Annotated[CallToolResult, FileAnalysis]:
-        ingested = await ingest(file, current_subject(WRITE_SCOPE) or None)
+    async def analyze_file(file: OpenAIFile, ctx: Context) -> Annotated[CallToolResult, FileAnalysis]:
+        progress = FileProgress(Progress.of(ctx))
+        ingested = await ingest(file, current_subject(WRITE_SCOPE) or None, progress)
         result = await analysis_of(lib, ingested)
         return tool_result(result, analysis_text(result, ingested.recorded.reused),
                            {"analysis": widget_analysis(ingested)})
@@ -165,8 +171,9 @@ def register(registry: ToolRegistry, deps: Deps) -> None:
         invoking="Comparing the files…",
         invoked="Files compared",
     )
-    async def compare_files(files: FileList) -> Annotated[CallToolResult, FilesComparison]:
+    async def compare_files(files: FileList, ctx: Context) -> Annotated[CallToolResult, FilesComparison]:
         owner = current_subject(WRITE_SCOPE) or None
+        progress = FileProgress(Progress.of(ctx), files=len(files))
         # One at a time: each file is streamed to disk and analysed in a worker process; in parallel they would
         # multiply the disk and process footprint of a single call. All or nothing: when one fails, the files
         # this call already recorded are removed again.
@@ -174,7 +181,7 @@ def register(registry: ToolRegistry, deps: Deps) -> None:
         try:
             for number, f in enumerate(files, start=1):
                 which = f"File {number} ({file_name_of(f.file_name, f.download_url)}): "
-                ingested.append(await ingest(f, owner, which))
+                ingested.append(await ingest(f, owner, progress, which))
         except BaseException:
             new = [i.recorded.upload for i in ingested if not i.recorded.reused]
             if new:

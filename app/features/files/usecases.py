@@ -25,6 +25,7 @@ from app.db import Database, DatabaseUnavailable
 from app.feature import Deps, LocalAccounts, PrivateDocuments
 from app.features.files import service
 from app.features.files.analysis import Analysis, analyze
+from app.features.files.analysis.decoding import read_position
 from app.features.files.ingest import (
     SPOOL_PREFIX,
     SPOOL_SUFFIX,
@@ -37,6 +38,7 @@ from app.features.files.ingest import (
     quota_refusal,
     report_document,
 )
+from app.features.files.progress import FileProgress
 from app.features.files.settings import FilesSettings, storage_dir_refusal
 from app.features.files.slots import AnalysisSlots, MiB
 from app.limits import Budget, Caller, Limits, OverLimit, Reservation, current_caller, per_seconds
@@ -46,6 +48,7 @@ from app.storage import Storage, StorageError
 log = structlog.get_logger(__name__)
 # Orphan objects younger than this may belong to an upload still in flight: the sweeper leaves them alone.
 ORPHAN_GRACE = 3600
+PROGRESS_POLL_S = 0.25  # how often a running analysis's position is read, when the caller asked for progress
 # A row's objects are stored just before (the upload) or just after (the report) the row's creation time;
 # an object modified later than this after it was stored again by another upload.
 REUSE_SLACK = 60
@@ -102,15 +105,19 @@ class FileUseCases:
             raise quota_refusal(over) from None
 
     async def ingest(self, *, download_url: str, openai_file_id: str, file_name: str | None,
-                     claimed_mime_type: str | None, owner: str | None) -> Ingested:
+                     claimed_mime_type: str | None, owner: str | None,
+                     progress: FileProgress | None = None) -> Ingested:
+        """``progress``: told how the download and the analysis go, when the caller asked for progress."""
         # The caller's share of the analysis processes, before any byte is fetched.
         who = current_caller() or Caller.of(owner, None)
+        wanted = progress if progress is not None and progress.wanted else None
         with self.slots.claim(who):
             return await self._ingest(download_url, openai_file_id, file_name, claimed_mime_type,
-                                      owner, who)
+                                      owner, who, wanted)
 
     async def _ingest(self, download_url: str, openai_file_id: str, file_name: str | None,
-                      claimed_mime_type: str | None, owner: str | None, who: Caller) -> Ingested:
+                      claimed_mime_type: str | None, owner: str | None, who: Caller,
+                      progress: FileProgress | None) -> Ingested:
         name = file_name_of(file_name, download_url)
         # Before any byte is fetched: a full library, or a used-up anonymous quota, would refuse it at the end.
         caller = None
@@ -122,13 +129,19 @@ class FileUseCases:
             caller = current_caller() or Caller.of(None, None)
             if (over := await self.limits.refusal(self.limits.checks(self.quota, caller))) is not None:
                 raise quota_refusal(over)
+        if progress is not None:
+            progress.next_file()
         spooled = await fetch_to_disk(self.guard, download_url, max_bytes=self.max_bytes,
-                                     deadline_s=self.fetch_timeout, spool_dir=self.spool_dir, anonymous=owner is None)
+                                     deadline_s=self.fetch_timeout, spool_dir=self.spool_dir, anonymous=owner is None,
+                                     progress=progress)
         reservation: Reservation | None = None
         try:
             # Charged by its real size, before it is analysed or stored; given back if nothing new is kept.
             reservation = await self._charge(caller, spooled.size) if caller is not None else None
-            analysis = await self._analyse(spooled.path, name, who)
+            if progress is None:
+                analysis = await self._analyse(spooled.path, name, who)
+            else:
+                analysis = await self._analyse_reporting(spooled, name, who, progress)
             stored = await self.storage.put_file(spooled.path, spooled.sha256)
             created = [stored.key] if stored.created else []
             try:
@@ -196,11 +209,40 @@ class FileUseCases:
         removed = await self.db.write(lambda uow: service.remove_ids(uow, ids, documents=self.documents))
         await self._quietly(self._collect(self._own(removed)))
 
-    async def _analyse(self, path: Path, name: str, caller: Caller) -> Analysis:
+    async def _analyse_reporting(self, spooled: Spooled, name: str, caller: Caller,
+                                 progress: FileProgress) -> Analysis:
+        """``_analyse``, with how far the analysis process has read the file reported as it goes: it
+        writes its position into a file beside the spooled one, which is read here a few times a second."""
+        # Named as a spooled file is, so that the sweep removes one a crash left behind.
+        where = spooled.path.with_name(spooled.path.name.removesuffix(SPOOL_SUFFIX) + ".progress" + SPOOL_SUFFIX)
+        await anyio.to_thread.run_sync(where.write_bytes, b"")
+
+        async def watch() -> None:
+            while True:
+                await anyio.sleep(PROGRESS_POLL_S)
+                position = await anyio.to_thread.run_sync(read_position, where)
+                await progress.analysed(position, spooled.size)
+
+        analysed: list[Analysis] = []  # set in the task group (where pyright cannot follow an assignment)
+        try:
+            async with anyio.create_task_group() as watching:
+                watching.start_soon(watch)
+                try:
+                    analysed.append(await self._analyse(spooled.path, name, caller, progress_path=where))
+                finally:
+                    watching.cancel_scope.cancel()
+        finally:
+            with anyio.CancelScope(shield=True):
+                await anyio.to_thread.run_sync(functools.partial(where.unlink, missing_ok=True))
+        await progress.analysed(spooled.size, spooled.size, done=True)
+        return analysed[0]
+
+    async def _analyse(self, path: Path, name: str, caller: Caller, progress_path: Path | None = None
+                       ) -> Analysis:
         # A worker process: parsing a large file would otherwise hold the GIL against the event loop.
         try:
             analysis = functools.partial(analyze, path, file_name=name,
-                                         memory_bytes=self.slots.memory_bytes)
+                                         memory_bytes=self.slots.memory_bytes, progress_path=progress_path)
             return await self.slots.run(caller, analysis)
         except FileRejected:  # busy, or stopped at its processor-time cap
             raise

@@ -7,6 +7,7 @@ from pathlib import Path
 import structlog
 
 from app.features.files.analysis.binary import analyze_binary
+from app.features.files.analysis.decoding import reporting
 from app.features.files.analysis.images import analyze_image
 from app.features.files.analysis.model import MAX_SUMMARY_CHARS, Analysis, Notes, Result, clip, fit_details
 from app.features.files.analysis.pdfs import analyze_pdf
@@ -20,14 +21,17 @@ log = structlog.get_logger(__name__)
 
 
 def analyze(path: Path, *, file_name: str | None = None, max_pixels: int = 50_000_000,
-            pdf_text_pages: int = 5, memory_bytes: int | None = None) -> Analysis:
+            pdf_text_pages: int = 5, memory_bytes: int | None = None,
+            progress_path: Path | None = None) -> Analysis:
     """Describe the file at ``path`` by its content. Bad content gives a partial result with warnings; only an
-    OSError reading the path, and a MemoryError past the analysis's memory cap, are raised."""
+    OSError reading the path, and a MemoryError past the analysis's memory cap, are raised.
+    ``progress_path``: a file to write how far the analysis has read (``decoding.reporting``)."""
     path = Path(path)
     notes = Notes()
     sniffed = detect(path, file_name)
     try:
-        result = _run(path, sniffed, notes, max_pixels, pdf_text_pages, memory_bytes)
+        with reporting(progress_path):
+            result = _run(path, sniffed, notes, max_pixels, pdf_text_pages, memory_bytes)
     except (OSError, MemoryError):  # MemoryError: past the memory cap, the analysis stops
         raise
     except Exception as exc:  # a file no analyser foresaw must still give an answer, not fail the upload

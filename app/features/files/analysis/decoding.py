@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import codecs
 import io
+import os
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, BinaryIO
 
 ERRORS = "app.files.analysis.count-replace"
 _current = threading.local()
@@ -34,13 +36,72 @@ def _count_and_replace(exc: UnicodeError) -> tuple[str, int]:
 codecs.register_error(ERRORS, _count_and_replace)
 
 
+REPORT_STEP = 256 * 1024  # bytes read between two reports of the analysis's position
+
+
+class _Reported(io.FileIO):
+    """A file whose reads report how far into it the analysis has read (the furthest position yet)."""
+
+    def __init__(self, path: Path, report: Callable[[int], None]) -> None:
+        super().__init__(path, "rb")
+        self._report = report
+
+    def readinto(self, buffer: Any) -> int | None:
+        read = super().readinto(buffer)
+        if read:
+            self._report(self.tell())
+        return read
+
+
+@contextmanager
+def reporting(progress_path: Path | None) -> Iterator[None]:
+    """While it lasts, the files ``open_binary`` opens in this thread write how far they were read
+    into ``progress_path`` (the analysis process's side of its progress: the server polls the file)."""
+    if progress_path is None:
+        yield
+        return
+    fd = os.open(progress_path, os.O_WRONLY)
+    furthest = written = 0
+
+    def report(position: int) -> None:
+        nonlocal furthest, written
+        furthest = max(furthest, position)
+        if furthest - written >= REPORT_STEP:
+            os.pwrite(fd, b"%20d" % furthest, 0)
+            written = furthest
+
+    previous = getattr(_current, "report", None)
+    _current.report = report
+    try:
+        yield
+    finally:
+        _current.report = previous
+        os.close(fd)
+
+
+def open_binary(path: Path) -> BinaryIO:
+    """``open(path, "rb")``, reporting its reads while ``reporting`` is on."""
+    report = getattr(_current, "report", None)
+    if report is None:
+        return open(path, "rb")
+    return io.BufferedReader(_Reported(path, report))
+
+
+def read_position(progress_path: Path) -> int:
+    """What the analysis process last wrote into ``progress_path`` (0 before its first report)."""
+    with open(progress_path, "rb") as f:
+        text = f.read(20).strip()
+    return int(text) if text.isdigit() else 0
+
+
 @contextmanager
 def open_text(path: Path, encoding: str, newline: str | None = "") -> Iterator[tuple[io.TextIOWrapper, Tally]]:
     tally = Tally()
     previous = getattr(_current, "tally", None)
     _current.tally = tally
     try:
-        with open(path, "rb") as raw, io.TextIOWrapper(raw, encoding=encoding, errors=ERRORS, newline=newline) as s:
+        with open_binary(path) as raw, io.TextIOWrapper(raw, encoding=encoding, errors=ERRORS,
+                                                        newline=newline) as s:
             yield s, tally
     finally:
         _current.tally = previous

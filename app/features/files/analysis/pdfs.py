@@ -11,6 +11,7 @@ from pathlib import Path
 from pypdf import PageObject, PdfReader, apply_configuration
 from pypdf.generic import ArrayObject, IndirectObject
 
+from app.features.files.analysis.decoding import open_binary
 from app.features.files.analysis.model import MAX_INDEX_CHARS, Notes, Result, clip
 
 PAGE_TEXT_CHARS = 2000
@@ -42,7 +43,7 @@ def _why(exc: BaseException) -> str:
 
 def analyze_pdf(path: Path, notes: Notes, *, text_pages: int) -> Result:
     details: dict = {"pages": None, "encrypted": False, "metadata": {}, "first_pages_text": []}
-    with open(path, "rb") as fh:
+    with open_binary(path) as fh:
         try:
             # A file object, not the path: given a path, pypdf reads the whole file into memory.
             reader = PdfReader(fh, strict=False)

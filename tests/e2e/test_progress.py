@@ -1,0 +1,120 @@
+"""Progress of a long file analysis, over real HTTP, on both protocol eras: a call that carries a
+progressToken gets a streamed (SSE) answer with ``notifications/progress`` while the file arrives
+and while it is analysed, then the result; a call without one gets the plain JSON answer.
+
+The file is a 20 MB CSV from a loopback host that sends it at 8 MB/s (tests/filehost.py), to
+`python -m app serve`.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from tests.e2e.server import LiveServer
+from tests.filehost import FileServer, serving_files
+
+pytestmark = [pytest.mark.demo("files"), pytest.mark.any_database]
+SIZE = 20_000_000
+RATE = 8_000_000  # bytes a second: the download takes 2.5 s
+ENVELOPE = {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientInfo": {"name": "progress-test", "version": "1"},
+            "io.modelcontextprotocol/clientCapabilities": {}}
+
+
+def _csv(size: int) -> bytes:
+    lines, total, i = ["id,animal,weight\n"], 17, 0
+    while total < size:
+        line = f"{i},animal {i % 97},{(i * 7919) % 1000 / 10}\n"
+        lines.append(line)
+        total += len(line)
+        i += 1
+    return "".join(lines).encode()[:size].rsplit(b"\n", 1)[0] + b"\n"
+
+
+@pytest.fixture(scope="module")
+def files() -> Iterator[FileServer]:
+    with serving_files() as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def server(database_url: str, tmp_path_factory: pytest.TempPathFactory, files: FileServer
+           ) -> Iterator[LiveServer]:
+    logs: Path = tmp_path_factory.mktemp("progress")
+    live = LiveServer(database_url, logs / "server.log", extra_env={
+        "APP_VAR_DIR": str(logs / "var"), "APP_OUTBOUND_ALLOWLIST": files.origin.removeprefix("http://"),
+        "APP_FILES_ANON_QUOTA": str(10 * SIZE)}).start()
+    yield live
+    live.stop()
+
+
+def _call(server: LiveServer, url: str, modern: bool, token: str | None) -> httpx.Response:
+    params: dict[str, Any] = {"name": "analyze_file",
+                              "arguments": {"file": {"download_url": url, "file_id": f"file_{uuid.uuid4().hex}"}}}
+    headers = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
+    meta: dict[str, Any] = dict(ENVELOPE) if modern else {}
+    if token is not None:
+        meta["progressToken"] = token
+    if meta:
+        params["_meta"] = meta
+    if modern:
+        headers |= {"mcp-protocol-version": "2026-07-28", "mcp-method": "tools/call", "mcp-name": "analyze_file"}
+    else:
+        headers["mcp-protocol-version"] = "2025-11-25"
+    return httpx.Request("POST", server.mcp_url, json={"jsonrpc": "2.0", "id": 7, "method": "tools/call",
+                                                       "params": params}, headers=headers)
+
+
+def _events(response: httpx.Response) -> Iterator[tuple[float, dict[str, Any]]]:
+    """Each SSE event's message, with when it arrived."""
+    for line in response.iter_lines():
+        if line.startswith("data:") and line[5:].strip():
+            yield time.monotonic(), json.loads(line[5:])
+
+
+@pytest.mark.parametrize("modern", [True, False], ids=["2026-07-28", "2025-11-25"])
+def test_a_call_that_asks_for_progress_hears_of_the_download_and_the_analysis_before_its_result(
+        server: LiveServer, files: FileServer, modern: bool):
+    body = _csv(SIZE)
+    name = uuid.uuid4().hex
+    url = files.offer(body, "text/csv", name=name, rate=RATE)
+    with httpx.Client(timeout=60) as client:
+        response = client.send(_call(server, url, modern, token=f"t-{name}"), stream=True)
+        assert response.status_code == 200
+        assert response.headers["content-type"].startswith("text/event-stream")
+        events = list(_events(response))
+    progress = [(at, m["params"]) for at, m in events if m.get("method") == "notifications/progress"]
+    results = [m for _, m in events if "result" in m or "error" in m]
+    assert [m["id"] for m in results] == [7] and events[-1][1] is results[0]
+    assert results[0]["result"]["isError"] is False, results[0]
+    assert results[0]["result"]["structuredContent"]["file"]["size"] == len(body)
+    assert all(p["progressToken"] == f"t-{name}" for _, p in progress)
+    # The first arrives while the host is still sending (it sends for 2.5 s), the last equals the total,
+    # every one is more than the one before.
+    assert progress and progress[0][0] < files.finished[name] - 0.5
+    values = [p["progress"] for _, p in progress]
+    assert values == sorted(set(values))
+    assert progress[-1][1]["progress"] == progress[-1][1]["total"] == 2 * len(body)
+    messages = [p.get("message", "") for _, p in progress]
+    assert any(m.startswith("Downloading the file") for m in messages)
+    assert messages[-1].startswith("Analysing the file")
+    assert len(progress) >= 5  # a few a second, not one per chunk nor none at all
+    assert len(progress) <= 4 * 8 + 4
+
+
+@pytest.mark.parametrize("modern", [True, False], ids=["2026-07-28", "2025-11-25"])
+def test_without_a_progress_token_the_answer_is_plain_json(server: LiveServer, files: FileServer, modern: bool):
+    url = files.offer(b"name,legs\nowl,2\ncrab,10\n", "text/csv")
+    with httpx.Client(timeout=30) as client:
+        response = client.send(_call(server, url, modern, token=None))
+    assert response.status_code == 200
+    assert response.headers["content-type"] == "application/json"
+    assert response.json()["result"]["structuredContent"]["file"]["size"] == 24

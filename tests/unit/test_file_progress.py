@@ -1,0 +1,72 @@
+"""What the files feature reports while it fetches and analyses (app.features.files.progress), and the
+analysis process's side of it (app.features.files.analysis.decoding.reporting)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import anyio
+import pytest
+
+from app.features.files.analysis import analyze
+from app.features.files.analysis.decoding import REPORT_STEP, read_position
+from app.features.files.progress import FileProgress
+from app.mcp.progress import Progress
+
+pytestmark = pytest.mark.demo("files")
+
+
+def _recorder() -> tuple[list[tuple[float, float | None, str | None]], object]:
+    sent: list[tuple[float, float | None, str | None]] = []
+
+    async def send(done: float, total: float | None, message: str | None) -> None:
+        sent.append((done, total, message))
+
+    return sent, send
+
+
+def test_several_files_count_their_sizes_twice_and_the_total_is_known_with_the_last():
+    sent, send = _recorder()
+    files = FileProgress(Progress(send, interval=0), files=2)  # type: ignore[arg-type]
+
+    async def run() -> None:
+        files.next_file()
+        await files.fetched(400, 1000)
+        await files.analysed(0, 1000)
+        await files.analysed(1000, 1000, done=True)
+        files.next_file()
+        await files.fetched(10, None)  # no length declared: no total yet
+        await files.fetched(50, None)
+        await files.analysed(50, 50, done=True)
+
+    anyio.run(run)
+    assert [(done, total) for done, total, _ in sent] == [
+        (400, None), (1000, None), (2000, None), (2010, None), (2050, None), (2100, 2100)]
+    assert sent[0][2] == "Downloading file 1 of 2: 0.0 MB of 0.0 MB"
+    assert sent[-1][2] == "Analysing file 2 of 2: 0.0 MB of 0.0 MB"
+
+
+def test_the_analysis_writes_how_far_it_has_read(tmp_path: Path):
+    data = tmp_path / "big.csv"
+    data.write_bytes(b"n,word\n" + b"".join(b"%d,w%d\n" % (i, i) for i in range(200_000)))
+    where = tmp_path / "big.progress"
+    where.write_bytes(b"")
+    assert read_position(where) == 0
+    analysis = analyze(data, file_name="big.csv", progress_path=where)
+    assert analysis.kind == "csv"
+    size = data.stat().st_size
+    assert size - REPORT_STEP < read_position(where) <= size
+
+
+def test_without_a_progress_file_nothing_is_written(tmp_path: Path):
+    data = tmp_path / "small.csv"
+    data.write_bytes(b"a,b\n1,2\n")
+    assert analyze(data, file_name="small.csv").kind == "csv"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["small.csv"]
+
+
+@pytest.mark.parametrize("text", [b"", b"   ", b"x1"])
+def test_a_position_not_yet_written_reads_as_nothing(tmp_path: Path, text: bytes):
+    where = tmp_path / "p"
+    where.write_bytes(text)
+    assert read_position(where) == 0
