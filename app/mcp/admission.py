@@ -28,6 +28,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+import structlog
 from mcp.server.auth.middleware.auth_context import get_access_token
 from mcp.server.auth.provider import AccessToken
 from mcp.server.streamable_http import check_accept_headers
@@ -57,6 +58,7 @@ from app.auth.schemes import Access
 _VERSION_HEADER = MCP_PROTOCOL_VERSION_HEADER.lower().encode("ascii")
 _PARAM_HEADER_PREFIX = MCP_PARAM_HEADER_PREFIX.lower()  # ASGI header names are lowercase
 # Request _meta prefixes ChatGPT sends (webplus/: older clients).
+log = structlog.get_logger("app.mcp")
 CHATGPT_PREFIXES = ("openai/", "webplus/")
 _current: ContextVar[Admission | None] = ContextVar("app_mcp_admission", default=None)
 
@@ -167,6 +169,7 @@ class McpAdmission:
             if admission.wants_progress and self.streamed is not None:
                 # Progress has a wire only in a streamed answer: the SDK's own SSE transport, over the same
                 # server (its notifications go out as the tool sends them, then the answer).
+                log.info("mcp.progress_streamed", rpc_method=admission.method, tool=admission.tool)
                 admission.message = None
                 await self.streamed(scope, replay, send)
             elif admission.plain and self.lane is not None and self.lane.ready:

@@ -9,6 +9,8 @@ The file is a 20 MB CSV from a loopback host that sends it at 8 MB/s (tests/file
 from __future__ import annotations
 
 import json
+import os
+import subprocess
 import time
 import uuid
 from collections.abc import Iterator
@@ -18,7 +20,8 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.e2e.server import LiveServer
+from tests.e2e.server import ROOT, LiveServer
+from tests.e2e.test_conformance import NODE
 from tests.filehost import FileServer, serving_files
 
 pytestmark = [pytest.mark.demo("files"), pytest.mark.any_database]
@@ -118,3 +121,29 @@ def test_without_a_progress_token_the_answer_is_plain_json(server: LiveServer, f
     assert response.status_code == 200
     assert response.headers["content-type"] == "application/json"
     assert response.json()["result"]["structuredContent"]["file"]["size"] == 24
+
+
+def test_mcp_inspectors_cli_asking_for_progress_reads_the_streamed_answer(server: LiveServer, files: FileServer):
+    """A client of another make (MCP Inspector's CLI, pinned under tools/conformance): it sends the
+    token, reads the stream (progress, then the result) and prints the result."""
+    launcher = ROOT / "tools" / "conformance" / "node_modules" / "@modelcontextprotocol" / "inspector" / "clients" \
+        / "launcher" / "build" / "index.js"
+    if not (NODE.exists() and launcher.exists()):
+        if os.environ.get("CI"):
+            pytest.fail("MCP Inspector not installed (run: cd tools/conformance && npm ci)")
+        pytest.skip("MCP Inspector not installed")
+    body = _csv(2_000_000)
+    url = files.offer(body, "text/csv", rate=1_000_000)
+    file = json.dumps({"download_url": url, "file_id": f"file_{uuid.uuid4().hex}"})
+    done = subprocess.run(
+        [str(NODE), str(launcher), "--cli", server.mcp_url, "--transport", "http", "--method", "tools/call",
+         "--tool-name", "analyze_file", "--tool-args-json", json.dumps({"file": json.loads(file)}),
+         "--tool-metadata", "progressToken=inspector-1", "--format", "json"],
+        capture_output=True, text=True, timeout=90,
+        env={**os.environ, "MCP_CATALOG_PATH": os.devnull, "NO_COLOR": "1", "MCP_INSPECTOR_SECRET_STORE": "memory"})
+    assert done.returncode == 0, done.stdout + done.stderr
+    result = json.loads(done.stdout.strip().splitlines()[-1])["result"]
+    assert result["isError"] is False and result["structuredContent"]["file"]["size"] == len(body)
+    lines = [json.loads(line) for line in server.log_lines() if line.startswith("{")]
+    assert any(line.get("event") == "mcp.progress_streamed" and line.get("tool") == "analyze_file"
+               for line in lines), "the call was not answered as a stream"

@@ -10,7 +10,8 @@
 //   setTheme(t) / setLocale(l) / setDisplayMode(m)   host context changes (both channels)
 //   remount() -> Promise<void>                tear down and mount the same result again (state kept)
 //   state: {widgetSessionId, initialized, displayMode, widgetStates, widgetErrors}
-//   violations, widgetCalls, links, messages, modelContext, logs: arrays of what happened
+//   violations, widgetCalls, links, messages, modelContext, logs, progress: arrays of what happened
+//     (progress: the notifications/progress of the last call, which asks for them)
 //   addToLibrary(file) -> fileId              put a File in the fake library (kept by /dev/files)
 //   frame(): HTMLIFrameElement | null
 
@@ -33,6 +34,7 @@ const record = {
   messages: [] as Json[],
   modelContext: [] as Json[],
   logs: [] as Json[],
+  progress: [] as Json[],
 };
 const state = {
   widgetSessionId: "",
@@ -424,7 +426,17 @@ async function call(name: string, args: Json, opts: { delayInputMs?: number; del
   ($("tool") as HTMLSelectElement).value = name;
   ($("args") as HTMLTextAreaElement).value = JSON.stringify(args);
   $("status").textContent = `calling ${name}…`;
-  const result = await server.callTool(name, args, { ...hostMeta(), "openai/widgetSessionId": state.widgetSessionId });
+  const result = await server.callTool(
+    name,
+    args,
+    { ...hostMeta(), "openai/widgetSessionId": state.widgetSessionId },
+    (progress) => {
+      // What ChatGPT shows of a long call: the server's words, and how far along it is.
+      record.progress.push(progress);
+      const share = progress.total ? ` (${Math.floor((100 * progress.progress) / progress.total)}%)` : "";
+      $("status").textContent = `${name}: ${progress.message ?? "working"}${share}`;
+    },
+  );
   // What ChatGPT adds to the result it hands the widget.
   result._meta = { ...(result._meta ?? {}), "openai/widgetSessionId": state.widgetSessionId };
   text("structured", result.structuredContent ?? null);

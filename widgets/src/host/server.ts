@@ -24,7 +24,7 @@ export class Server {
     sessionStorage.removeItem(TOKEN_KEY);
   }
 
-  async rpc(method: string, params: Json = {}): Promise<Json> {
+  async rpc(method: string, params: Json = {}, onProgress?: (progress: Json) => void): Promise<Json> {
     if (method !== "initialize") await this.initialize();
     const headers: Record<string, string> = {
       "content-type": "application/json",
@@ -41,7 +41,8 @@ export class Server {
       this.signOut();
       throw new McpError("401 from /mcp: the token was refused (signed out)");
     }
-    const body = await resp.json().catch(() => null);
+    const streamed = resp.headers.get("content-type")?.startsWith("text/event-stream");
+    const body = streamed ? await readStream(resp, onProgress) : await resp.json().catch(() => null);
     if (!body) throw new McpError(`${method}: HTTP ${resp.status} without a JSON body`);
     if (body.error) throw new McpError(`${method}: ${body.error.message}`);
     return body.result as Json;
@@ -60,8 +61,11 @@ export class Server {
     return ((await this.rpc("tools/list")).tools ?? []) as Json[];
   }
 
-  async callTool(name: string, args: Json, meta: Json): Promise<Json> {
-    return this.rpc("tools/call", { name, arguments: args, _meta: meta });
+  /** With ``onProgress``, the call asks for progress (a progressToken): the server answers it as
+   * a stream, its notifications/progress then its result. */
+  async callTool(name: string, args: Json, meta: Json, onProgress?: (progress: Json) => void): Promise<Json> {
+    const withToken = onProgress ? { ...meta, progressToken: `devhost-${this.id + 1}` } : meta;
+    return this.rpc("tools/call", { name, arguments: args, _meta: withToken }, onProgress);
   }
 
   async readResource(uri: string): Promise<Json> {
@@ -156,4 +160,33 @@ function base64url(bytes: Uint8Array): string {
   let s = "";
   for (const b of bytes) s += String.fromCharCode(b);
   return btoa(s).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+}
+
+/** A streamed (SSE) answer: each notifications/progress to ``onProgress`` as it arrives, then the
+ * response itself. */
+async function readStream(resp: Response, onProgress?: (progress: Json) => void): Promise<Json | null> {
+  if (!resp.body) return null;
+  const reader = resp.body.pipeThrough(new TextDecoderStream()).getReader();
+  let buffer = "";
+  let answer: Json | null = null;
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    buffer += value.replace(/\r\n/g, "\n");
+    let end: number;
+    while ((end = buffer.indexOf("\n\n")) >= 0) {
+      const event = buffer.slice(0, end);
+      buffer = buffer.slice(end + 2);
+      const data = event
+        .split("\n")
+        .filter((line) => line.startsWith("data:"))
+        .map((line) => line.slice(5).trim())
+        .join("\n");
+      if (!data) continue; // a keepalive comment, or an event without data
+      const message = JSON.parse(data) as Json;
+      if (message.method === "notifications/progress") onProgress?.(message.params ?? {});
+      else if ("result" in message || "error" in message) answer = message;
+    }
+  }
+  return answer;
 }
