@@ -18,7 +18,6 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol, TypeVar
 
-from mcp.server.mcpserver import MCPServer
 from pydantic_settings import BaseSettings
 from starlette.routing import BaseRoute
 
@@ -27,7 +26,7 @@ from app.broadcast import Broadcast
 from app.db import Database, UnitOfWork
 from app.limits import Limits
 from app.mcp.errors import ToolFailure
-from app.mcp.registry import ToolRegistry
+from app.mcp.registry import McpAdditions, ToolRegistry
 from app.net.guard import OutboundGuard
 from app.observability.metrics import Reading
 from app.settings import Settings, SettingsPart
@@ -127,10 +126,11 @@ class Feature:
     instructions: str = ""
     # Declare tools: ``tools(registry, deps)`` calls ``registry.tool(...)``.
     tools: Callable[[ToolRegistry, Deps], None] | None = None
-    # Prompts, plain resources and the completion handler, declared on the SDK's own server with its
-    # own decorators (``server.prompt()``, ``server.resource(uri)``, ``server.completion()``) once the
-    # tools are in. Tools are declared in ``tools`` only: that is where their schemes are enforced.
-    mcp: Callable[[MCPServer, Deps], None] | None = None
+    # Prompts, plain resources and the completion handler, declared with the SDK's own decorators
+    # (``server.prompt()``, ``server.resource(uri)``, ``server.completion()``) once the tools are
+    # in.
+    # Tools are declared in ``tools`` only: that is where their schemes are enforced.
+    mcp: Callable[[McpAdditions, Deps], None] | None = None
     # HTTP routes beside /mcp (a webhook, a download, ...).
     routes: Callable[[Deps], Sequence[BaseRoute]] | None = None
     # Idempotent data load run by ``python -m app seed`` (and by ``serve`` unless APP_SEED_ON_START=false).

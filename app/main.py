@@ -46,7 +46,7 @@ from app.limits import Budget, Limits, Rate, Sharing, parse_rate
 from app.logging import RecentEvents
 from app.mcp.admission import Lane, McpAdmission
 from app.mcp.budgets import Charge, ToolBudgets
-from app.mcp.registry import ToolRegistry
+from app.mcp.registry import McpAdditions, ToolRegistry
 from app.mcp.server import build_mcp_server
 from app.mcp.widget_log import register_widget_log
 from app.net.guard import OutboundGuard
@@ -237,11 +237,16 @@ def build_mcp(settings: Settings, registry: ToolRegistry, features: Sequence[Fea
     # Shared by every worker and replica (the SDK checks expiry, the arguments, the audience and the
     # caller on each retry): an input_required answered on one may be completed on any other.
     sealing = RequestStateSecurity(keys=request_state_keys(settings))
-    mcp = build_mcp_server(registry, ToolBudgets(deps.limits, tool_charges(registry, settings)),
-                           instructions=server_instructions(features), metrics=metrics, request_state=sealing)
+    mcp = build_mcp_server(
+        registry,
+        ToolBudgets(deps.limits, tool_charges(registry, settings)),
+        instructions=server_instructions(features),
+        metrics=metrics,
+        request_state=sealing,
+    )
     for feature in features:
         if feature.mcp is not None:
-            feature.mcp(mcp, deps)
+            feature.mcp(McpAdditions(mcp), deps)
     # Builds the SDK's stateless JSON transport; its Starlette wrapper (one route, its own lifespan) is not
     # used: /mcp reaches the session manager directly, and our lifespan runs the manager.
     mcp.streamable_http_app(
@@ -282,8 +287,12 @@ def lifespan_of(deps: Deps, mcp: McpEndpoint, tracing: Tracing | None, speedups:
     async def lifespan(_: Starlette) -> AsyncIterator[None]:
         try:
             await deps.limits.start()
-            async with (deps.broadcast.running(), mcp.server.session_manager.run(), mcp.streamed.run(),
-                        mcp.lane.run() if mcp.lane else contextlib.nullcontext()):
+            async with (
+                deps.broadcast.running(),
+                mcp.server.session_manager.run(),
+                mcp.streamed.run(),
+                mcp.lane.run() if mcp.lane else contextlib.nullcontext(),
+            ):
                 if speedups is not None:
                     speedups.settle()
                 yield

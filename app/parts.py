@@ -281,8 +281,10 @@ def production_refusals(settings: Settings, server: AuthorizationServer | None =
         if uses:
             lines.append(f"APP_SECRET_KEY: APP_ENV=production needs it (it signs {' and '.join(uses)}); {GENERATED}")
     if not settings.allow_generated_keys and not settings.request_state_keys:
-        lines.append("APP_REQUEST_STATE_KEYS: APP_ENV=production needs it (it seals the state of a request "
-                     f"that asks the user for input, which another replica may complete); {GENERATED}")
+        lines.append(
+            "APP_REQUEST_STATE_KEYS: APP_ENV=production needs it (it seals the state of a request "
+            f"that asks the user for input, which another replica may complete); {GENERATED}"
+        )
     return lines
 
 

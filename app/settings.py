@@ -61,7 +61,12 @@ class Settings(BaseSettings):
     # As a SettingsPart declares them (load_part reads both the same way): names that were renamed, and the
     # fields whose values an error line never repeats.
     renamed: ClassVar[dict[str, str]] = {"APP_MCP_FAST_LANE": "APP_TUNING"}
-    secrets: ClassVar[tuple[str, ...]] = ("secret_key", "redis_url", "database_url", "request_state_keys")
+    secrets: ClassVar[tuple[str, ...]] = (
+        "secret_key",
+        "redis_url",
+        "database_url",
+        "request_state_keys",
+    )
 
     base_url: str = "http://127.0.0.1:8000"
     # The brand: the MCP serverInfo name (a machine name) and title, and the OAuth metadata's resource_name.
@@ -134,9 +139,10 @@ class Settings(BaseSettings):
     # HMAC key of what the server signs and checks later (download links, sign-in forms: app.secret); generated
     # under var_dir in development.
     secret_key: str | None = Field(default=None, min_length=32)
-    # What seals the state of a multi-round-trip request (an ``input_required`` result's requestState),
+    # What seals the state of a multi-round-trip request (an ``input_required`` result's
+    # requestState),
     # so that the retry may land on any worker or replica: comma-separated keys of 32 or more
-    # characters, the first one sealing, every one unsealing (rotation: docs/deploying.md). Unset in
+    # characters, the first one sealing, every one unsealing (rotation: docs/deploy.md). Unset in
     # development: derived from APP_SECRET_KEY (or the generated one), which every worker shares.
     request_state_keys: Annotated[list[str], NoDecode] = Field(default_factory=list)
     # builtin: the authorization server of app/authserver (its settings: app.authserver.settings);
@@ -190,8 +196,10 @@ class Settings(BaseSettings):
     @classmethod
     def _sealing_keys(cls, keys: list[str]) -> list[str]:
         if short := [i + 1 for i, key in enumerate(keys) if len(key.encode()) < 32]:
-            raise ValueError(f"every key needs 32 or more characters (key {', '.join(map(str, short))} "
-                             "is shorter)")
+            raise ValueError(
+                f"every key needs 32 or more characters (key {', '.join(map(str, short))} "
+                "is shorter)"
+            )
         return keys
 
     @field_validator("tuning", mode="before")

@@ -18,7 +18,7 @@ import json
 from typing import Annotated, Any
 
 import anyio
-from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.prompts.base import UserMessage
 from mcp.shared.exceptions import MCPError
 from mcp.types import (
@@ -49,33 +49,49 @@ from pydantic import Field
 
 from app.auth.schemes import NOAUTH
 from app.feature import Deps, Feature
-from app.mcp.registry import ToolRegistry
+from app.mcp.registry import McpAdditions, ToolRegistry
 
 # A 1x1 PNG and a minimal WAV: the suite checks the type and the mime type, not the picture.
-IMAGE = ("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg==")
+IMAGE = (
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8"
+    "z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg=="
+)
 AUDIO = "UklGRiYAAABXQVZFZm10IBAAAAABAAEAQB8AAAB9AAACABAAZGF0YQIAAAA="
 NAME_SCHEMA = {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}
 OK_SCHEMA = {"type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"]}
 
 
-def _ask(message: str = "What is your name?", schema: dict[str, Any] = NAME_SCHEMA) -> ElicitRequest:
+def _ask(
+    message: str = "What is your name?", schema: dict[str, Any] = NAME_SCHEMA
+) -> ElicitRequest:
     return ElicitRequest(params=ElicitRequestFormParams(message=message, requested_schema=schema))
 
 
 def _sample(text: str, max_tokens: int = 100) -> CreateMessageRequest:
     message = SamplingMessage(role="user", content=TextContent(type="text", text=text))
-    return CreateMessageRequest(params=CreateMessageRequestParams(messages=[message], max_tokens=max_tokens))
+    return CreateMessageRequest(
+        params=CreateMessageRequestParams(messages=[message], max_tokens=max_tokens)
+    )
 
 
 def _answered(responses: Any, key: str, field: str) -> Any:
     answer = (responses or {}).get(key)
-    return answer.content.get(field) if isinstance(answer, ElicitResult) and answer.content else None
+    return (
+        answer.content.get(field) if isinstance(answer, ElicitResult) and answer.content else None
+    )
 
 
 def _tools(registry: ToolRegistry, deps: Deps) -> None:
     def tool(name: str, description: str):
-        return registry.tool(name=name, title=name, description=description, read_only=True,
-                             destructive=False, open_world=False, security=[NOAUTH])
+        return registry.tool(
+            name=name,
+            title=name,
+            description=description,
+            read_only=True,
+            destructive=False,
+            open_world=False,
+            security=[NOAUTH],
+        )
 
     @tool("test_simple_text", "Tests simple text content response")
     def test_simple_text() -> str:
@@ -91,17 +107,31 @@ def _tools(registry: ToolRegistry, deps: Deps) -> None:
 
     @tool("test_embedded_resource", "Tests embedded resource content response")
     def test_embedded_resource() -> list[EmbeddedResource]:
-        return [EmbeddedResource(type="resource", resource=TextResourceContents(
-            uri="test://embedded-resource", mime_type="text/plain",
-            text="This is an embedded resource content."))]
+        return [
+            EmbeddedResource(
+                type="resource",
+                resource=TextResourceContents(
+                    uri="test://embedded-resource",
+                    mime_type="text/plain",
+                    text="This is an embedded resource content.",
+                ),
+            )
+        ]
 
     @tool("test_multiple_content_types", "Tests response with multiple content types")
     def test_multiple_content_types() -> list[TextContent | ImageContent | EmbeddedResource]:
-        return [TextContent(type="text", text="Multiple content types test:"),
-                ImageContent(type="image", data=IMAGE, mime_type="image/png"),
-                EmbeddedResource(type="resource", resource=TextResourceContents(
-                    uri="test://mixed-content-resource", mime_type="application/json",
-                    text='{"test": "data", "value": 123}'))]
+        return [
+            TextContent(type="text", text="Multiple content types test:"),
+            ImageContent(type="image", data=IMAGE, mime_type="image/png"),
+            EmbeddedResource(
+                type="resource",
+                resource=TextResourceContents(
+                    uri="test://mixed-content-resource",
+                    mime_type="application/json",
+                    text='{"test": "data", "value": 123}',
+                ),
+            ),
+        ]
 
     @tool("test_error_handling", "Tests error response handling")
     def test_error_handling() -> str:
@@ -110,7 +140,9 @@ def _tools(registry: ToolRegistry, deps: Deps) -> None:
     @tool("test_tool_with_progress", "Tests tool that reports progress notifications")
     async def test_tool_with_progress(ctx: Context) -> str:
         for step in (0, 50, 100):
-            await ctx.report_progress(progress=step, total=100, message=f"Completed step {step} of 100")
+            await ctx.report_progress(
+                progress=step, total=100, message=f"Completed step {step} of 100"
+            )
             if step < 100:
                 await anyio.sleep(0.05)
         meta = ctx.request_context.meta if ctx.request_context else None
@@ -119,22 +151,31 @@ def _tools(registry: ToolRegistry, deps: Deps) -> None:
     @tool("test_tool_with_logging", "Tests tool that emits log messages during execution")
     async def test_tool_with_logging(ctx: Context) -> str:
         for line in ("Tool execution started", "Tool processing data", "Tool execution completed"):
-            await ctx.info(line)  # pyright: ignore[reportDeprecated] (the suite's 2025-11-25 scenario)
+            # The suite's 2025-11-25 scenario: logging is deprecated as of 2026-07-28.
+            await ctx.info(line)  # pyright: ignore[reportDeprecated]
         return "Tool with logging executed successfully"
 
     @tool("test_x_mcp_header", "Tests Mcp-Param-* server-side validation")
-    def test_x_mcp_header(region: Annotated[str, Field(
-            description="Mirrored into the Mcp-Param-Region header",
-            json_schema_extra={"x-mcp-header": "Region"})] = "<none>") -> str:
+    def test_x_mcp_header(
+        region: Annotated[
+            str,
+            Field(
+                description="Mirrored into the Mcp-Param-Region header",
+                json_schema_extra={"x-mcp-header": "Region"},
+            ),
+        ] = "<none>",
+    ) -> str:
         return f"region={region}"
 
     @tool("test_missing_capability", "Tests a call that needs the client's sampling capability")
     async def test_missing_capability(ctx: Context) -> str:
         capabilities = ctx.client_capabilities
         if capabilities is None or capabilities.sampling is None:
-            raise MCPError(code=MISSING_REQUIRED_CLIENT_CAPABILITY,
-                           message="This tool requires the client 'sampling' capability",
-                           data={"requiredCapabilities": {"sampling": {}}})
+            raise MCPError(
+                code=MISSING_REQUIRED_CLIENT_CAPABILITY,
+                message="This tool requires the client 'sampling' capability",
+                data={"requiredCapabilities": {"sampling": {}}},
+            )
         return "Client declared sampling capability; proceeding."
 
     # Multi-round-trip requests (SEP-2322): the first round asks, the retry carries the answers.
@@ -149,13 +190,19 @@ def _tools(registry: ToolRegistry, deps: Deps) -> None:
     async def test_input_required_result_sampling(ctx: Context) -> str | InputRequiredResult:
         answer = (ctx.input_responses or {}).get("capital_question")
         if answer is not None:
-            text = (answer.content.text if isinstance(answer, CreateMessageResult)
-                    and answer.content.type == "text" else "?")
+            text = (
+                answer.content.text
+                if isinstance(answer, CreateMessageResult) and answer.content.type == "text"
+                else "?"
+            )
             return f"Model said: {text}"
         return InputRequiredResult(
-            input_requests={"capital_question": _sample("What is the capital of France?")})
+            input_requests={"capital_question": _sample("What is the capital of France?")}
+        )
 
-    @tool("test_input_required_result_list_roots", "Tests input_required with one roots/list request")
+    @tool(
+        "test_input_required_result_list_roots", "Tests input_required with one roots/list request"
+    )
     async def test_input_required_result_list_roots(ctx: Context) -> str | InputRequiredResult:
         answer = (ctx.input_responses or {}).get("client_roots")
         if answer is not None:
@@ -165,44 +212,71 @@ def _tools(registry: ToolRegistry, deps: Deps) -> None:
 
     @tool("test_input_required_result_request_state", "Tests requestState round-tripping")
     async def test_input_required_result_request_state(ctx: Context) -> str | InputRequiredResult:
-        if (ctx.input_responses and "confirm" in ctx.input_responses
-                and ctx.request_state == "request-state-nonce"):
+        if (
+            ctx.input_responses
+            and "confirm" in ctx.input_responses
+            and ctx.request_state == "request-state-nonce"
+        ):
             return "state-ok: confirmation received"
-        return InputRequiredResult(input_requests={"confirm": _ask("Please confirm", OK_SCHEMA)},
-                                   request_state="request-state-nonce")
+        return InputRequiredResult(
+            input_requests={"confirm": _ask("Please confirm", OK_SCHEMA)},
+            request_state="request-state-nonce",
+        )
 
     @tool("test_input_required_result_multiple_inputs", "Tests several input requests at once")
     async def test_input_required_result_multiple_inputs(ctx: Context) -> str | InputRequiredResult:
-        if ctx.input_responses and {"user_name", "greeting", "client_roots"} <= ctx.input_responses.keys():
+        if (
+            ctx.input_responses
+            and {"user_name", "greeting", "client_roots"} <= ctx.input_responses.keys()
+        ):
             return "All inputs received."
         return InputRequiredResult(
-            input_requests={"user_name": _ask(), "greeting": _sample("Generate a greeting", 50),
-                            "client_roots": ListRootsRequest()},
-            request_state="multiple-inputs")
+            input_requests={
+                "user_name": _ask(),
+                "greeting": _sample("Generate a greeting", 50),
+                "client_roots": ListRootsRequest(),
+            },
+            request_state="multiple-inputs",
+        )
 
     @tool("test_input_required_result_multi_round", "Tests three rounds with evolving requestState")
     async def test_input_required_result_multi_round(ctx: Context) -> str | InputRequiredResult:
         state = json.loads(ctx.request_state) if ctx.request_state else {"round": 0}
         responses = ctx.input_responses or {}
         if state["round"] == 1 and "step1" in responses:
-            color = {"type": "object", "properties": {"color": {"type": "string"}}, "required": ["color"]}
+            color = {
+                "type": "object",
+                "properties": {"color": {"type": "string"}},
+                "required": ["color"],
+            }
             return InputRequiredResult(
                 input_requests={"step2": _ask("Step 2: What is your favorite color?", color)},
-                request_state=json.dumps({"round": 2, "name": _answered(responses, "step1", "name")}))
+                request_state=json.dumps(
+                    {"round": 2, "name": _answered(responses, "step1", "name")}
+                ),
+            )
         if state["round"] == 2 and "step2" in responses:
             return f"{state.get('name')} likes {_answered(responses, 'step2', 'color')}."
         # The first round, or an answer missing or out of order: ask again from the start.
-        return InputRequiredResult(input_requests={"step1": _ask("Step 1: What is your name?")},
-                                   request_state=json.dumps({"round": 1}))
+        return InputRequiredResult(
+            input_requests={"step1": _ask("Step 1: What is your name?")},
+            request_state=json.dumps({"round": 1}),
+        )
 
-    @tool("test_input_required_result_tampered_state", "Tests that a tampered requestState is refused")
+    @tool(
+        "test_input_required_result_tampered_state", "Tests that a tampered requestState is refused"
+    )
     async def test_input_required_result_tampered_state(ctx: Context) -> str | InputRequiredResult:
         if ctx.request_state is None:
-            return InputRequiredResult(input_requests={"confirm": _ask("Please confirm", OK_SCHEMA)},
-                                       request_state="round-1")
+            return InputRequiredResult(
+                input_requests={"confirm": _ask("Please confirm", OK_SCHEMA)},
+                request_state="round-1",
+            )
         return f"state-ok: {ctx.request_state}"
 
-    @tool("test_input_required_result_capabilities", "Tests that input requests follow capabilities")
+    @tool(
+        "test_input_required_result_capabilities", "Tests that input requests follow capabilities"
+    )
     async def test_input_required_result_capabilities(ctx: Context) -> InputRequiredResult:
         caps = ctx.client_capabilities
         requests: dict[str, InputRequest] = {}
@@ -213,7 +287,7 @@ def _tools(registry: ToolRegistry, deps: Deps) -> None:
         return InputRequiredResult(input_requests=requests, request_state="capability-gated")
 
 
-def _mcp(server: MCPServer, deps: Deps) -> None:
+def _mcp(server: McpAdditions, deps: Deps) -> None:
     @server.resource("test://static-text")
     def static_text() -> str:
         """A static text resource for testing"""
@@ -237,45 +311,98 @@ def _mcp(server: MCPServer, deps: Deps) -> None:
     @server.prompt()
     def test_simple_prompt() -> list[UserMessage]:
         """A simple prompt without arguments"""
-        return [UserMessage(role="user", content=TextContent(
-            type="text", text="This is a simple prompt for testing."))]
+        return [
+            UserMessage(
+                role="user",
+                content=TextContent(type="text", text="This is a simple prompt for testing."),
+            )
+        ]
 
     @server.prompt()
     def test_prompt_with_arguments(arg1: str, arg2: str) -> list[UserMessage]:
         """A prompt with required arguments"""
-        return [UserMessage(role="user", content=TextContent(
-            type="text", text=f"Prompt with arguments: arg1='{arg1}', arg2='{arg2}'"))]
+        return [
+            UserMessage(
+                role="user",
+                content=TextContent(
+                    type="text", text=f"Prompt with arguments: arg1='{arg1}', arg2='{arg2}'"
+                ),
+            )
+        ]
 
     @server.prompt()
-    def test_prompt_with_embedded_resource(resourceUri: str) -> list[UserMessage]:  # noqa: N803 (suite's name)
+    # The argument's name is the suite's.
+    def test_prompt_with_embedded_resource(resourceUri: str) -> list[UserMessage]:  # noqa: N803
         """A prompt that includes an embedded resource"""
-        return [UserMessage(role="user", content=EmbeddedResource(type="resource", resource=TextResourceContents(
-                    uri=resourceUri, mime_type="text/plain", text="Embedded resource content for testing."))),
-                UserMessage(role="user", content=TextContent(
-                    type="text", text="Please process the embedded resource above."))]
+        return [
+            UserMessage(
+                role="user",
+                content=EmbeddedResource(
+                    type="resource",
+                    resource=TextResourceContents(
+                        uri=resourceUri,
+                        mime_type="text/plain",
+                        text="Embedded resource content for testing.",
+                    ),
+                ),
+            ),
+            UserMessage(
+                role="user",
+                content=TextContent(
+                    type="text", text="Please process the embedded resource above."
+                ),
+            ),
+        ]
 
     @server.prompt()
     def test_prompt_with_image() -> list[UserMessage]:
         """A prompt that includes image content"""
-        return [UserMessage(role="user", content=ImageContent(type="image", data=IMAGE, mime_type="image/png")),
-                UserMessage(role="user", content=TextContent(type="text", text="Please analyze the image above."))]
+        return [
+            UserMessage(
+                role="user", content=ImageContent(type="image", data=IMAGE, mime_type="image/png")
+            ),
+            UserMessage(
+                role="user",
+                content=TextContent(type="text", text="Please analyze the image above."),
+            ),
+        ]
 
     @server.prompt()
-    async def test_input_required_result_prompt(ctx: Context) -> list[UserMessage] | InputRequiredResult:
+    async def test_input_required_result_prompt(
+        ctx: Context,
+    ) -> list[UserMessage] | InputRequiredResult:
         """Tests input_required from prompts/get (a request other than a tool call)"""
         context = _answered(ctx.input_responses, "user_context", "context")
         if ctx.input_responses and "user_context" in ctx.input_responses:
-            return [UserMessage(role="user", content=TextContent(
-                type="text", text=f"Use the following context: {context or '?'}"))]
-        schema = {"type": "object", "properties": {"context": {"type": "string"}}, "required": ["context"]}
+            return [
+                UserMessage(
+                    role="user",
+                    content=TextContent(
+                        type="text", text=f"Use the following context: {context or '?'}"
+                    ),
+                )
+            ]
+        schema = {
+            "type": "object",
+            "properties": {"context": {"type": "string"}},
+            "required": ["context"],
+        }
         return InputRequiredResult(
-            input_requests={"user_context": _ask("What context should the prompt use?", schema)})
+            input_requests={"user_context": _ask("What context should the prompt use?", schema)}
+        )
 
     @server.completion()
-    async def complete(ref: PromptReference | ResourceTemplateReference, argument: CompletionArgument,
-                       context: CompletionContext | None) -> Completion:
+    async def complete(
+        ref: PromptReference | ResourceTemplateReference,
+        argument: CompletionArgument,
+        context: CompletionContext | None,
+    ) -> Completion:
         return Completion(values=[], total=0, has_more=False)
 
 
-CONFORMANCE = Feature(name="conformance", instructions="Test-only: the conformance suite's fixtures.",
-                      tools=_tools, mcp=_mcp)
+CONFORMANCE = Feature(
+    name="conformance",
+    instructions="Test-only: the conformance suite's fixtures.",
+    tools=_tools,
+    mcp=_mcp,
+)

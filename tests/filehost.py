@@ -56,7 +56,8 @@ class FileHandler(BaseHTTPRequestHandler):
         self.wfile.write(body)
 
     def _trickle(self, body: bytes, claimed: str, rate: int) -> None:
-        """The body at ``rate`` bytes a second (a tenth of a second's worth at a time): a slow host."""
+        """The body at ``rate`` bytes a second (a tenth of a second's worth at a time): a slow
+        host."""
         self.send_response(200)
         self.send_header("Content-Length", str(len(body)))
         self.send_header("Content-Type", claimed)

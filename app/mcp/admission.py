@@ -167,7 +167,8 @@ class McpAdmission:
                 if await self.challenge(admission, replay, send):
                     return
             if admission.wants_progress and self.streamed is not None:
-                # Progress has a wire only in a streamed answer: the SDK's own SSE transport, over the same
+                # Progress has a wire only in a streamed answer: the SDK's own SSE transport, over
+                # the same
                 # server (its notifications go out as the tool sends them, then the answer).
                 log.info("mcp.progress_streamed", rpc_method=admission.method, tool=admission.tool)
                 admission.message = None
@@ -324,8 +325,10 @@ def normalise_headers(scope: Scope) -> None:
     if accepted in (b"", b"*/*") or (b"application/json" not in accepted and b"*/*" in accepted):
         updates[b"accept"] = b"application/json, text/event-stream"
     if padded:
-        # RFC 9110 §5.5: a field value's leading and trailing whitespace is not part of it. uvicorn's
-        # parsers strip it already; an ASGI server or a proxy that does not would have the SDK refuse a
+        # RFC 9110 §5.5: a field value's leading and trailing whitespace is not part of it.
+        # uvicorn's
+        # parsers strip it already; an ASGI server or a proxy that does not would have the SDK
+        # refuse a
         # tools/call whose `Mcp-Name: get_zoo_animals ` is right (docs/chatgpt-contract.md §2).
         scope["headers"] = [(k, v.strip(b" \t")) for k, v in scope["headers"]]
     if updates:

@@ -61,14 +61,16 @@ async def restore_security_schemes(ctx: ServerRequestContext[Any, Any], call_nex
 
 
 def asks_for_input(result: Any) -> bool:
-    """An ``input_required`` result (SEP-2322): the handler asks the client or the user something first;
+    """An ``input_required`` result (SEP-2322): the handler asks the client or the user something
+    first;
     the client calls again with the answers. A typed result or its mapping."""
     if isinstance(result, InputRequiredResult):
         return True
     return isinstance(result, dict) and result.get("resultType") == "input_required"
 
 
-# How long a client may keep a result (SEP-2549, 2026-07-28; docs/chatgpt-contract.md §2, "Cache hints").
+# How long a client may keep a result (SEP-2549, 2026-07-28; docs/chatgpt-contract.md §2, "Cache
+# hints").
 WIDGET_TTL_MS = 30 * 24 * 3600 * 1000  # a content-hashed widget never changes under its URI
 LIST_TTL_MS = 60 * 1000  # what the server offers changes with a deploy: seen within a minute of it
 
@@ -77,18 +79,29 @@ def list_hints() -> dict[str, CacheHint]:
     """The lists are the same for every caller (a tool the caller may not use is listed with its
     schemes, and refused when called): shared, for a minute."""
     public = CacheHint(ttl_ms=LIST_TTL_MS, scope="public")
-    return {method: public for method in ("tools/list", "resources/list", "resources/templates/list",
-                                          "prompts/list", "server/discover")}
+    return {
+        method: public
+        for method in (
+            "tools/list",
+            "resources/list",
+            "resources/templates/list",
+            "prompts/list",
+            "server/discover",
+        )
+    }
 
 
 class ReadCacheHints:
-    """``resources/read``: a content-hashed widget is immutable and the same for everyone; anything else
+    """``resources/read``: a content-hashed widget is immutable and the same for everyone; anything
+    else
     a resource holds may be one person's and is never kept (0 ms, private)."""
 
     def __init__(self, immutable: set[str]) -> None:
         self.immutable = immutable
 
-    async def __call__(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
+    async def __call__(
+        self, ctx: ServerRequestContext[Any, Any], call_next: CallNext
+    ) -> HandlerResult:
         result = await call_next(ctx)
         if (ctx.method != "resources/read" or not isinstance(result, dict)
                 or ctx.protocol_version not in MODERN_PROTOCOL_VERSIONS or asks_for_input(result)):
@@ -119,7 +132,9 @@ class OutputGuard:
 
     async def __call__(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
         result = await call_next(ctx)
-        if ctx.method != "tools/call" or asks_for_input(result):  # a question, not the tool's output
+        if ctx.method != "tools/call" or asks_for_input(
+            result
+        ):  # a question, not the tool's output
             return result
         if not isinstance(result, dict) or result.get("isError"):
             return result

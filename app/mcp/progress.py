@@ -13,13 +13,20 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from app.mcp.admission import current
+
 Send = Callable[[float, float | None, str | None], Awaitable[None]]
 INTERVAL_S = 0.25
 
 
 class Progress:
-    def __init__(self, send: Send | None, *, interval: float = INTERVAL_S,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self,
+        send: Send | None,
+        *,
+        interval: float = INTERVAL_S,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self._send = send
         self._interval = interval
         self._clock = clock
@@ -28,11 +35,15 @@ class Progress:
 
     @classmethod
     def of(cls, ctx: Any) -> Progress:
-        """The progress of the call ``ctx`` (the SDK's ``Context``) serves: silent unless it carries a
-        progressToken."""
+        """The progress of the call ``ctx`` (the SDK's ``Context``) serves: silent unless it
+        carries a
+        progressToken and, over HTTP, is answered as a stream (a JSON answer has no room for it)."""
         request = getattr(ctx, "request_context", None)
         meta = getattr(request, "meta", None)
         if ctx is None or not (isinstance(meta, dict) and meta.get("progress_token") is not None):
+            return cls(None)
+        admitted = current()
+        if admitted is not None and not admitted.streams:
             return cls(None)
         return cls(ctx.report_progress)
 
@@ -40,8 +51,11 @@ class Progress:
     def wanted(self) -> bool:
         return self._send is not None
 
-    async def report(self, done: float, total: float | None, message: str, *, now: bool = False) -> None:
-        """``done`` of ``total`` (None: not known yet); sent if ``now`` or the interval has passed since the
+    async def report(
+        self, done: float, total: float | None, message: str, *, now: bool = False
+    ) -> None:
+        """``done`` of ``total`` (None: not known yet); sent if ``now`` or the interval has passed
+        since the
         last one, and if ``done`` is more than was last sent."""
         if self._send is None or done <= self._last_sent:
             return

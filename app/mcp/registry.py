@@ -28,7 +28,13 @@ from mcp.server.auth.provider import AccessToken
 from mcp.server.caching import CacheHint
 from mcp.server.mcpserver import Context, MCPServer, RequestStateSecurity
 from mcp.server.mcpserver.resources import TextResource
-from mcp.types import CallToolResult, ContentBlock, InputRequiredResult, TextContent, ToolAnnotations
+from mcp.types import (
+    CallToolResult,
+    ContentBlock,
+    InputRequiredResult,
+    TextContent,
+    ToolAnnotations,
+)
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from app import __version__
@@ -124,13 +130,14 @@ class ToolRegistry:
             tool_meta["ui"] = {"visibility": list(visibility)}
         if widget is not None:
             try:
-                tool_meta["openai/outputTemplate"] = widget.uri
+                uri = widget.uri_for(self.widget_domain)
+                tool_meta["openai/outputTemplate"] = uri
             except WidgetBundleMissing as exc:
                 raise RegistryError(f"{name}: {exc}") from None
-            known = self._widgets.get(widget.name, widget)
-            if known.uri != widget.uri:
+            known = self._widgets.get(widget.name, widget).uri_for(self.widget_domain)
+            if known != uri:
                 raise RegistryError(f"{name}: another widget is already named {widget.name!r} "
-                                    f"({known.uri} vs {widget.uri}); widget names must be unique")
+                                    f"({known} vs {uri}); widget names must be unique")
         if invoking:
             tool_meta["openai/toolInvocation/invoking"] = invoking
         if invoked:
@@ -165,7 +172,7 @@ class ToolRegistry:
     @property
     def widget_uris(self) -> set[str]:
         """The ``ui://`` URIs of the widgets, each named by its content's hash."""
-        return {widget.uri for widget in self._widgets.values()}
+        return {widget.uri_for(self.widget_domain) for widget in self._widgets.values()}
 
     @property
     def tool_names(self) -> list[str]:
@@ -195,13 +202,14 @@ class ToolRegistry:
     def build(self, *, instructions: str | None = None, middleware: list[Any] | None = None,
               request_state: RequestStateSecurity | None = None,
               cache_hints: Mapping[Any, CacheHint] | None = None) -> MCPServer:
-        """The SDK's server. ``request_state``: what seals an ``input_required`` result's state (None: a
+        """The SDK's server. ``request_state``: what seals an ``input_required`` result's state
+        (None: a
         key of this process only, which a retry landing on another worker could not open)."""
         apps = Apps()
         for widget in self._widgets.values():
             apps.add_resource(
                 TextResource(
-                    uri=widget.uri,
+                    uri=widget.uri_for(self.widget_domain),
                     name=widget.name,
                     title=widget.title,
                     description=widget.description,
@@ -214,9 +222,12 @@ class ToolRegistry:
             if spec.widget is None:
                 plain.append(spec)
                 continue
-            apps.tool(resource_uri=spec.widget.uri, visibility=spec.visibility, meta=spec.meta, **spec.kwargs)(
-                spec.fn
-            )
+            apps.tool(
+                resource_uri=spec.widget.uri_for(self.widget_domain),
+                visibility=spec.visibility,
+                meta=spec.meta,
+                **spec.kwargs,
+            )(spec.fn)
         server = MCPServer(
             self.name,
             title=self.title,
@@ -233,6 +244,24 @@ class ToolRegistry:
         for spec in plain:
             server.add_tool(spec.fn, meta=spec.meta, **spec.kwargs)
         return server
+
+
+class McpAdditions:
+    """What a feature may add to the SDK's server beyond its tools (``Feature.mcp``): prompts, plain
+    resources and the completion handler, with the SDK's own decorators. No ``tool``: a tool is
+    declared in the registry, where its schemes are enforced."""
+
+    def __init__(self, server: MCPServer) -> None:
+        self._server = server
+
+    def prompt(self, *args: Any, **kwargs: Any) -> Callable[[F], F]:
+        return self._server.prompt(*args, **kwargs)
+
+    def resource(self, *args: Any, **kwargs: Any) -> Callable[[F], F]:
+        return self._server.resource(*args, **kwargs)
+
+    def completion(self) -> Callable[[F], F]:
+        return self._server.completion()
 
 
 def refusal(title: str, scopes: Sequence[str], resource_metadata_url: str, *, signed_in: bool) -> CallToolResult:
@@ -309,12 +338,15 @@ def _enforced(fn: Callable[..., Any], name: str, title: str, security: list[sche
 def _asked(name: str, result: InputRequiredResult, kwargs: dict[str, Any]) -> Any:
     """A tool's question (an ``input_required`` result, SEP-2322) goes out on 2026-07-28, the only
     protocol it has a wire on. Asked of an older client, where the SDK would answer -32603 "Handler
-    returned an invalid result" and log a traceback, it is a tool error the model can act on. The tool
-    read the answers from its ``Context``, which tells the protocol spoken."""
+    returned an invalid result" and log a traceback, it is a tool error the model can act on. The
+    protocol spoken: the tool's ``Context`` (where it reads the answers) tells, else the request's
+    admission."""
     context = next((value for value in kwargs.values() if isinstance(value, Context)), None)
-    version = context.protocol_version if context is not None else None
-    if version in MODERN_PROTOCOL_VERSIONS:
-        return result
+    admitted = current_admission()
+    version = context.protocol_version if context is not None else (
+        admitted.version if admitted is not None else None)
+    if version is None or version in MODERN_PROTOCOL_VERSIONS:
+        return result  # what protocol was spoken is not known here: the SDK's answer stands
     log.info("tool.input_required_unsupported", protocol_version=version)
     return failed(name, ToolFailure(
         f"It needs an answer from the user first, which a client speaking MCP {version} cannot be "

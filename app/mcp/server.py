@@ -17,16 +17,30 @@ from app.mcp.registry import ToolRegistry
 from app.observability.metrics import Metrics
 
 
-def build_mcp_server(registry: ToolRegistry, budgets: ToolBudgets, *, instructions: str | None = None,
-                     metrics: Metrics | None = None, request_state: RequestStateSecurity | None = None
-                     ) -> MCPServer:
+def build_mcp_server(
+    registry: ToolRegistry,
+    budgets: ToolBudgets,
+    *,
+    instructions: str | None = None,
+    metrics: Metrics | None = None,
+    request_state: RequestStateSecurity | None = None,
+) -> MCPServer:
     guard = OutputGuard()
     # Outermost first: the log sees the guarded result; the guard sees what the budgets let through; a call
     # refused for its text costs no budget.
     text = StorableText(set(registry.tool_names))
-    server = registry.build(instructions=instructions,
-                            middleware=[ToolCallLog(metrics), ReadCacheHints(registry.widget_uris), guard, text,
-                                        budgets, restore_security_schemes],
-                            request_state=request_state, cache_hints=list_hints())
+    server = registry.build(
+        instructions=instructions,
+        middleware=[
+            ToolCallLog(metrics),
+            ReadCacheHints(registry.widget_uris),
+            guard,
+            text,
+            budgets,
+            restore_security_schemes,
+        ],
+        request_state=request_state,
+        cache_hints=list_hints(),
+    )
     guard.bind(server)
     return server

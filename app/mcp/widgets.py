@@ -110,9 +110,15 @@ class Widget:
     def html(self) -> str:
         return self.bundle.html
 
-    @property
-    def uri(self) -> str:
-        return f"ui://widget/{self.name}-{self.bundle.sha256[:HASH_CHARS]}.html"
+    def uri_for(self, domain: str) -> str:
+        """Its ``ui://`` URI, named by the hash of all a client keeps of it: the HTML and the
+        resource
+        ``_meta`` it is served with (CSP, domain, description). A client may keep a copy for good
+        (the
+        cache hint says so): new content, or a new CSP after a deploy, is a new URI."""
+        meta = json.dumps(self.resource_meta(domain), sort_keys=True, separators=(",", ":"))
+        digest = hashlib.sha256(f"{self.bundle.sha256}\0{meta}".encode()).hexdigest()
+        return f"ui://widget/{self.name}-{digest[:HASH_CHARS]}.html"
 
     def resource_meta(self, domain: str) -> dict[str, Any]:
         csp: dict[str, Any] = {

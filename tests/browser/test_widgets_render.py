@@ -128,15 +128,26 @@ def test_files_analyses_a_csv_from_the_file_host(host: Host, file_host: FileServ
     host.screenshot("files")
 
 
-def test_the_host_shows_how_far_a_long_file_analysis_has_got(host: Host, file_host: FileServer) -> None:
-    """The emulator asks for progress (a progressToken) and shows each notification in its status line, as
+def test_the_host_shows_how_far_a_long_file_analysis_has_got(
+    host: Host, file_host: FileServer
+) -> None:
+    """The emulator asks for progress (a progressToken) and shows each notification in its status
+    line, as
     ChatGPT shows a long call's; the file arrives over 2.5 s."""
     body = b"name,legs\n" + b"".join(b"animal %d,%d\n" % (i, i % 9) for i in range(330_000))
-    url = file_host.offer(body, "text/csv", name=f"big-{uuid.uuid4().hex[:6]}.csv", rate=len(body) * 2 // 5)
-    args = {"file": {"download_url": url, "file_id": f"file_{uuid.uuid4().hex}", "file_name": "big.csv"}}
-    host.page.evaluate("(a) => { window.longCall = window.hostEmulator.call('analyze_file', a); }", args)
+    url = file_host.offer(
+        body, "text/csv", name=f"big-{uuid.uuid4().hex[:6]}.csv", rate=len(body) * 2 // 5
+    )
+    args = {
+        "file": {"download_url": url, "file_id": f"file_{uuid.uuid4().hex}", "file_name": "big.csv"}
+    }
+    host.page.evaluate(
+        "(a) => { window.longCall = window.hostEmulator.call('analyze_file', a); }", args
+    )
     expect(host.page.get_by_test_id("status")).to_have_text(
-        re.compile(r"^analyze_file: Downloading the file: \d+\.\d MB of 5\.\d MB \(\d{1,2}%\)$"), timeout=10_000)
+        re.compile(r"^analyze_file: Downloading the file: \d+\.\d MB of 5\.\d MB \(\d{1,2}%\)$"),
+        timeout=10_000,
+    )
     result = host.page.evaluate("() => window.longCall")
     assert result.get("isError") is not True, result
     progress = host.record("progress")

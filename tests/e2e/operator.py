@@ -16,8 +16,10 @@ REQUEST_STATE_KEYS = "r" * 40
 
 
 def production(database_url: str, tmp_path: Path, **extra: str) -> dict[str, str]:
-    """A minimal production environment: nothing from the developer's shell leaks in. The request-state
-    keys are set (each test of another refusal names only its own variable); ``del`` them to test theirs."""
+    """A minimal production environment: nothing from the developer's shell leaks in. The
+    request-state
+    keys are set (each test of another refusal names only its own variable); ``del`` them to test
+    theirs."""
     return base_env(**{"APP_ENV": "production", "APP_DATABASE_URL": database_url, "APP_VAR_DIR": str(tmp_path / "var"),
                        "APP_LOG_FORMAT": "json", "APP_BASE_URL": "https://mcp.example.com",
                        "APP_REQUEST_STATE_KEYS": REQUEST_STATE_KEYS, **extra})

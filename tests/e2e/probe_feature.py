@@ -5,8 +5,10 @@ worker's database connection),
 app-only ``probe_card_details`` (a widget of its own, inline HTML), and ``probe_notes`` (anyone, and more
 for a token with ``probe.read``); ``probe_fetch`` (anyone: fetches a URL through the outbound guard, keeps
 the bytes in storage and reads the version table: one call that reaches every layer a trace follows), and
-``probe_link`` (a download link for what it kept) and ``probe_sleep`` (a request that stays in flight);
-``probe_confirm`` (asks the user to confirm first: an ``input_required`` result whose state the server
+``probe_link`` (a download link for what it kept) and ``probe_sleep`` (a request that stays in
+flight);
+``probe_confirm`` (asks the user to confirm first: an ``input_required`` result whose state the
+server
 seals, and which names the process that asked and the one that answered).
 """
 
@@ -19,7 +21,13 @@ from typing import Annotated
 import anyio
 import structlog
 from mcp.server.mcpserver import Context
-from mcp.types import CallToolResult, ElicitRequest, ElicitRequestFormParams, ElicitResult, InputRequiredResult
+from mcp.types import (
+    CallToolResult,
+    ElicitRequest,
+    ElicitRequestFormParams,
+    ElicitResult,
+    InputRequiredResult,
+)
 from pydantic import BaseModel, Field
 from sqlalchemy import text
 from sqlalchemy.orm import Session
@@ -139,17 +147,26 @@ def _tools(registry: ToolRegistry, deps: Deps) -> None:
 
 
 def _asking(registry: ToolRegistry, deps: Deps) -> None:
-    @registry.tool(name="probe_confirm", title="Confirm", description="Test-only: asks the user to confirm "
-                   "(an input_required result, its state sealed) before it answers", read_only=True,
-                   destructive=False, open_world=False, security=[NOAUTH])
+    @registry.tool(
+        name="probe_confirm",
+        title="Confirm",
+        description="Test-only: asks the user to confirm "
+        "(an input_required result, its state sealed) before it answers",
+        read_only=True,
+        destructive=False,
+        open_world=False,
+        security=[NOAUTH],
+    )
     async def probe_confirm(text: Annotated[str, Field(max_length=100)],
                             ctx: Context) -> Annotated[CallToolResult, Confirmed]:
         answer = (ctx.input_responses or {}).get("confirm")
         if not isinstance(answer, ElicitResult) or ctx.request_state is None:
             asked = ElicitRequest(params=ElicitRequestFormParams(message=f"Confirm {text}?",
                                                                  requested_schema=CONFIRM_SCHEMA))
-            return InputRequiredResult(input_requests={"confirm": asked},  # type: ignore[return-value]
-                                       request_state=json.dumps({"asked": text, "pid": os.getpid()}))
+            return InputRequiredResult(
+                input_requests={"confirm": asked},  # type: ignore[return-value]
+                request_state=json.dumps({"asked": text, "pid": os.getpid()}),
+            )
         state = json.loads(ctx.request_state)
         confirmed = answer.action == "accept" and bool((answer.content or {}).get("ok"))
         return tool_result(Confirmed(text=state["asked"], confirmed=confirmed),
@@ -162,4 +179,6 @@ def _all_tools(registry: ToolRegistry, deps: Deps) -> None:
     _asking(registry, deps)
 
 
-PROBE = Feature(name="probe", tools=_all_tools, scopes=(Scope("probe.read", {"en": "Read the probe's notes"}),))
+PROBE = Feature(
+    name="probe", tools=_all_tools, scopes=(Scope("probe.read", {"en": "Read the probe's notes"}),)
+)

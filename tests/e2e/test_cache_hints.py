@@ -1,4 +1,5 @@
-"""What 2026-07-28 results say of how long a client may keep them (SEP-2549; docs/chatgpt-contract.md
+"""What 2026-07-28 results say of how long a client may keep them (SEP-2549;
+docs/chatgpt-contract.md
 §2, "Cache hints"), over real HTTP: lists shared for a minute, a content-hashed widget for good, any
 other resource never."""
 
@@ -16,9 +17,11 @@ from tests.conformance_feature import CONFORMANCE
 from tests.e2e.probe_feature import PROBE
 from tests.serving import serving
 
-ENVELOPE = {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
-            "io.modelcontextprotocol/clientInfo": {"name": "cache-test", "version": "1"},
-            "io.modelcontextprotocol/clientCapabilities": {}}
+ENVELOPE = {
+    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+    "io.modelcontextprotocol/clientInfo": {"name": "cache-test", "version": "1"},
+    "io.modelcontextprotocol/clientCapabilities": {},
+}
 
 
 @pytest.fixture(scope="module")
@@ -32,26 +35,40 @@ def base_url(database_url: str) -> Iterator[str]:
 
 
 def _modern(base_url: str, method: str, params: dict | None = None) -> dict:
-    headers = {"content-type": "application/json", "accept": "application/json",
-               "mcp-protocol-version": "2026-07-28", "mcp-method": method}
+    headers = {
+        "content-type": "application/json",
+        "accept": "application/json",
+        "mcp-protocol-version": "2026-07-28",
+        "mcp-method": method,
+    }
     if method == "resources/read":
         headers["mcp-name"] = str((params or {})["uri"])
-    body = {"jsonrpc": "2.0", "id": 1, "method": method, "params": {**(params or {}), "_meta": ENVELOPE}}
+    body = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": method,
+        "params": {**(params or {}), "_meta": ENVELOPE},
+    }
     response = httpx.post(f"{base_url}/mcp", json=body, headers=headers, timeout=10)
     assert response.status_code == 200, response.text
     return response.json()["result"]
 
 
-@pytest.mark.parametrize("method", ["tools/list", "resources/list", "resources/templates/list",
-                                    "prompts/list", "server/discover"])
+@pytest.mark.parametrize(
+    "method",
+    ["tools/list", "resources/list", "resources/templates/list", "prompts/list", "server/discover"],
+)
 def test_a_list_is_the_same_for_everyone_and_kept_a_minute(base_url: str, method: str):
     result = _modern(base_url, method)
     assert (result["ttlMs"], result["cacheScope"]) == (LIST_TTL_MS, "public")
 
 
 def test_a_content_hashed_widget_is_kept_for_good_by_anyone(base_url: str):
-    [widget] = [r["uri"] for r in _modern(base_url, "resources/list")["resources"]
-                if r["uri"].startswith("ui://widget/probe-")]
+    [widget] = [
+        r["uri"]
+        for r in _modern(base_url, "resources/list")["resources"]
+        if r["uri"].startswith("ui://widget/probe-")
+    ]
     result = _modern(base_url, "resources/read", {"uri": widget})
     assert (result["ttlMs"], result["cacheScope"]) == (WIDGET_TTL_MS, "public")
     assert result["contents"][0]["uri"] == widget
@@ -64,7 +81,14 @@ def test_any_other_resource_is_never_kept(base_url: str, uri: str):
 
 
 def test_older_protocols_get_no_hints(base_url: str):
-    response = httpx.post(f"{base_url}/mcp", json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
-                          headers={"content-type": "application/json", "accept": "application/json",
-                                   "mcp-protocol-version": "2025-11-25"}, timeout=10)
+    response = httpx.post(
+        f"{base_url}/mcp",
+        json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
+        headers={
+            "content-type": "application/json",
+            "accept": "application/json",
+            "mcp-protocol-version": "2025-11-25",
+        },
+        timeout=10,
+    )
     assert "ttlMs" not in response.json()["result"]

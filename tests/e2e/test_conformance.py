@@ -27,7 +27,8 @@ from tests.e2e.server import ROOT, LiveServer
 
 TOOLS = ROOT / "tools" / "conformance" / "node_modules"
 ARCH = {"x86_64": "x64", "amd64": "x64", "aarch64": "arm64", "arm64": "arm64"}.get(
-    platform.machine().lower(), "x64")
+    platform.machine().lower(), "x64"
+)
 NODE = TOOLS / f"node-linux-{ARCH}" / "bin" / "node"
 SUITE = TOOLS / "@modelcontextprotocol" / "conformance" / "dist" / "index.js"
 EXPECTED = {"2025-11-25": Path(__file__).with_name("conformance-expected-failures.2025-11-25.yml")}
@@ -40,34 +41,49 @@ def suite(*args: str, timeout: float = 300) -> tuple[int, str]:
         if os.environ.get("CI"):
             pytest.fail("conformance suite not installed (run: cd tools/conformance && npm ci)")
         pytest.skip("conformance suite not installed")
-    proc = subprocess.run([str(NODE), str(SUITE), *args], capture_output=True, text=True,
-                          timeout=timeout)
+    proc = subprocess.run(
+        [str(NODE), str(SUITE), *args], capture_output=True, text=True, timeout=timeout
+    )
     return proc.returncode, re.sub(r"\x1b\[[0-9;]*m", "", proc.stdout + proc.stderr)
 
 
 @pytest.fixture(scope="module")
-def conformance_server(database_url: str, tmp_path_factory: pytest.TempPathFactory
-                       ) -> Iterator[LiveServer]:
-    server = LiveServer(database_url, tmp_path_factory.mktemp("conformance") / "server.log",
-                        module="tests.conformance_server", workers=2).start()
+def conformance_server(
+    database_url: str, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[LiveServer]:
+    server = LiveServer(
+        database_url,
+        tmp_path_factory.mktemp("conformance") / "server.log",
+        module="tests.conformance_server",
+        workers=2,
+    ).start()
     yield server
     server.stop()
 
 
 @pytest.mark.parametrize("revision", ["2026-07-28", "2025-11-25"])
 def test_every_scenario_a_revision_requires_passes_or_is_an_expected_failure(
-        conformance_server: LiveServer, revision: str):
+    conformance_server: LiveServer, revision: str
+):
     expected = ["--expected-failures", str(EXPECTED[revision])] if revision in EXPECTED else []
-    code, output = suite("server", "--url", conformance_server.mcp_url, "--requirements", revision,
-                         *expected)
+    code, output = suite(
+        "server", "--url", conformance_server.mcp_url, "--requirements", revision, *expected
+    )
     scored = re.findall(r"^([✓✗]) ([a-z0-9-]+): (\d+) passed, (\d+) failed", output, re.M)
     assert code == 0 and len(scored) > 30, output[-4000:]
     # What the suite scored as passed did run checks (not a scenario that found nothing to call).
     passed = {name for mark, name, ok, _ in scored if mark == "✓" and int(ok) > 0}
-    for name in ("tools-call-with-progress", "tools-call-image", "prompts-get-with-args",
-                 "completion-complete", "resources-templates-read"):
+    for name in (
+        "tools-call-with-progress",
+        "tools-call-image",
+        "prompts-get-with-args",
+        "completion-complete",
+        "resources-templates-read",
+    ):
         assert name in passed, output[-4000:]
     if revision == "2026-07-28":
         assert {name for name in passed if name.startswith("input-required-result-")} >= {
-            "input-required-result-multi-round", "input-required-result-tampered-state",
-            "input-required-result-non-tool-request"}, output[-4000:]
+            "input-required-result-multi-round",
+            "input-required-result-tampered-state",
+            "input-required-result-non-tool-request",
+        }, output[-4000:]

@@ -12,6 +12,7 @@ handler chain, which the transport answers with code 0 and the exception's text.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 
 import httpx
@@ -268,8 +269,12 @@ def _send(base_url: str, version: str | None, extra: dict[str, str], body: objec
 
 
 def _seen(response: httpx.Response) -> tuple[int, str | None, object]:
-    # Each copy names its own origin (the files widget's redirect domain, challenge URLs).
+    # Each copy names its own origin (the files widget's redirect domain, challenge URLs), and so
+    # the URI of a widget served with it, which names the hash of its HTML and of that _meta.
     text = response.text.replace(str(response.url.copy_with(path="/", query=None)).rstrip("/"), "ORIGIN")
+    text = re.sub(
+        r"ui://widget/([a-z0-9_-]+)-[0-9a-f]{12}\.html", r"ui://widget/\1-HASH.html", text
+    )
     try:
         body: object = json.loads(text)
     except ValueError:
@@ -290,41 +295,69 @@ def test_the_lane_answers_what_the_sdk_transport_answers(servers: tuple[str, str
 
 def test_every_widget_resource_reads_the_same_through_both(servers: tuple[str, str]):
     lane, transport = servers
-    listed = _send(lane, "2025-06-18", {}, _rpc("resources/list")).json()["result"]["resources"]
-    assert any(r["uri"].startswith("ui://widget/probe-") for r in listed)
-    for resource in listed:
-        read = _rpc("resources/read", {"uri": resource["uri"]})
-        assert _seen(_send(lane, "2025-06-18", {}, read)) == _seen(_send(transport, "2025-06-18", {}, read))
+    listed = {
+        path: {
+            r["name"]: r["uri"]
+            for r in _send(path, "2025-06-18", {}, _rpc("resources/list")).json()["result"][
+                "resources"
+            ]
+        }
+        for path in servers
+    }
+    assert any(uri.startswith("ui://widget/probe-") for uri in listed[lane].values())
+    assert listed[lane].keys() == listed[transport].keys()
+    for name, uri in listed[lane].items():
+        through_lane = _send(lane, "2025-06-18", {}, _rpc("resources/read", {"uri": uri}))
+        through_sdk = _send(
+            transport, "2025-06-18", {}, _rpc("resources/read", {"uri": listed[transport][name]})
+        )
+        assert _seen(through_lane) == _seen(through_sdk)
 
 
-ASKING_ENVELOPE = {**ENVELOPE, "io.modelcontextprotocol/clientCapabilities": {"elicitation": {"form": {}}}}
+ASKING_ENVELOPE = {
+    **ENVELOPE,
+    "io.modelcontextprotocol/clientCapabilities": {"elicitation": {"form": {}}},
+}
 
 
 def _confirm(base_url: str, **more: object) -> httpx.Response:
-    params = {"name": "probe_confirm", "arguments": {"text": "tea"}, "_meta": ASKING_ENVELOPE, **more}
+    params = {
+        "name": "probe_confirm",
+        "arguments": {"text": "tea"},
+        "_meta": ASKING_ENVELOPE,
+        **more,
+    }
     return _send(base_url, MODERN, {"mcp-method": "tools/call", "mcp-name": "probe_confirm"},
                  _rpc("tools/call", params))
 
 
-def test_a_question_and_its_answer_pass_both_paths_alike(servers: tuple[str, str], lane_calls: list[str]):
-    """An input_required result (its state sealed: a nonce of its own each time) and the retry that answers it."""
+def test_a_question_and_its_answer_pass_both_paths_alike(
+    servers: tuple[str, str], lane_calls: list[str]
+):
+    """An input_required result (its state sealed: a nonce of its own each time) and the retry that
+    answers it."""
     lane, transport = servers
     before = len(lane_calls)
     asked = {path: _confirm(path) for path in (lane, transport)}
     assert len(lane_calls) == before + 1
     seen = {path: _seen(response) for path, response in asked.items()}
-    states = {path: seen[path][2]["result"].pop("requestState") for path in asked}  # type: ignore[index]
+    states = {path: seen[path][2]["result"].pop("requestState")  # type: ignore[index]
+              for path in asked}
     assert seen[lane][0] == 200 and seen[lane] == seen[transport]
     assert asked[lane].json()["result"]["resultType"] == "input_required"
     answer = {"confirm": {"action": "accept", "content": {"ok": True}}}
-    done = {path: _confirm(path, inputResponses=answer, requestState=states[path]) for path in asked}
+    done = {
+        path: _confirm(path, inputResponses=answer, requestState=states[path]) for path in asked
+    }
     # The text names the process that asked and the one that answered: both copies are this one.
     assert _seen(done[lane]) == _seen(done[transport])
     assert done[lane].json()["result"]["structuredContent"] == {"text": "tea", "confirmed": True}
     assert len(lane_calls) == before + 2
 
 
-def test_a_question_asked_of_an_older_client_is_the_same_tool_error_on_both_paths(servers: tuple[str, str]):
+def test_a_question_asked_of_an_older_client_is_the_same_tool_error_on_both_paths(
+    servers: tuple[str, str],
+):
     lane, transport = servers
     body = _call("probe_confirm", {"text": "tea"})
     through_lane = _seen(_send(lane, "2025-11-25", {}, body))

@@ -45,19 +45,31 @@ def test_production_with_nothing_set_names_every_missing_variable_at_once_and_wr
 
 
 def test_production_without_request_state_keys_refuses_naming_them(serve, database_url, tmp_path):
-    env = production(database_url, tmp_path, APP_SECRET_KEY=SECRET_KEY, APP_AUTH_MODE="external",
-                     APP_OAUTH_ISSUER="https://idp.example/", APP_OAUTH_JWKS_URL="https://idp.example/jwks.json")
+    env = production(
+        database_url,
+        tmp_path,
+        APP_SECRET_KEY=SECRET_KEY,
+        APP_AUTH_MODE="external",
+        APP_OAUTH_ISSUER="https://idp.example/",
+        APP_OAUTH_JWKS_URL="https://idp.example/jwks.json",
+    )
     del env["APP_REQUEST_STATE_KEYS"]
     line = one_line(serve(env, tmp_path), 1)
-    assert line.startswith("serve: APP_REQUEST_STATE_KEYS: APP_ENV=production needs it (it seals the state of a "
-                           "request that asks the user for input, which another replica may complete); "), line
+    assert line.startswith(
+        "serve: APP_REQUEST_STATE_KEYS: APP_ENV=production needs it (it seals the state of a "
+        "request that asks the user for input, which another replica may complete); "
+    ), line
 
 
-def test_a_request_state_key_too_short_is_one_line_that_does_not_repeat_it(serve, database_url, tmp_path):
+def test_a_request_state_key_too_short_is_one_line_that_does_not_repeat_it(
+    serve, database_url, tmp_path
+):
     env = production(database_url, tmp_path, APP_SECRET_KEY=SECRET_KEY,
                      APP_REQUEST_STATE_KEYS=f"{'k' * 40},short-secret-value")
     line = one_line(serve(env, tmp_path), 2)
-    assert line == "APP_REQUEST_STATE_KEYS: every key needs 32 or more characters (key 2 is shorter)", line
+    assert (
+        line == "APP_REQUEST_STATE_KEYS: every key needs 32 or more characters (key 2 is shorter)"
+    ), line
     assert "short-secret-value" not in line
 
 

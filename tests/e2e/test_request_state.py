@@ -16,23 +16,35 @@ import pytest
 from tests.e2e.server import LiveServer
 
 KEYS = ",".join(secrets.token_urlsafe(32) for _ in range(2))
-ENVELOPE = {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
-            "io.modelcontextprotocol/clientInfo": {"name": "fleet-test", "version": "1"},
-            "io.modelcontextprotocol/clientCapabilities": {"elicitation": {"form": {}}}}
-HEADERS = {"content-type": "application/json", "accept": "application/json, text/event-stream",
-           "mcp-protocol-version": "2026-07-28", "mcp-method": "tools/call", "mcp-name": "probe_confirm"}
+ENVELOPE = {
+    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+    "io.modelcontextprotocol/clientInfo": {"name": "fleet-test", "version": "1"},
+    "io.modelcontextprotocol/clientCapabilities": {"elicitation": {"form": {}}},
+}
+HEADERS = {
+    "content-type": "application/json",
+    "accept": "application/json, text/event-stream",
+    "mcp-protocol-version": "2026-07-28",
+    "mcp-method": "tools/call",
+    "mcp-name": "probe_confirm",
+}
 ACCEPTED = {"confirm": {"action": "accept", "content": {"ok": True}}}
 
 
 def _server(database_url: str, tmp_path_factory: pytest.TempPathFactory, **env: str) -> LiveServer:
     logs = tmp_path_factory.mktemp("fleet")
-    return LiveServer(database_url, logs / "server.log", module="tests.e2e.probe_server",
-                      extra_env={"APP_VAR_DIR": str(logs / "var"), **env}).start()
+    return LiveServer(
+        database_url,
+        logs / "server.log",
+        module="tests.e2e.probe_server",
+        extra_env={"APP_VAR_DIR": str(logs / "var"), **env},
+    ).start()
 
 
 @pytest.fixture(scope="module")
-def fleet(database_url: str, tmp_path_factory: pytest.TempPathFactory
-          ) -> Iterator[tuple[LiveServer, LiveServer, LiveServer]]:
+def fleet(
+    database_url: str, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[tuple[LiveServer, LiveServer, LiveServer]]:
     """Two servers sharing the keys, and one with a key of its own (none set: derived from its own
     generated secret)."""
     servers: list[LiveServer] = []
@@ -47,8 +59,12 @@ def fleet(database_url: str, tmp_path_factory: pytest.TempPathFactory
 
 def _confirm(server: LiveServer, **more: object) -> httpx.Response:
     params = {"name": "probe_confirm", "arguments": {"text": "order 42"}, "_meta": ENVELOPE, **more}
-    return httpx.post(server.mcp_url, json={"jsonrpc": "2.0", "id": 1, "method": "tools/call",
-                                            "params": params}, headers=HEADERS, timeout=15)
+    return httpx.post(
+        server.mcp_url,
+        json={"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params},
+        headers=HEADERS,
+        timeout=15,
+    )
 
 
 def _asked(server: LiveServer) -> str:
@@ -68,8 +84,13 @@ def test_a_question_asked_by_one_server_is_answered_on_another(fleet):
     assert done.status_code == 200, done.text
     result = done.json()["result"]
     assert result["structuredContent"] == {"text": "order 42", "confirmed": True}
-    asker, answerer = (int(pid) for pid in
-                       result["content"][0]["text"].removesuffix(")").split("asked by ")[1].split(", answered by "))
+    asker, answerer = (
+        int(pid)
+        for pid in result["content"][0]["text"]
+        .removesuffix(")")
+        .split("asked by ")[1]
+        .split(", answered by ")
+    )
     assert asker == first.process.pid != answerer == second.process.pid
 
 
@@ -77,7 +98,7 @@ def test_a_changed_byte_in_the_state_is_refused(fleet):
     first, second, _ = fleet
     state = _asked(first)
     middle = len(state) // 2
-    flipped = state[:middle] + ("A" if state[middle] != "A" else "B") + state[middle + 1:]
+    flipped = state[:middle] + ("A" if state[middle] != "A" else "B") + state[middle + 1 :]
     refused = _confirm(second, inputResponses=ACCEPTED, requestState=flipped)
     assert refused.status_code == 400, refused.text
     assert refused.json()["error"]["code"] == -32602
@@ -87,11 +108,21 @@ def test_a_changed_byte_in_the_state_is_refused(fleet):
 def test_the_state_is_bound_to_the_arguments_it_was_asked_with(fleet):
     first, second, _ = fleet
     state = _asked(first)
-    params = {"name": "probe_confirm", "arguments": {"text": "order 43"}, "_meta": ENVELOPE,
-              "inputResponses": ACCEPTED, "requestState": state}
-    other = httpx.post(second.mcp_url, json={"jsonrpc": "2.0", "id": 1, "method": "tools/call",
-                                             "params": params}, headers=HEADERS, timeout=15)
+    params = {
+        "name": "probe_confirm",
+        "arguments": {"text": "order 43"},
+        "_meta": ENVELOPE,
+        "inputResponses": ACCEPTED,
+        "requestState": state,
+    }
+    other = httpx.post(
+        second.mcp_url,
+        json={"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params},
+        headers=HEADERS,
+        timeout=15,
+    )
     assert other.status_code == 400, other.text
+    assert other.json()["error"]["data"] == {"reason": "invalid_request_state"}
 
 
 def test_a_server_without_the_shared_keys_cannot_open_the_state(fleet):
@@ -103,11 +134,21 @@ def test_a_server_without_the_shared_keys_cannot_open_the_state(fleet):
 
 def test_a_client_of_an_older_protocol_is_told_the_question_cannot_be_asked(fleet):
     first, _, _ = fleet
-    legacy = httpx.post(first.mcp_url, json={
-        "jsonrpc": "2.0", "id": 1, "method": "tools/call",
-        "params": {"name": "probe_confirm", "arguments": {"text": "order 42"}}},
-        headers={"content-type": "application/json", "accept": "application/json, text/event-stream",
-                 "mcp-protocol-version": "2025-11-25"}, timeout=15)
+    legacy = httpx.post(
+        first.mcp_url,
+        json={
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "tools/call",
+            "params": {"name": "probe_confirm", "arguments": {"text": "order 42"}},
+        },
+        headers={
+            "content-type": "application/json",
+            "accept": "application/json, text/event-stream",
+            "mcp-protocol-version": "2025-11-25",
+        },
+        timeout=15,
+    )
     assert legacy.status_code == 200, legacy.text
     result = legacy.json()["result"]
     assert result["isError"] is True

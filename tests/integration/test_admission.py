@@ -231,7 +231,8 @@ async def test_whitespace_around_mcp_headers_is_not_part_of_their_value(rig: Rig
 
 
 async def test_the_sdks_transport_serves_a_call_whose_mcp_name_came_padded(rig: Rig):
-    """The SDK compares the header as it came and refuses the call (400, -32020) without the admission's
+    """The SDK compares the header as it came and refuses the call (400, -32020) without the
+    admission's
     stripping; the transport, reached with the lane stopped, serves it."""
     rig.lane.ready = False
     headers, body = modern_call("regional", {"region": "eu"})

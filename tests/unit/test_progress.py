@@ -1,4 +1,5 @@
-"""Progress reports of a long call (app.mcp.progress); the files feature's: test_file_progress.py."""
+"""Progress reports of a long call (app.mcp.progress); the files feature's:
+test_file_progress.py."""
 
 from __future__ import annotations
 

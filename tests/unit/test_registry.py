@@ -52,7 +52,8 @@ def test_widget_tools_get_matching_template_keys_and_app_only_tools_are_private(
 
     tools = _tools(registry)
     shown_meta, hidden_meta = tools["shown"].meta, tools["hidden"].meta
-    assert shown_meta["ui"]["resourceUri"] == shown_meta["openai/outputTemplate"] == WIDGET.uri
+    assert shown_meta["ui"]["resourceUri"] == shown_meta["openai/outputTemplate"] == WIDGET.uri_for(
+        "https://w.example.com")
     assert shown_meta["securitySchemes"] == [{"type": "noauth"}, {"type": "oauth2", "scopes": ["a.read"]}]
     assert shown_meta["openai/toolInvocation/invoking"] == "Working…"
     assert shown_meta["openai/widgetAccessible"] is True

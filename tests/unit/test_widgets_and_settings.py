@@ -16,8 +16,21 @@ from tests.demos import tree_auth_env
 def test_widget_uri_changes_when_its_html_changes():
     a = Widget(name="w", title="W", description="d", html_override="<p>1</p>")
     b = Widget(name="w", title="W", description="d", html_override="<p>2</p>")
-    assert re.fullmatch(r"ui://widget/w-[0-9a-f]{12}\.html", a.uri)
-    assert a.uri != b.uri
+    assert re.fullmatch(r"ui://widget/w-[0-9a-f]{12}\.html", a.uri_for("https://w.example"))
+    assert a.uri_for("https://w.example") != b.uri_for("https://w.example")
+
+
+def test_widget_uri_changes_with_what_it_is_served_with_and_only_then():
+    """A client keeps a widget for good (its cache hint): a new CSP or domain after a deploy must
+    be a
+    new URI, the same widget the same one."""
+    plain = Widget(name="w", title="W", description="d", html_override="<p>1</p>")
+    same = Widget(name="w", title="W", description="d", html_override="<p>1</p>")
+    linked = Widget(name="w", title="W", description="d", html_override="<p>1</p>",
+                    redirect_domains=("https://files.example",))
+    assert plain.uri_for("https://w.example") == same.uri_for("https://w.example")
+    assert plain.uri_for("https://w.example") != plain.uri_for("https://other.example")
+    assert plain.uri_for("https://w.example") != linked.uri_for("https://w.example")
 
 
 def _dist(tmp_path, html: bytes, listed: str | None = None):

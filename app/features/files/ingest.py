@@ -132,7 +132,8 @@ async def fetch_to_disk(guard: OutboundGuard, url: str, *, max_bytes: int, deadl
                         spool_dir: Path | None = None, anonymous: bool = False,
                         progress: FileProgress | None = None) -> Spooled:
     """Stream the body into a private temporary file (in ``spool_dir``, default the system's), hashing it on the
-    way; the caller removes the file. ``anonymous``: a refusal says no more than GENERIC_REFUSAL of the network.
+    way; the caller removes the file. ``anonymous``: a refusal says no more than GENERIC_REFUSAL of
+    the network.
     ``progress``: told the bytes arrived so far, of the length the response declares."""
     try:
         fd, name = await anyio.to_thread.run_sync(_spool_file, spool_dir)

@@ -39,12 +39,19 @@ class FileProgress:
 
     async def fetched(self, arrived: int, declared: int | None) -> None:
         of = f" of {_mb(declared)}" if declared is not None else ""
-        await self.progress.report(self._before + arrived, self._total(declared),
-                                   f"Downloading {self._which()}: {_mb(arrived)}{of}")
+        await self.progress.report(
+            self._before + arrived,
+            self._total(declared),
+            f"Downloading {self._which()}: {_mb(arrived)}{of}",
+        )
 
     async def analysed(self, position: int, size: int, *, done: bool = False) -> None:
         position = min(position, size)
-        await self.progress.report(self._before + size + position, self._total(size),
-                                   f"Analysing {self._which()}: {_mb(position)} of {_mb(size)}", now=done)
+        await self.progress.report(
+            self._before + size + position,
+            self._total(size),
+            f"Analysing {self._which()}: {_mb(position)} of {_mb(size)}",
+            now=done,
+        )
         if done:
             self._before += 2 * size

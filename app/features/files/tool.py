@@ -122,9 +122,14 @@ def register(registry: ToolRegistry, deps: Deps) -> None:
     async def ingest(file: OpenAIFile, owner: str | None, progress: FileProgress,
                      which: str = "") -> Ingested:
         try:
-            return await lib.ingest(download_url=file.download_url, openai_file_id=file.file_id,
-                                    file_name=file.file_name, claimed_mime_type=file.mime_type, owner=owner,
-                                    progress=progress)
+            return await lib.ingest(
+                download_url=file.download_url,
+                openai_file_id=file.file_id,
+                file_name=file.file_name,
+                claimed_mime_type=file.mime_type,
+                owner=owner,
+                progress=progress,
+            )
         except FileRejected as exc:
             if not which:
                 raise  # the registry makes it the call's error result
@@ -148,7 +153,9 @@ def register(registry: ToolRegistry, deps: Deps) -> None:
         invoking="Reading the file…",
         invoked="File analysed",
     )
-    async def analyze_file(file: OpenAIFile, ctx: Context) -> Annotated[CallToolResult, FileAnalysis]:
+    async def analyze_file(
+        file: OpenAIFile, ctx: Context
+    ) -> Annotated[CallToolResult, FileAnalysis]:
         progress = FileProgress(Progress.of(ctx))
         ingested = await ingest(file, current_subject(WRITE_SCOPE) or None, progress)
         result = await analysis_of(lib, ingested)
@@ -171,7 +178,9 @@ def register(registry: ToolRegistry, deps: Deps) -> None:
         invoking="Comparing the files…",
         invoked="Files compared",
     )
-    async def compare_files(files: FileList, ctx: Context) -> Annotated[CallToolResult, FilesComparison]:
+    async def compare_files(
+        files: FileList, ctx: Context
+    ) -> Annotated[CallToolResult, FilesComparison]:
         owner = current_subject(WRITE_SCOPE) or None
         progress = FileProgress(Progress.of(ctx), files=len(files))
         # One at a time: each file is streamed to disk and analysed in a worker process; in parallel they would

@@ -25,7 +25,7 @@ from app.db import Database, DatabaseUnavailable
 from app.feature import Deps, LocalAccounts, PrivateDocuments
 from app.features.files import service
 from app.features.files.analysis import Analysis, analyze
-from app.features.files.analysis.decoding import read_position
+from app.features.files.analysis.decoding import create_progress_file, read_position
 from app.features.files.ingest import (
     SPOOL_PREFIX,
     SPOOL_SUFFIX,
@@ -48,7 +48,9 @@ from app.storage import Storage, StorageError
 log = structlog.get_logger(__name__)
 # Orphan objects younger than this may belong to an upload still in flight: the sweeper leaves them alone.
 ORPHAN_GRACE = 3600
-PROGRESS_POLL_S = 0.25  # how often a running analysis's position is read, when the caller asked for progress
+PROGRESS_POLL_S = (
+    0.25  # how often a running analysis's position is read, when the caller asked for progress
+)
 # A row's objects are stored just before (the upload) or just after (the report) the row's creation time;
 # an object modified later than this after it was stored again by another upload.
 REUSE_SLACK = 60
@@ -107,7 +109,8 @@ class FileUseCases:
     async def ingest(self, *, download_url: str, openai_file_id: str, file_name: str | None,
                      claimed_mime_type: str | None, owner: str | None,
                      progress: FileProgress | None = None) -> Ingested:
-        """``progress``: told how the download and the analysis go, when the caller asked for progress."""
+        """``progress``: told how the download and the analysis go, when the caller asked for
+        progress."""
         # The caller's share of the analysis processes, before any byte is fetched.
         who = current_caller() or Caller.of(owner, None)
         wanted = progress if progress is not None and progress.wanted else None
@@ -131,9 +134,15 @@ class FileUseCases:
                 raise quota_refusal(over)
         if progress is not None:
             progress.next_file()
-        spooled = await fetch_to_disk(self.guard, download_url, max_bytes=self.max_bytes,
-                                     deadline_s=self.fetch_timeout, spool_dir=self.spool_dir, anonymous=owner is None,
-                                     progress=progress)
+        spooled = await fetch_to_disk(
+            self.guard,
+            download_url,
+            max_bytes=self.max_bytes,
+            deadline_s=self.fetch_timeout,
+            spool_dir=self.spool_dir,
+            anonymous=owner is None,
+            progress=progress,
+        )
         reservation: Reservation | None = None
         try:
             # Charged by its real size, before it is analysed or stored; given back if nothing new is kept.
@@ -212,37 +221,63 @@ class FileUseCases:
     async def _analyse_reporting(self, spooled: Spooled, name: str, caller: Caller,
                                  progress: FileProgress) -> Analysis:
         """``_analyse``, with how far the analysis process has read the file reported as it goes: it
-        writes its position into a file beside the spooled one, which is read here a few times a second."""
+        writes its position into a file beside the spooled one, which is read here a few times a
+        second."""
         # Named as a spooled file is, so that the sweep removes one a crash left behind.
-        where = spooled.path.with_name(spooled.path.name.removesuffix(SPOOL_SUFFIX) + ".progress" + SPOOL_SUFFIX)
-        await anyio.to_thread.run_sync(where.write_bytes, b"")
+        stem = spooled.path.name.removesuffix(SPOOL_SUFFIX)
+        where = spooled.path.with_name(f"{stem}.progress{SPOOL_SUFFIX}")
+        try:
+            await anyio.to_thread.run_sync(create_progress_file, where)
+        except OSError as exc:  # progress is a courtesy: the analysis goes on without it
+            log.warning("files.progress_unavailable", error=f"{type(exc).__name__} {exc.errno}")
+            return await self._analyse(spooled.path, name, caller)
 
         async def watch() -> None:
             while True:
                 await anyio.sleep(PROGRESS_POLL_S)
-                position = await anyio.to_thread.run_sync(read_position, where)
+                try:
+                    position = await anyio.to_thread.run_sync(read_position, where)
+                except OSError as exc:
+                    log.warning(
+                        "files.progress_unavailable", error=f"{type(exc).__name__} {exc.errno}"
+                    )
+                    return
                 await progress.analysed(position, spooled.size)
 
-        analysed: list[Analysis] = []  # set in the task group (where pyright cannot follow an assignment)
+        # What the analysis raised is raised after the task group: inside it, anyio would wrap it in
+        # an ExceptionGroup, which no caller's ``except FileRejected`` catches.
+        outcome: list[Analysis | Exception] = []
         try:
             async with anyio.create_task_group() as watching:
                 watching.start_soon(watch)
                 try:
-                    analysed.append(await self._analyse(spooled.path, name, caller, progress_path=where))
+                    outcome.append(
+                        await self._analyse(spooled.path, name, caller, progress_path=where)
+                    )
+                except Exception as exc:
+                    outcome.append(exc)
                 finally:
                     watching.cancel_scope.cancel()
         finally:
             with anyio.CancelScope(shield=True):
                 await anyio.to_thread.run_sync(functools.partial(where.unlink, missing_ok=True))
+        if isinstance(result := outcome[0], Exception):
+            raise result
         await progress.analysed(spooled.size, spooled.size, done=True)
-        return analysed[0]
+        return result
 
-    async def _analyse(self, path: Path, name: str, caller: Caller, progress_path: Path | None = None
-                       ) -> Analysis:
+    async def _analyse(
+        self, path: Path, name: str, caller: Caller, progress_path: Path | None = None
+    ) -> Analysis:
         # A worker process: parsing a large file would otherwise hold the GIL against the event loop.
         try:
-            analysis = functools.partial(analyze, path, file_name=name,
-                                         memory_bytes=self.slots.memory_bytes, progress_path=progress_path)
+            analysis = functools.partial(
+                analyze,
+                path,
+                file_name=name,
+                memory_bytes=self.slots.memory_bytes,
+                progress_path=progress_path,
+            )
             return await self.slots.run(caller, analysis)
         except FileRejected:  # busy, or stopped at its processor-time cap
             raise

@@ -433,7 +433,8 @@ async function call(name: string, args: Json, opts: { delayInputMs?: number; del
     (progress) => {
       // What ChatGPT shows of a long call: the server's words, and how far along it is.
       record.progress.push(progress);
-      const share = progress.total ? ` (${Math.floor((100 * progress.progress) / progress.total)}%)` : "";
+      const done = progress.total ? Math.floor((100 * progress.progress) / progress.total) : null;
+      const share = done === null ? "" : ` (${done}%)`;
       $("status").textContent = `${name}: ${progress.message ?? "working"}${share}`;
     },
   );

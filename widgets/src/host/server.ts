@@ -24,7 +24,11 @@ export class Server {
     sessionStorage.removeItem(TOKEN_KEY);
   }
 
-  async rpc(method: string, params: Json = {}, onProgress?: (progress: Json) => void): Promise<Json> {
+  async rpc(
+    method: string,
+    params: Json = {},
+    onProgress?: (progress: Json) => void,
+  ): Promise<Json> {
     if (method !== "initialize") await this.initialize();
     const headers: Record<string, string> = {
       "content-type": "application/json",
@@ -42,7 +46,9 @@ export class Server {
       throw new McpError("401 from /mcp: the token was refused (signed out)");
     }
     const streamed = resp.headers.get("content-type")?.startsWith("text/event-stream");
-    const body = streamed ? await readStream(resp, onProgress) : await resp.json().catch(() => null);
+    const body = streamed
+      ? await readStream(resp, onProgress)
+      : await resp.json().catch(() => null);
     if (!body) throw new McpError(`${method}: HTTP ${resp.status} without a JSON body`);
     if (body.error) throw new McpError(`${method}: ${body.error.message}`);
     return body.result as Json;
@@ -63,7 +69,12 @@ export class Server {
 
   /** With ``onProgress``, the call asks for progress (a progressToken): the server answers it as
    * a stream, its notifications/progress then its result. */
-  async callTool(name: string, args: Json, meta: Json, onProgress?: (progress: Json) => void): Promise<Json> {
+  async callTool(
+    name: string,
+    args: Json,
+    meta: Json,
+    onProgress?: (progress: Json) => void,
+  ): Promise<Json> {
     const withToken = onProgress ? { ...meta, progressToken: `devhost-${this.id + 1}` } : meta;
     return this.rpc("tools/call", { name, arguments: args, _meta: withToken }, onProgress);
   }
@@ -164,7 +175,10 @@ function base64url(bytes: Uint8Array): string {
 
 /** A streamed (SSE) answer: each notifications/progress to ``onProgress`` as it arrives, then the
  * response itself. */
-async function readStream(resp: Response, onProgress?: (progress: Json) => void): Promise<Json | null> {
+async function readStream(
+  resp: Response,
+  onProgress?: (progress: Json) => void,
+): Promise<Json | null> {
   if (!resp.body) return null;
   const reader = resp.body.pipeThrough(new TextDecoderStream()).getReader();
   let buffer = "";
@@ -172,7 +186,11 @@ async function readStream(resp: Response, onProgress?: (progress: Json) => void)
   for (;;) {
     const { value, done } = await reader.read();
     if (done) break;
-    buffer += value.replace(/\r\n/g, "\n");
+    buffer += value;
+    // CRLF line ends (the SDK's SSE writer) may be split between two chunks: a trailing \r
+    // waits for the next one before the buffer is normalised.
+    const held = buffer.endsWith("\r") ? "\r" : "";
+    buffer = buffer.slice(0, buffer.length - held.length).replace(/\r\n/g, "\n");
     let end: number;
     while ((end = buffer.indexOf("\n\n")) >= 0) {
       const event = buffer.slice(0, end);
@@ -187,6 +205,7 @@ async function readStream(resp: Response, onProgress?: (progress: Json) => void)
       if (message.method === "notifications/progress") onProgress?.(message.params ?? {});
       else if ("result" in message || "error" in message) answer = message;
     }
+    buffer += held;
   }
   return answer;
 }

@@ -40,7 +40,8 @@ REPORT_STEP = 256 * 1024  # bytes read between two reports of the analysis's pos
 
 
 class _Reported(io.FileIO):
-    """A file whose reads report how far into it the analysis has read (the furthest position yet)."""
+    """A file whose reads report how far into it the analysis has read (the furthest position
+    yet)."""
 
     def __init__(self, path: Path, report: Callable[[int], None]) -> None:
         super().__init__(path, "rb")
@@ -56,19 +57,28 @@ class _Reported(io.FileIO):
 @contextmanager
 def reporting(progress_path: Path | None) -> Iterator[None]:
     """While it lasts, the files ``open_binary`` opens in this thread write how far they were read
-    into ``progress_path`` (the analysis process's side of its progress: the server polls the file)."""
+    into ``progress_path`` (the analysis process's side of its progress: the server polls the
+    file)."""
     if progress_path is None:
         yield
         return
-    fd = os.open(progress_path, os.O_WRONLY)
+    try:
+        fd = os.open(progress_path, os.O_WRONLY | os.O_NOFOLLOW)
+    except OSError:  # progress is a courtesy: the analysis goes on without it
+        yield
+        return
     furthest = written = 0
+    live = True
 
     def report(position: int) -> None:
-        nonlocal furthest, written
+        nonlocal furthest, written, live
         furthest = max(furthest, position)
-        if furthest - written >= REPORT_STEP:
-            os.pwrite(fd, b"%20d" % furthest, 0)
-            written = furthest
+        if live and furthest - written >= REPORT_STEP:
+            try:
+                os.pwrite(fd, b"%20d" % furthest, 0)
+                written = furthest
+            except OSError:
+                live = False
 
     previous = getattr(_current, "report", None)
     _current.report = report
@@ -76,6 +86,7 @@ def reporting(progress_path: Path | None) -> Iterator[None]:
         yield
     finally:
         _current.report = previous
+        live = False  # a file still open past this point must not write to a reused descriptor
         os.close(fd)
 
 
@@ -85,6 +96,12 @@ def open_binary(path: Path) -> BinaryIO:
     if report is None:
         return open(path, "rb")
     return io.BufferedReader(_Reported(path, report))
+
+
+def create_progress_file(progress_path: Path) -> None:
+    """The empty file an analysis writes its position into: new (never one that was there, nor a
+    link's target), private."""
+    os.close(os.open(progress_path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600))
 
 
 def read_position(progress_path: Path) -> int:
