@@ -94,17 +94,22 @@ class AccessLogMiddleware:
         status = 500
         started = time.perf_counter()
         response_started = False
+        response_ended = False
         disconnected = False
 
         async def receive_wrapper() -> Message:
             nonlocal disconnected
             message = await receive()
-            if message["type"] == "http.disconnect":
+            # After the last byte was sent, a disconnect is the exchange ending, not the client leaving:
+            # a streamed answer's own task waits for it (the SDK's SSE transports).
+            if message["type"] == "http.disconnect" and not response_ended:
                 disconnected = True
             return message
 
         async def send_wrapper(message: Message) -> None:
-            nonlocal status, response_started
+            nonlocal status, response_started, response_ended
+            if message["type"] == "http.response.body" and not message.get("more_body", False):
+                response_ended = True
             if message["type"] == "http.response.start":
                 response_started = True
                 status = int(message["status"])

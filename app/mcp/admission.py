@@ -59,6 +59,7 @@ _VERSION_HEADER = MCP_PROTOCOL_VERSION_HEADER.lower().encode("ascii")
 _PARAM_HEADER_PREFIX = MCP_PARAM_HEADER_PREFIX.lower()  # ASGI header names are lowercase
 # Request _meta prefixes ChatGPT sends (webplus/: older clients).
 log = structlog.get_logger("app.mcp")
+MAX_PROGRESS_TOKEN = 256  # characters
 CHATGPT_PREFIXES = ("openai/", "webplus/")
 _current: ContextVar[Admission | None] = ContextVar("app_mcp_admission", default=None)
 
@@ -80,6 +81,7 @@ class Admission:
     access: Access | None = None  # what that tool asks of the caller, and whether the token has it
     progress_token: ProgressToken | None = None
     streams: bool = False  # the client takes a text/event-stream answer
+    streamed: bool = False  # and is answered so (it asked for progress)
     chatgpt: bool = False  # the request _meta carries ChatGPT's openai/* keys
 
     @property
@@ -92,8 +94,11 @@ class Admission:
 
     @property
     def wants_progress(self) -> bool:
-        """A plain request with a progressToken from a client that reads a streamed answer."""
-        return self.progress_token is not None and self.streams and self.message is not None
+        """A plain request with a progressToken from a client that reads a streamed answer. A token is
+        repeated in every notification: one longer than MAX_PROGRESS_TOKEN gets the JSON answer."""
+        token = self.progress_token
+        return (token is not None and self.streams and self.message is not None
+                and (not isinstance(token, str) or len(token) <= MAX_PROGRESS_TOKEN))
 
     @property
     def refused(self) -> bool:
@@ -170,7 +175,9 @@ class McpAdmission:
                 # Progress has a wire only in a streamed answer: the SDK's own SSE transport, over
                 # the same
                 # server (its notifications go out as the tool sends them, then the answer).
-                log.info("mcp.progress_streamed", rpc_method=admission.method, tool=admission.tool)
+                log.info("mcp.progress_streamed", rpc_method=(admission.method or "")[:64],
+                         tool=(admission.tool or "")[:128])
+                admission.streamed = True
                 admission.message = None
                 await self.streamed(scope, replay, send)
             elif admission.plain and self.lane is not None and self.lane.ready:

@@ -253,6 +253,8 @@ class StorableText:
         if not (isinstance(name, str) and name in self.tools):
             return await call_next(ctx)  # not a tool of ours (or not a name): the SDK's own answer
         found = unstorable(params.get("arguments"))
+        if found is None:  # the user's answers to a question the tool asked (inputResponses) are text too
+            found = unstorable(params.get("inputResponses"), "inputResponses", "inputResponses")
         if found is not None:
             where, what = found[0][:128], found[1]
             advice = (f"Call {name} again with {where} written without that character: it is never part of real "

@@ -43,7 +43,7 @@ class Progress:
         if ctx is None or not (isinstance(meta, dict) and meta.get("progress_token") is not None):
             return cls(None)
         admitted = current()
-        if admitted is not None and not admitted.streams:
+        if admitted is not None and not admitted.streamed:
             return cls(None)
         return cls(ctx.report_progress)
 

@@ -211,3 +211,33 @@ def test_mcp_inspectors_cli_asking_for_progress_reads_the_streamed_answer(
         line.get("event") == "mcp.progress_streamed" and line.get("tool") == "analyze_file"
         for line in lines
     ), "the call was not answered as a stream"
+
+
+def test_a_streamed_answer_read_to_its_end_is_logged_as_served(server: LiveServer, files: FileServer):
+    """The SSE transports wait for the client's disconnect after the last byte; that is not a client
+    that left (499)."""
+    url = files.offer(b"name,legs\nowl,2\n", "text/csv")
+    request_id = f"streamed-{uuid.uuid4().hex[:8]}"
+    request = _call(server, url, True, token="t-logged")
+    request.headers["x-request-id"] = request_id
+    with httpx.Client(timeout=30) as client:
+        response = client.send(request, stream=True)
+        assert response.headers["content-type"].startswith("text/event-stream")
+        list(_events(response))
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        lines = [json.loads(line) for line in server.log_lines() if line.startswith("{")]
+        logged = [line for line in lines if line.get("event") == "http.request"
+                  and line.get("request_id") == request_id]
+        if logged:
+            break
+        time.sleep(0.05)  # the log is written by the server's own thread
+    assert [line["status"] for line in logged] == [200]
+
+
+def test_a_progress_token_too_long_to_repeat_gets_the_json_answer(server: LiveServer, files: FileServer):
+    url = files.offer(b"name,legs\nowl,2\n", "text/csv")
+    with httpx.Client(timeout=30) as client:
+        response = client.send(_call(server, url, True, token="t" * 257))
+    assert response.headers["content-type"] == "application/json"
+    assert response.json()["result"]["isError"] is False

@@ -155,3 +155,14 @@ def test_a_client_of_an_older_protocol_is_told_the_question_cannot_be_asked(flee
     assert "needs an answer from the user first" in result["content"][0]["text"]
     assert "MCP 2025-11-25" in result["content"][0]["text"]
     assert "do not call the tool again" in result["content"][1]["text"]
+
+
+def test_an_answer_holding_what_no_database_keeps_is_refused_before_the_tool_runs(fleet):
+    first, _, _ = fleet
+    answer = {"confirm": {"action": "accept", "content": {"ok": True, "note": "a\u0000b"}}}
+    refused = _confirm(first, inputResponses=answer, requestState=_asked(first))
+    assert refused.status_code == 200, refused.text
+    result = refused.json()["result"]
+    assert result["isError"] is True
+    assert "The text in inputResponses.confirm.content.note contains a NUL character" in (
+        result["content"][0]["text"])
