@@ -171,7 +171,9 @@ class McpAdmission:
             if admission.refused and self.challenge is not None:
                 if await self.challenge(admission, replay, send):
                     return
-            if admission.wants_progress and self.streamed is not None:
+            # The token first: most requests carry none, and cost no more than this test.
+            if admission.progress_token is not None and self.streamed is not None \
+                    and admission.wants_progress:
                 # Progress has a wire only in a streamed answer: the SDK's own SSE transport, over
                 # the same
                 # server (its notifications go out as the tool sends them, then the answer).

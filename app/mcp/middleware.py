@@ -1,14 +1,11 @@
 """MCP-level middleware (``MCPServer(middleware=...)``): runs around every JSON-RPC request.
 
-- ``restore_security_schemes``: mcp 2.3 re-validates results per protocol
-  version and drops unknown top-level tool fields, so ``securitySchemes`` is
-  copied back from its ``_meta`` mirror after serialization.
+- ``WireShapes``: what the SDK's serialisation leaves out (a tool's ``securitySchemes`` on
+  ``tools/list``) or cannot know (how long a ``resources/read`` result may be kept).
 - ``OutputGuard``: a result whose structuredContent breaks the tool's published
   outputSchema is replaced by an error result, never shipped (an ``input_required`` result is a
   question, not the output: it passes).
 - ``ToolCallLog``: one log event per request with the correlation fields.
-- ``ReadCacheHints``: how long a ``resources/read`` result may be kept, by what it holds (the lists'
-  hints are the server's, ``list_hints``).
 - ``StorableText``: a call whose arguments (or request ``_meta``) hold a character no database stores (NUL,
   an unpaired surrogate) is answered with an ``isError`` result before the tool runs.
 """
@@ -50,16 +47,6 @@ CORRELATION_KEYS = {
 }
 
 
-async def restore_security_schemes(ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
-    result = await call_next(ctx)
-    if ctx.method == "tools/list" and isinstance(result, dict):
-        for tool in result.get("tools", []):
-            schemes = (tool.get("_meta") or {}).get("securitySchemes")
-            if schemes is not None:
-                tool["securitySchemes"] = schemes
-    return result
-
-
 def asks_for_input(result: Any) -> bool:
     """An ``input_required`` result (SEP-2322): the handler asks the client or the user something
     first;
@@ -91,10 +78,16 @@ def list_hints() -> dict[str, CacheHint]:
     }
 
 
-class ReadCacheHints:
-    """``resources/read``: a content-hashed widget is immutable and the same for everyone; anything
-    else
-    a resource holds may be one person's and is never kept (0 ms, private)."""
+class WireShapes:
+    """What the SDK's serialisation leaves out or cannot know, put on a result once it is shaped:
+
+    - ``tools/list``: each tool's ``securitySchemes``, copied back from its ``_meta`` mirror (mcp 2.3
+      re-validates results per protocol version and drops the unknown top-level field);
+    - ``resources/read`` (2026-07-28): how long the result may be kept. A content-hashed widget is
+      immutable and the same for everyone; anything else a resource holds may be one person's and
+      is never kept (0 ms, private). The lists' hints are the server's (``list_hints``).
+
+    One layer for both: each layer of the chain costs every request."""
 
     def __init__(self, immutable: set[str]) -> None:
         self.immutable = immutable
@@ -103,7 +96,14 @@ class ReadCacheHints:
         self, ctx: ServerRequestContext[Any, Any], call_next: CallNext
     ) -> HandlerResult:
         result = await call_next(ctx)
-        if (ctx.method != "resources/read" or not isinstance(result, dict)
+        method = ctx.method
+        if method == "tools/list" and isinstance(result, dict):
+            for tool in result.get("tools", []):
+                schemes = (tool.get("_meta") or {}).get("securitySchemes")
+                if schemes is not None:
+                    tool["securitySchemes"] = schemes
+            return result
+        if (method != "resources/read" or not isinstance(result, dict)
                 or ctx.protocol_version not in MODERN_PROTOCOL_VERSIONS or asks_for_input(result)):
             return result  # another method, a protocol without the hints, or a question
         if str((ctx.params or {}).get("uri")) in self.immutable:
@@ -222,7 +222,7 @@ class ToolCallLog:
 
 
 def _outcome(result: Any) -> str:
-    if asks_for_input(result):
+    if isinstance(result, dict) and result.get("resultType") == "input_required":
         return "input_required"
     if not (isinstance(result, dict) and result.get("isError")):
         return "ok"
@@ -253,8 +253,9 @@ class StorableText:
         if not (isinstance(name, str) and name in self.tools):
             return await call_next(ctx)  # not a tool of ours (or not a name): the SDK's own answer
         found = unstorable(params.get("arguments"))
-        if found is None:  # the user's answers to a question the tool asked (inputResponses) are text too
-            found = unstorable(params.get("inputResponses"), "inputResponses", "inputResponses")
+        answers = params.get("inputResponses")
+        if found is None and answers is not None:  # the user's answers to a tool's question: text too
+            found = unstorable(answers, "inputResponses", "inputResponses")
         if found is not None:
             where, what = found[0][:128], found[1]
             advice = (f"Call {name} again with {where} written without that character: it is never part of real "

@@ -7,11 +7,10 @@ from mcp.server.mcpserver import MCPServer, RequestStateSecurity
 from app.mcp.budgets import ToolBudgets
 from app.mcp.middleware import (
     OutputGuard,
-    ReadCacheHints,
     StorableText,
     ToolCallLog,
+    WireShapes,
     list_hints,
-    restore_security_schemes,
 )
 from app.mcp.registry import ToolRegistry
 from app.observability.metrics import Metrics
@@ -33,11 +32,10 @@ def build_mcp_server(
         instructions=instructions,
         middleware=[
             ToolCallLog(metrics),
-            ReadCacheHints(registry.widget_uris),
             guard,
             text,
             budgets,
-            restore_security_schemes,
+            WireShapes(registry.widget_uris),
         ],
         request_state=request_state,
         cache_hints=list_hints(),
