@@ -17,6 +17,8 @@ from tests.conformance_feature import CONFORMANCE
 from tests.e2e.probe_feature import PROBE
 from tests.serving import serving
 
+# What a result says of its caching is the MCP layer's; the database is never in question.
+pytestmark = pytest.mark.any_database
 ENVELOPE = {
     "io.modelcontextprotocol/protocolVersion": "2026-07-28",
     "io.modelcontextprotocol/clientInfo": {"name": "cache-test", "version": "1"},

@@ -95,7 +95,8 @@ pytestmark = pytest.mark.demo(*DEMOS)
 # of CI's time budget.
 STACK_ONLY = ("tests/e2e/test_observability.py", "tests/e2e/test_lifecycle.py", "tests/e2e/test_workers.py",
               "tests/e2e/test_fleet.py", "tests/e2e/test_readiness_under_outbound_load.py",
-              "tests/e2e/test_request_state.py", "tests/e2e/test_conformance.py")
+              "tests/e2e/test_request_state.py", "tests/e2e/test_conformance.py",
+              "tests/e2e/test_conformance_authorization.py")
 REMOVALS = [
     Removal(("zoo",), frozenset(DEMO_TABLES["zoo"]), ("search_documents", 5120), False),
     # The full-text index rides along: the SQLite FTS5 table by name, the PostgreSQL column with its table.

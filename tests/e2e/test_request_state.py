@@ -15,6 +15,8 @@ import pytest
 
 from tests.e2e.server import LiveServer
 
+# The state is sealed and checked in the MCP layer; the database behind the servers is never in question.
+pytestmark = pytest.mark.any_database
 KEYS = ",".join(secrets.token_urlsafe(32) for _ in range(2))
 ENVELOPE = {
     "io.modelcontextprotocol/protocolVersion": "2026-07-28",
