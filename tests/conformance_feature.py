@@ -74,6 +74,11 @@ def _sample(text: str, max_tokens: int = 100) -> CreateMessageRequest:
     )
 
 
+def _embedded(uri: str, mime_type: str, text: str) -> EmbeddedResource:
+    return EmbeddedResource(type="resource",
+                            resource=TextResourceContents(uri=uri, mime_type=mime_type, text=text))
+
+
 def _answered(responses: Any, key: str, field: str) -> Any:
     answer = (responses or {}).get(key)
     return (
@@ -107,30 +112,16 @@ def _tools(registry: ToolRegistry, deps: Deps) -> None:
 
     @tool("test_embedded_resource", "Tests embedded resource content response")
     def test_embedded_resource() -> list[EmbeddedResource]:
-        return [
-            EmbeddedResource(
-                type="resource",
-                resource=TextResourceContents(
-                    uri="test://embedded-resource",
-                    mime_type="text/plain",
-                    text="This is an embedded resource content.",
-                ),
-            )
-        ]
+        return [_embedded("test://embedded-resource", "text/plain",
+                          "This is an embedded resource content.")]
 
     @tool("test_multiple_content_types", "Tests response with multiple content types")
     def test_multiple_content_types() -> list[TextContent | ImageContent | EmbeddedResource]:
         return [
             TextContent(type="text", text="Multiple content types test:"),
             ImageContent(type="image", data=IMAGE, mime_type="image/png"),
-            EmbeddedResource(
-                type="resource",
-                resource=TextResourceContents(
-                    uri="test://mixed-content-resource",
-                    mime_type="application/json",
-                    text='{"test": "data", "value": 123}',
-                ),
-            ),
+            _embedded("test://mixed-content-resource", "application/json",
+                      '{"test": "data", "value": 123}'),
         ]
 
     @tool("test_error_handling", "Tests error response handling")
@@ -337,14 +328,8 @@ def _mcp(server: McpAdditions, deps: Deps) -> None:
         return [
             UserMessage(
                 role="user",
-                content=EmbeddedResource(
-                    type="resource",
-                    resource=TextResourceContents(
-                        uri=resourceUri,
-                        mime_type="text/plain",
-                        text="Embedded resource content for testing.",
-                    ),
-                ),
+                content=_embedded(resourceUri, "text/plain",
+                                  "Embedded resource content for testing."),
             ),
             UserMessage(
                 role="user",

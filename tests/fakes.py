@@ -47,3 +47,13 @@ class StaticTokenVerifier:
 
     async def verify_token(self, token: str) -> AccessToken | None:
         return self.tokens.get(token)
+
+
+class ProgressSink:
+    """What ``app.mcp.progress.Progress`` sends, kept: (progress, total, message) of each report."""
+
+    def __init__(self) -> None:
+        self.sent: list[tuple[float, float | None, str | None]] = []
+
+    async def __call__(self, done: float, total: float | None, message: str | None) -> None:
+        self.sent.append((done, total, message))

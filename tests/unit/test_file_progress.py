@@ -17,23 +17,16 @@ from app.features.files.slots import AnalysisStopped
 from app.features.files.usecases import FileUseCases
 from app.limits import Caller
 from app.mcp.progress import Progress
+from tests.fakes import ProgressSink
 
 pytestmark = pytest.mark.demo("files")
 ALICE = Caller.of("alice", None)
 
 
-def _recorder() -> tuple[list[tuple[float, float | None, str | None]], object]:
-    sent: list[tuple[float, float | None, str | None]] = []
-
-    async def send(done: float, total: float | None, message: str | None) -> None:
-        sent.append((done, total, message))
-
-    return sent, send
-
-
 def test_several_files_count_their_sizes_twice_and_the_total_is_known_with_the_last():
-    sent, send = _recorder()
-    files = FileProgress(Progress(send, interval=0), files=2)  # type: ignore[arg-type]
+    send = ProgressSink()
+    sent = send.sent
+    files = FileProgress(Progress(send, interval=0), files=2)
 
     async def run() -> None:
         files.next_file()
@@ -106,7 +99,8 @@ def test_an_analysis_stopped_while_reporting_is_the_same_refusal_and_leaves_no_f
     refusal."""
     spooled = tmp_path / f"{SPOOL_PREFIX}x{SPOOL_SUFFIX}"
     spooled.write_bytes(b"a,b\n1,2\n")
-    sent, send = _recorder()
+    send = ProgressSink()
+    sent = send.sent
     lib = FileUseCases(
         db=None,
         storage=None,
@@ -118,7 +112,7 @@ def test_an_analysis_stopped_while_reporting_is_the_same_refusal_and_leaves_no_f
         url_ttl=60,
         slots=StoppedSlots(),
     )  # type: ignore[arg-type]
-    files = FileProgress(Progress(send, interval=0))  # type: ignore[arg-type]
+    files = FileProgress(Progress(send, interval=0))
     files.next_file()
 
     async def run() -> None:

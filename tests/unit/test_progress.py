@@ -6,6 +6,7 @@ from __future__ import annotations
 import anyio
 
 from app.mcp.progress import Progress
+from tests.fakes import ProgressSink
 
 
 class Clock:
@@ -16,19 +17,11 @@ class Clock:
         return self.now
 
 
-def _recorder() -> tuple[list[tuple[float, float | None, str | None]], object]:
-    sent: list[tuple[float, float | None, str | None]] = []
-
-    async def send(done: float, total: float | None, message: str | None) -> None:
-        sent.append((done, total, message))
-
-    return sent, send
-
-
 def test_reports_are_at_most_one_an_interval_each_more_than_the_last_and_a_final_one_always_goes():
-    sent, send = _recorder()
+    send = ProgressSink()
+    sent = send.sent
     clock = Clock()
-    progress = Progress(send, interval=0.25, clock=clock)  # type: ignore[arg-type]
+    progress = Progress(send, interval=0.25, clock=clock)
 
     async def run() -> None:
         await progress.report(10, 100, "a")
