@@ -18,6 +18,7 @@ from pydantic import Field, ValidationError, ValidationInfo, field_validator, mo
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from app.limits.checks import parse_rate
+from app.plain import plain_error
 
 _LOCAL_HOSTS = ("127.0.0.1", "localhost", "[::1]")
 LOG_LEVELS = ("debug", "info", "warning", "error")
@@ -479,49 +480,13 @@ def load_part(kind: type[P], **overrides: Any) -> P:
 # which the servers it starts inherit: no setting's, and never warned about.
 NOT_SETTINGS = re.compile(r"APP_(TEST|REQUIRE)_[A-Z0-9_]+")
 SECRET_NAMES = re.compile(r"secret|password|passwd|token|key|credential|dsn", re.IGNORECASE)
-# What a person setting a variable reads instead of pydantic's wording ("Input should be greater
-# than or equal to 300"), by pydantic's error type; {name}s come from the error's context. A type
-# missing here falls back to pydantic's message with "Input should be" said as "must be".
-PLAIN = {
-    "greater_than_equal": "must be {ge} or more",
-    "greater_than": "must be more than {gt}",
-    "less_than_equal": "must be {le} or less",
-    "less_than": "must be less than {lt}",
-    "int_parsing": "must be a whole number",
-    "int_type": "must be a whole number",
-    "int_from_float": "must be a whole number",
-    "float_parsing": "must be a number",
-    "float_type": "must be a number",
-    "bool_parsing": "must be true or false (also yes/no, on/off, 1/0)",
-    "bool_type": "must be true or false (also yes/no, on/off, 1/0)",
-    "string_type": "must be text",
-    "string_too_short": "must be at least {min_length} characters long",
-    "string_too_long": "must be at most {max_length} characters long",
-    "too_short": "must have at least {min_length} items",
-    "too_long": "must have at most {max_length} items",
-    "missing": "is required",
-    "literal_error": "must be one of {expected}",
-    "enum": "must be one of {expected}",
-    "json_invalid": "must be valid JSON",
-    "url_parsing": "must be a URL",
-    "url_scheme": "must be a URL whose scheme is {expected_schemes}",
-}
 # A value of these types is never a secret, whatever its name says (APP_OAUTH_ACCESS_TOKEN_TTL).
 NOT_SECRET = (bool, int, float)
 
 
 def _describe(error: Any, prefix: str, secrets: tuple[str, ...],
               kind: type[BaseSettings] | None = None) -> str:
-    raw = str(error.get("msg", "invalid value"))
-    if raw.startswith("Value error, "):  # our validators' own words
-        message = raw.removeprefix("Value error, ")
-    elif (plain := PLAIN.get(str(error.get("type")))) is not None:
-        try:
-            message = plain.format(**(error.get("ctx") or {}))
-        except (KeyError, IndexError):
-            message = raw.replace("Input should be", "must be", 1)
-    else:
-        message = raw.replace("Input should be", "must be", 1)
+    message = plain_error(error)
     if not error.get("loc"):  # a rule across variables: the message names them
         return message
     field = str(error["loc"][0])

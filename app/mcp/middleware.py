@@ -4,7 +4,8 @@
   ``tools/list``) or cannot know (how long a ``resources/read`` result may be kept).
 - ``OutputGuard``: a result whose structuredContent breaks the tool's published
   outputSchema is replaced by an error result, never shipped (an ``input_required`` result is a
-  question, not the output: it passes).
+  question, not the output: it passes); an error result in the SDK's words (arguments that fail
+  the schema, a crash) is said again for the person and the model.
 - ``ToolCallLog``: one log event per request with the correlation fields.
 - ``StorableText``: a call whose arguments (or request ``_meta``) hold a character no database stores (NUL,
   an unpaired surrogate) is answered with an ``isError`` result before the tool runs.
@@ -12,6 +13,7 @@
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Callable
 from typing import Any
@@ -111,10 +113,19 @@ class WireShapes:
         return {**result, "ttlMs": 0, "cacheScope": "private"}
 
 
+# How the SDK begins the text of every failure it turns into an isError result (ToolError), and
+# what pydantic's own text of a validation error holds.
+SDK_FAILURE = "Error executing tool "
+PYDANTIC = re.compile(r"validation errors? for |errors\.pydantic\.dev|\[type=")
+
+
 class OutputGuard:
-    def __init__(self) -> None:
+    def __init__(self, explain: Callable[[str, Any], ToolFailure | None],
+                 title_of: Callable[[str], str | None]) -> None:
         self._server: MCPServer | None = None
         self._validators: dict[str, Callable[[Any], Any]] | None = None
+        self._explain = explain  # ToolRegistry.explain: arguments the SDK refused, in words
+        self._title_of = title_of
 
     def bind(self, server: MCPServer) -> None:
         self._server = server
@@ -136,8 +147,10 @@ class OutputGuard:
             result
         ):  # a question, not the tool's output
             return result
-        if not isinstance(result, dict) or result.get("isError"):
+        if not isinstance(result, dict):
             return result
+        if result.get("isError"):
+            return self._reworded(ctx, result)
         name = (ctx.params or {}).get("name", "")
         validator = await self._validator(name)
         if validator is None:
@@ -163,6 +176,35 @@ class OutputGuard:
                                                         "its declared output schema; the result was withheld."}]
         withheld["isError"] = True
         return withheld
+
+
+    def _reworded(self, ctx: ServerRequestContext[Any, Any], result: dict[str, Any]) -> dict[str, Any]:
+        """An error result the SDK wrote (its text begins "Error executing tool"), said for its
+        readers: arguments that fail the schema, in plain words (``app.mcp.arguments``); a crash,
+        as a failure the server logged. Every other error result is the tools' own."""
+        content = result.get("content") or [{}]
+        text = content[0].get("text") if isinstance(content[0], dict) else None
+        if not isinstance(text, str) or not text.startswith(SDK_FAILURE):
+            return result
+        params = ctx.params or {}
+        name = str(params.get("name", ""))
+        title = self._title_of(name) or name
+        said = text.removeprefix(f"{SDK_FAILURE}{name}").removeprefix(": ")
+        if not said or said.startswith(SDK_FAILURE):  # a crash: its own text stays in the log
+            failure = ToolFailure(f"{title} failed on the server before it finished; the failure "
+                                  "is logged for the operator.",
+                                  "Tell the user it did not work. Trying again with the same "
+                                  "arguments is unlikely to help.")
+        elif (explained := self._explain(name, params.get("arguments"))) is not None:
+            failure = explained  # arguments that fail the schema, in plain words
+        elif PYDANTIC.search(said):  # refused by the SDK, not by the same model here
+            failure = ToolFailure(f"{title} could not use the arguments it was given.",
+                                  f"Call {name} again with arguments that match its input schema: "
+                                  "each argument's description says what it holds.")
+        else:  # a ToolError a tool raised itself: its words, without the SDK's
+            failure = ToolFailure(said)
+        reworded = failed(name, failure).model_dump(mode="json", by_alias=True, exclude_none=True)
+        return {**result, "content": reworded["content"]}
 
 
 class ToolCallLog:

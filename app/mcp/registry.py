@@ -27,7 +27,9 @@ from mcp.server.auth.middleware.auth_context import get_access_token
 from mcp.server.auth.provider import AccessToken
 from mcp.server.caching import CacheHint
 from mcp.server.mcpserver import Context, MCPServer, RequestStateSecurity
+from mcp.server.mcpserver.exceptions import ResourceNotFoundError
 from mcp.server.mcpserver.resources import TextResource
+from mcp.shared.exceptions import MCPError
 from mcp.types import (
     CallToolResult,
     ContentBlock,
@@ -35,16 +37,20 @@ from mcp.types import (
     TextContent,
     ToolAnnotations,
 )
+from mcp_types import INVALID_REQUEST
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+from openai_mcp_extensions import OpenAIExtensions
 
 from app import __version__
 from app.auth import schemes
 from app.db import DatabaseNotMigrated, DatabaseUnavailable
 from app.limits import Rate, parse_rate
 from app.mcp.admission import current as current_admission
+from app.mcp.arguments import Arguments
 from app.mcp.budgets import ToolBudget
 from app.mcp.check import MAX_STATUS
 from app.mcp.errors import ToolFailure
+from app.mcp.forms import Asking
 from app.mcp.results import WWW_AUTHENTICATE
 from app.mcp.widgets import Widget, WidgetBundleMissing
 from app.storage import StorageError
@@ -73,6 +79,14 @@ class _ToolSpec:
     visibility: list[Visibility] | None
     origin: str
     budget: DeclaredBudget | None = None
+    arguments: Arguments | None = None  # made on the first call whose arguments fail (explain)
+
+
+@dataclass
+class _AccountResource:
+    template: str
+    fn: Callable[..., Any]
+    kwargs: dict[str, Any]
 
 
 @dataclass
@@ -84,6 +98,7 @@ class ToolRegistry:
     title: str
     _tools: dict[str, _ToolSpec] = field(default_factory=dict)
     _widgets: dict[str, Widget] = field(default_factory=dict)
+    _resources: list[_AccountResource] = field(default_factory=list)
 
     def tool(
         self,
@@ -158,9 +173,50 @@ class ToolRegistry:
                 raise RegistryError(f"tool {name!r} is declared twice: by {self._tools[name].origin} and by {origin}")
             kwargs = {"name": name, "title": title, "description": description, "annotations": annotations}
             wrapped = _enforced(fn, name, title, declared, self.resource_metadata_url)
-            self._tools[name] = _ToolSpec(wrapped, kwargs, tool_meta, widget, visibility, origin, declared_budget)
+            self._tools[name] = _ToolSpec(wrapped, kwargs, tool_meta, widget, visibility, origin,
+                                          declared_budget)
             if widget is not None:  # registered with its first tool, so a refused tool leaves no widget behind
                 self._widgets.setdefault(widget.name, widget)
+            return fn
+
+        return decorator
+
+    def account_resource(self, template: str, *, name: str, title: str, description: str,
+                         scopes: Sequence[str], mime_type: str = "application/json",
+                         ) -> Callable[[F], F]:
+        """An item of the caller's account as a resource (``app://recipes/{recipe_id}``): read with
+        a token carrying ``scopes``, of the account the item belongs to. An anonymous read, or one
+        without the scopes, is refused with the linking challenge in the error's data (the
+        challenge a tool's refusal carries). The function returns the item's text, or None when the
+        account has no such item (another account's is none): that read is answered exactly as the
+        SDK answers a URI it does not know. The pickers of ``app.mcp.forms`` offer these URIs."""
+        needed = list(scopes)
+
+        def decorator(fn: F) -> F:
+            @functools.wraps(fn)
+            async def guarded(*args: Any, **kwargs: Any) -> Any:
+                token = get_access_token()
+                unmet = [s for s in needed if token is None or s not in token.scopes]
+                if token is None or not token.subject or unmet:
+                    signed_in = token is not None
+                    description = schemes.refusal_description(title, unmet or needed,
+                                                              signed_in=signed_in)
+                    challenge = schemes.challenge(self.resource_metadata_url, unmet or needed,
+                                                  description)
+                    words = ("needs more access to the linked account: ask the user to reconnect "
+                             "the app and approve it" if signed_in else "needs the user's account: "
+                             "ask the user to connect (sign in to) this app")
+                    raise MCPError(code=INVALID_REQUEST, message=f"{title} {words}.",
+                                   data={WWW_AUTHENTICATE: [challenge]})
+                result = fn(*args, **kwargs)
+                found = await result if inspect.isawaitable(result) else result
+                if found is None:
+                    raise ResourceNotFoundError(f"Unknown resource: {template.format(**kwargs)}")
+                return found
+
+            self._resources.append(_AccountResource(template, guarded, {
+                "name": name, "title": title, "description": description,
+                "mime_type": mime_type}))
             return fn
 
         return decorator
@@ -185,6 +241,20 @@ class ToolRegistry:
         if spec is None:
             return None
         return schemes.Access.check(name, spec.kwargs["title"], spec.meta["securitySchemes"], token)
+
+    def explain(self, name: str, arguments: Any) -> ToolFailure | None:
+        """What is wrong with ``arguments`` for tool ``name``, for the person and the model, once
+        the SDK refused them (``app.mcp.arguments``); None when there is no such tool."""
+        spec = self._tools.get(name)
+        if spec is None:
+            return None
+        if spec.arguments is None:
+            spec.arguments = Arguments.of(name, spec.kwargs["title"], inspect.unwrap(spec.fn))
+        return spec.arguments.explain(arguments if isinstance(arguments, Mapping) else None)
+
+    def title_of(self, name: str) -> str | None:
+        spec = self._tools.get(name)
+        return spec.kwargs["title"] if spec is not None else None
 
     def budgets(self) -> dict[str, DeclaredBudget]:
         """Each tool's declared per-caller budget (``app.mcp.budgets``), by tool."""
@@ -234,7 +304,9 @@ class ToolRegistry:
             instructions=instructions,
             version=__version__,
             extensions=[apps],
-            middleware=middleware or [],
+            # Innermost: OpenAI's form metadata, which the SDK's serialisation drops from an
+            # input_required result, put back on it (app.mcp.forms).
+            middleware=[*(middleware or []), OpenAIExtensions.middleware],
             request_state_security=request_state,
             cache_hints=cache_hints,
             # Stateless and multi-worker: a subscription made on one worker could never be
@@ -243,6 +315,8 @@ class ToolRegistry:
         )
         for spec in plain:
             server.add_tool(spec.fn, meta=spec.meta, **spec.kwargs)
+        for resource in self._resources:
+            server.resource(resource.template, **resource.kwargs)(resource.fn)
         return server
 
 
@@ -279,15 +353,12 @@ def refusal(title: str, scopes: Sequence[str], resource_metadata_url: str, *, si
 
 
 def failed(tool: str, failure: ToolFailure) -> CallToolResult:
-    """The ``isError`` result of a foreseen failure: the message first, then the advice for the model.
-
-    The first block is worded as the SDK words a ``ToolError`` (``Error executing tool <name>: …``),
-    so clients and widgets that read ``content[0]`` see what they always saw; the advice is a block
-    of its own so that a widget, which shows only the first, never puts instructions meant for the
-    model in front of the person.
+    """The ``isError`` result of a foreseen failure: the message for the person first, then the
+    advice for the model, a block of its own so that a widget, which shows only the first, never
+    puts instructions meant for the model in front of the person. Neither says the SDK's "Error
+    executing tool": the person does not need it, and the model knows which tool it called.
     """
-    first = f"Error executing tool {tool}: {failure.message}"
-    content: list[ContentBlock] = [TextContent(type="text", text=first)]
+    content: list[ContentBlock] = [TextContent(type="text", text=failure.message)]
     if failure.advice:
         content.append(TextContent(type="text", text=failure.advice))
     return CallToolResult(content=content, is_error=True)
@@ -326,6 +397,8 @@ def _enforced(fn: Callable[..., Any], name: str, title: str, security: list[sche
             if isinstance(result, InputRequiredResult):
                 return _asked(name, result, kwargs)
             return result
+        except Asking as asking:  # a form for the person (app.mcp.forms), only where one can be shown
+            return asking.result
         except (ToolFailure, DatabaseUnavailable, DatabaseNotMigrated, StorageError) as exc:
             # The class, never the text: a message may carry what the user sent (a file name, a title).
             log.info("tool.failure", failure=type(exc).__qualname__)

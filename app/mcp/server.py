@@ -24,7 +24,7 @@ def build_mcp_server(
     metrics: Metrics | None = None,
     request_state: RequestStateSecurity | None = None,
 ) -> MCPServer:
-    guard = OutputGuard()
+    guard = OutputGuard(registry.explain, registry.title_of)
     # Outermost first: the log sees the guarded result; the guard sees what the budgets let through; a call
     # refused for its text costs no budget.
     text = StorableText(set(registry.tool_names))

@@ -113,7 +113,10 @@ def test_a_query_bug_is_a_generic_tool_error_with_the_traceback_logged_under_the
             "jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "buggy", "arguments": {}}})
     result = resp.json()["result"]
     assert resp.status_code == 200 and result["isError"] is True
-    assert result["content"][0]["text"] == "Error executing tool buggy"  # no SQL, no driver text
+    # No SQL, no driver text: that the tool failed, for the person; what to do, for the model.
+    assert [c["text"] for c in result["content"]] == [
+        "Buggy failed on the server before it finished; the failure is logged for the operator.",
+        "Tell the user it did not work. Trying again with the same arguments is unlikely to help."]
     crash = next(e for e in json_log() if "unexpected exception" in e["event"])
     assert crash["request_id"] == "bug-42" and crash["level"] == "error"
     assert "SELEC 1" in crash["exception"] and "Traceback" in crash["exception"]

@@ -149,8 +149,7 @@ def test_a_tool_call_during_an_outage_says_to_retry(settings):
         result = _call(client, "revision", {})
         listing = client.post("/mcp", headers=HEADERS, json={"jsonrpc": "2.0", "id": 2, "method": "tools/list"})
     assert result["isError"] is True and "structuredContent" not in result
-    assert result["content"][0]["text"] == ("Error executing tool revision: "
-                                            "The database is unavailable, please retry shortly.")
+    assert result["content"][0]["text"] == "The database is unavailable, please retry shortly."
     assert listing.status_code == 200 and listing.json()["result"]["tools"]
 
 
@@ -170,8 +169,8 @@ def test_an_unmigrated_database_is_not_ready_and_tools_say_what_to_run(unmigrate
     assert ready.json() == {"status": "unavailable", "database": "ok", "schema": "not migrated",
                             "limits": "in-process", "hint": "run `python -m app migrate`"}
     assert result["isError"] is True
-    assert result["content"][0]["text"] == ("Error executing tool revision: The server's database schema is "
-                                            "not up to date; an operator must run `python -m app migrate`.")
+    assert result["content"][0]["text"] == ("The server's database schema is not up to date; an "
+                                            "operator must run `python -m app migrate`.")
 
 
 def test_a_database_behind_the_code_is_not_ready_and_says_so(unmigrated_url):
@@ -189,7 +188,8 @@ def test_a_database_behind_the_code_is_not_ready_and_says_so(unmigrated_url):
     assert ready_after.status_code == 200 and ready_after.json() == {"status": "ready", "database": "ok",
                                                                      "schema": "ok", "limits": "in-process"}
     # At head, a missing table is the code's bug, not the operator's: no "run migrate" advice.
-    assert at_head["content"][0]["text"] == "Error executing tool newer"
+    assert at_head["content"][0]["text"] == ("Newer failed on the server before it finished; the "
+                                             "failure is logged for the operator.")
 
 
 def test_a_probe_stuck_in_the_driver_makes_the_next_probes_fail_fast_not_pile_up(settings, monkeypatch):

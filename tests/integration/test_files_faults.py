@@ -34,7 +34,6 @@ pytestmark = pytest.mark.demo("files")
 
 MiB = 1024 * 1024
 BODY = os.urandom(20 * MiB)  # big enough for a multipart upload (8 MiB parts)
-PREFIX = "Error executing tool analyze_file: "  # the SDK's wording around a ToolError
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -97,7 +96,7 @@ def test_s3_dying_mid_upload_is_a_clear_error_and_records_nothing(database_url: 
         assert proxy.dead, "the upload finished before the storage died: this test proved nothing"
         assert client(s3.endpoint_url).list_objects_v2(Bucket=bucket)["KeyCount"] == 0
     assert result.is_error is True
-    assert result.content[0].text == PREFIX + "File storage is unavailable, please retry shortly."
+    assert result.content[0].text == "File storage is unavailable, please retry shortly."
     assert count_rows(database_url, f"files WHERE openai_file_id = '{openai_file_id}'") == 0
 
 
@@ -117,7 +116,7 @@ def test_a_database_failure_after_the_upload_leaves_no_object(file_url: str, tmp
     with serving(build) as base_url:
         result = anyio.run(_analyze, f"{base_url}/mcp", file_url, f"file_{uuid.uuid4().hex}")
     assert result.is_error is True
-    assert result.content[0].text == PREFIX + "The database is unavailable, please retry shortly."
+    assert result.content[0].text == "The database is unavailable, please retry shortly."
     stored = [p for p in (root / "objects").rglob("*") if p.is_file()] if (root / "objects").exists() else []
     assert stored == []
     # It did get as far as storing (the folder exists): the cleanup, not an early failure, left it empty.

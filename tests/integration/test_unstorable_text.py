@@ -84,13 +84,22 @@ def _string_paths(schema: dict[str, Any], defs: dict[str, Any], path: tuple[Any,
             yield from _string_paths(sub, defs, (*path, key))
     elif schema.get("type") == "array":
         yield from _string_paths(schema["items"], defs, (*path, 0))
+    for option in schema.get("anyOf", ()):  # an optional argument: string | null
+        yield from _string_paths(option, defs, path)
 
 
 def _with(arguments: dict[str, Any], path: tuple[Any, ...], value: str) -> dict[str, Any]:
     arguments = json.loads(json.dumps(arguments))
     holder: Any = arguments
-    for step in path[:-1]:
-        holder = holder.setdefault(step, {}) if isinstance(step, str) else holder[step]
+    for step, after in zip(path[:-1], path[1:], strict=True):
+        empty: Any = [] if isinstance(after, int) else {}
+        if isinstance(step, int):
+            holder.extend(empty for _ in range(step + 1 - len(holder)))
+            holder = holder[step]
+        else:
+            holder = holder.setdefault(step, empty)
+    if isinstance(path[-1], int):
+        holder.extend(None for _ in range(path[-1] + 1 - len(holder)))
     holder[path[-1]] = value
     return arguments
 

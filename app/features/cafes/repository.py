@@ -23,6 +23,13 @@ class CafeRepository:
         localized = self.session.get(CityName, (city.key, language))
         return localized.name if localized is not None else city.name
 
+    def city_names(self, language: str) -> list[str]:
+        """Every city with cafés, named in ``language`` (else in English), in alphabetical order."""
+        localized = dict(self.session.execute(
+            select(CityName.city_key, CityName.name).where(CityName.language == language)).all())
+        cities = self.session.scalars(select(City).where(City.key.in_(select(Cafe.city_key))))
+        return sorted(localized.get(c.key, c.name) for c in cities)
+
     def cafes_in(self, city_key: str, limit: int) -> list[Cafe]:
         return list(self.session.scalars(select(Cafe).where(Cafe.city_key == city_key)
                                          .order_by(Cafe.since.is_(None), Cafe.since, Cafe.name).limit(limit)))

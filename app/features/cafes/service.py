@@ -83,6 +83,11 @@ def recommend(uow: UnitOfWork, language: str, locale_tag: str | None, city_hint:
     )
 
 
+def city_names(uow: UnitOfWork, language: str) -> list[str]:
+    """The cities this feature knows cafés in, as a person reading ``language`` names them."""
+    return uow.repository(CafeRepository).city_names(language)
+
+
 def map_url(cafe: Cafe) -> str:
     return f"{MAP_ORIGIN}/search?{urlencode({'query': f'{cafe.name}, {cafe.address}'})}"
 

@@ -6,6 +6,7 @@ from typing import Annotated, Any
 
 from mcp.server.mcpserver import Context
 from mcp.types import CallToolResult
+from pydantic import BaseModel, ConfigDict, Field, JsonValue, create_model
 
 from app.auth.schemes import NOAUTH
 from app.db.cache import ReadCache
@@ -13,6 +14,7 @@ from app.feature import Deps
 from app.features.cafes import service
 from app.features.cafes.schemas import CafeRecommendations
 from app.i18n import lookup, requested_locale
+from app.mcp.forms import Question, ask, can_ask
 from app.mcp.registry import ToolRegistry
 from app.mcp.results import request_meta, tool_result
 from app.mcp.widgets import Widget
@@ -39,6 +41,42 @@ def _city_hint(meta: dict[str, Any]) -> str | None:
     return None
 
 
+City = Annotated[
+    Annotated[str, Field(min_length=1, max_length=MAX_HINT)] | None,
+    Field(description="The city to look in, when the user names one. Leave it out to use the "
+          "user's location; when that is unknown too, the user is asked.")]
+
+
+class CafeCity(BaseModel):
+    """The form of ``recommend_cafe`` when no city is known."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    city: str = Field(min_length=1, max_length=MAX_HINT, title="City",
+                      description="Where to look for cafés")
+
+
+def city_form(cities: list[str]) -> type[CafeCity]:
+    """The form with the cities known here as suggestions (any other may be typed)."""
+    if not cities:
+        return CafeCity
+    suggestions: list[JsonValue] = [{"const": name, "title": name} for name in cities]
+    return create_model("CafeCity", __base__=CafeCity, city=(str, Field(
+        min_length=1, max_length=MAX_HINT, title="City", description="Where to look for cafés",
+        json_schema_extra={"x-openai-suggestions": suggestions})))
+
+
+CITY = Question(
+    key="city",
+    message="Which city should I find cafés in?",
+    form=city_form(["Lisbon", "Paris"]),
+    needs="Recommending cafés needs a city, and none is known.",
+    instead="Ask the user which city they are in, then call recommend_cafe again with `city` set "
+            "to it.",
+    declined="No cafés were looked for: no city was given.",
+)
+
+
 def register(registry: ToolRegistry, deps: Deps) -> None:
     db = deps.db
     # Cafés change only when seeded: each answer is kept APP_CACHE_TTL seconds per worker.
@@ -47,8 +85,8 @@ def register(registry: ToolRegistry, deps: Deps) -> None:
     @registry.tool(
         name="recommend_cafe",
         title="Recommend a café",
-        description="Recommend well-known cafés near the user (uses the coarse city and locale ChatGPT "
-        "provides). No input needed.",
+        description="Recommend well-known cafés in a city: the one the user names (`city`), else "
+        "the coarse city and locale ChatGPT provides; when neither is known the user is asked.",
         read_only=True,
         destructive=False,
         open_world=False,
@@ -58,12 +96,21 @@ def register(registry: ToolRegistry, deps: Deps) -> None:
         invoking="Looking for cafés nearby…",
         invoked="Cafés found",
     )
-    async def recommend_cafe(ctx: Context) -> Annotated[CallToolResult, CafeRecommendations]:
+    async def recommend_cafe(ctx: Context, city: City = None,
+                             ) -> Annotated[CallToolResult, CafeRecommendations]:
         meta = request_meta(ctx.request_context.meta)
         locale_tag = (requested_locale(meta) or "")[:MAX_LOCALE] or None
         language = lookup(locale_tag, service.LANGUAGES)
-        hint = _city_hint(meta)
+        hint = (city.strip() or None if city else None) or _city_hint(meta)
+        if hint is None and can_ask(ctx):  # no city anywhere: the person says which
+            names = await db.read(lambda uow: service.city_names(uow, language))
+            hint = ask(ctx, CITY.with_form(city_form(names))).city.strip()[:MAX_HINT]
+        # Elsewhere (a client that cannot show the form) the locale's own city answers, and the
+        # result tells the model how to ask for another: a recommendation is still of use.
         rec = await answers.get((language, locale_tag, hint),
                                 lambda: db.read(lambda uow: service.recommend(uow, language, locale_tag, hint)))
         lines = [rec.intro, *(f"- {c.name}, {c.address}" for c in rec.output.cafes)]
+        if hint is None:
+            lines.append(f"(The user's city is not known. If they are not in {rec.output.city}, "
+                         "ask which city, then call recommend_cafe again with `city` set to it.)")
         return tool_result(rec.output, "\n".join(lines), {"cafesById": rec.details, "locale": language})

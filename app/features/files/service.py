@@ -148,6 +148,16 @@ def library(uow: UnitOfWork, owner: str, *, now: int, limit: int) -> tuple[list[
     return [FileRow.of(r) for r in files.uploads(owner, now, limit)], files.count_uploads(owner, now)
 
 
+def kept(uow: UnitOfWork, owner: str, file_id: str, *, now: int) -> tuple[FileRow, FileRow] | None:
+    """One of ``owner``'s uploads and its analysis report; None when the account has no such file."""
+    files = uow.repository(FileRepository)
+    row = files.owned(owner, file_id, now)
+    if row is None or row.kind != "upload":
+        return None
+    report = files.report_of(row.id)
+    return (FileRow.of(row), FileRow.of(report)) if report is not None else None
+
+
 Removed = list[tuple[str, int]]  # (storage key, created_at) of each deleted row
 
 

@@ -3,12 +3,13 @@ linked account with ``files.write`` keeps them in its library, where ``search`` 
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from typing import Annotated, Any
 
 import anyio
 from mcp.server.mcpserver import Context
-from mcp.types import CallToolResult
+from mcp.types import CallToolResult, Resource
 from pydantic import Field
 
 from app.auth.resource_server import current_subject, linked_account
@@ -32,6 +33,8 @@ from app.features.files.schemas import (
 )
 from app.features.files.usecases import FileUseCases
 from app.mcp.budgets import ToolBudget
+from app.mcp.errors import ToolFailure
+from app.mcp.forms import Question, ask, option, picker, picker_many
 from app.mcp.progress import Progress
 from app.mcp.registry import ToolRegistry
 from app.mcp.results import tool_result
@@ -51,9 +54,46 @@ def files_in(arguments: Mapping[str, Any]) -> int:
     return len(files) if isinstance(files, list) else 1
 
 
-FileList = Annotated[list[OpenAIFile], Field(min_length=2, max_length=MAX_COMPARED,
-                                             description="The files to compare (2 to 5)")]
-FileId = Annotated[str, Field(min_length=1, max_length=40, description="A file id from list_files")]
+# Not nullable: ChatGPT fills a file param whose schema is the array of files itself
+# (docs/chatgpt-contract.md, fileParams); left out, it is empty, never validated against its bounds.
+FileList = Annotated[list[OpenAIFile], Field(
+    min_length=2, max_length=MAX_COMPARED,
+    description="The files to compare (2 to 5). Leave it out when the user has not attached them: "
+    "a signed-in user picks them from their library.")]
+NO_FILES: list[OpenAIFile] = []  # never changed: the default of a call without files
+FileId = Annotated[
+    Annotated[str, Field(min_length=1, max_length=40)] | None,
+    Field(description="A file id from list_files. Leave it out when the user has not said which: "
+          "they pick it from their library.")]
+FILE_URI = "app://files/{file_id}"
+PICKED = 100  # the newest files of a library a picker offers
+
+
+def file_uri(file_id: str) -> str:
+    return FILE_URI.format(file_id=file_id)
+
+
+EXAMPLE = [option(file_uri("f_example"), "example.csv", "example.csv")]
+
+
+COMPARED = Question(
+    key="files",
+    message="Which files should be compared?",
+    form=picker_many(EXAMPLE, least=2, most=MAX_COMPARED, title="Files", description="Files"),
+    needs="Comparing files needs 2 to 5 files, and none were given.",
+    instead="Ask the user to attach the files to compare (2 to 5), then call compare_files again "
+            "with them in `files`.",
+    declined="Nothing was compared: no files were chosen.",
+)
+DELETED = Question(
+    key="file",
+    message="Which file should be deleted from your library?",
+    form=picker(EXAMPLE, title="File", description="The file to delete"),
+    needs="Deleting a file needs to know which one, and none was named.",
+    instead="Call list_files, ask the user which file to delete, then call delete_file again with "
+            "`file_id` set to its id.",
+    declined="Nothing was deleted: no file was chosen.",
+)
 Limit = Annotated[int, Field(ge=1, le=100, description="How many files to return, newest first")]
 
 
@@ -90,7 +130,10 @@ def analysis_text(result: FileAnalysis, reused: bool) -> str:
 
 def comparison_of(ingested: list[Ingested]) -> Comparison:
     # compare() keys its answer by the file names, made unique where two files share one.
-    raw = compare([(i.recorded.upload.file_name, i.analysis) for i in ingested])
+    return comparison_of_raw(compare([(i.recorded.upload.file_name, i.analysis) for i in ingested]))
+
+
+def comparison_of_raw(raw: dict[str, Any]) -> Comparison:
     tabular = raw.get("tabular") or {}
     return Comparison(
         summary=str(raw.get("summary", "")),
@@ -179,9 +222,13 @@ def register(registry: ToolRegistry, deps: Deps) -> None:
         invoked="Files compared",
     )
     async def compare_files(
-        files: FileList, ctx: Context
+        ctx: Context, files: FileList = NO_FILES
     ) -> Annotated[CallToolResult, FilesComparison]:
         owner = current_subject(WRITE_SCOPE) or None
+        if not files:  # none attached: a signed-in person picks among the files they kept
+            if owner is None:
+                raise ToolFailure(COMPARED.needs, COMPARED.instead)
+            return await compare_kept(ctx, owner)
         progress = FileProgress(Progress.of(ctx), files=len(files))
         # One at a time: each file is streamed to disk and analysed in a worker process; in parallel they would
         # multiply the disk and process footprint of a single call. All or nothing: when one fails, the files
@@ -203,6 +250,47 @@ def register(registry: ToolRegistry, deps: Deps) -> None:
         lines = [analysis_text(r, i.recorded.reused) for r, i in zip(results, ingested, strict=True)]
         return tool_result(output, comparison.summary + "\n" + "\n".join(lines),
                            {"analyses": [widget_analysis(i) for i in ingested]})
+
+    async def choices(owner: str, what: str, least: int) -> list[Resource]:
+        """The newest files of ``owner``'s library as a picker's choices (an image with itself as
+        its thumbnail); a failure when there are fewer than ``least``."""
+        rows, _ = await lib.library(owner, PICKED)
+        if len(rows) < least:
+            held = f"{len(rows)} file" + ("" if len(rows) == 1 else "s")
+            raise ToolFailure(f"Your library holds {held}, so there is nothing to {what}.",
+                              "Tell the user; files they attach while signed in are kept in the "
+                              "library. Do not call the tool again without files.")
+        found = []
+        for row in rows:
+            thumbnail = (await lib.reference(row))[0] if row.mime_type.startswith("image/") else None
+            found.append(option(file_uri(row.id), row.file_name, row.file_name,
+                                description=row.summary[:200] or None, thumbnail=thumbnail,
+                                mime_type=row.mime_type))
+        return found
+
+    async def compare_kept(ctx: Context, owner: str) -> CallToolResult:
+        form = picker_many(await choices(owner, "compare", 2), least=2, most=MAX_COMPARED,
+                           title="Files", description=f"Choose 2 to {MAX_COMPARED} files")
+        picked = ask(ctx, COMPARED.with_form(form)).choices
+        kept = []
+        for uri in picked:
+            found = await lib.kept(owner, uri.removeprefix(file_uri("")))
+            if found is None:  # deleted since it was offered
+                raise ToolFailure("One of the chosen files is no longer in the library, so nothing "
+                                  "was compared.", "Call compare_files again to let the user "
+                                  "choose again.")
+            kept.append((found, await lib.kept_analysis(found[1])))
+        results = [FileAnalysis(file=file_info(upload), summary=upload.summary,
+                                warnings=analysis.warnings, report=await reference(lib, report))
+                   for (upload, report), analysis in kept]
+        raw = compare([(upload.file_name, analysis) for (upload, _), analysis in kept])
+        comparison = comparison_of_raw(raw)
+        output = FilesComparison(files=results, comparison=comparison)
+        lines = [analysis_text(r, True) for r in results]
+        widget = [{"file_id": upload.id, "kind": a.kind, "mime_type": a.mime_type,
+                   "details": a.details, "warnings": a.warnings} for (upload, _), a in kept]
+        return tool_result(output, comparison.summary + "\n" + "\n".join(lines),
+                           {"analyses": widget})
 
     @registry.tool(
         name="list_files",
@@ -243,9 +331,33 @@ def register(registry: ToolRegistry, deps: Deps) -> None:
         invoking="Deleting the file…",
         invoked="File deleted",
     )
-    async def delete_file(file_id: FileId) -> Annotated[CallToolResult, FileDeleted]:
-        deleted = await lib.delete(linked_account("The file library"), file_id)
-        output = FileDeleted(deleted=deleted, file_id=file_id)
-        text = (f"Deleted file {file_id} from the library." if deleted
-                else f"File {file_id} is not in the library; nothing was deleted.")
+    async def delete_file(ctx: Context, file_id: FileId = None,
+                          ) -> Annotated[CallToolResult, FileDeleted]:
+        owner = linked_account("The file library")
+        if file_id is None:  # the person picks one of their own files
+            form = picker(await choices(owner, "delete", 1), title="File",
+                          description="The file to delete from your library")
+            file_id = ask(ctx, DELETED.with_form(form)).choice.removeprefix(file_uri(""))
+        chosen = file_id
+        deleted = await lib.delete(owner, chosen)
+        output = FileDeleted(deleted=deleted, file_id=chosen)
+        text = (f"Deleted file {chosen} from the library." if deleted
+                else f"File {chosen} is not in the library; nothing was deleted.")
         return tool_result(output, text)
+
+    @registry.account_resource(
+        FILE_URI,
+        name="kept_file",
+        title="Kept file",
+        description="One file of the user's library: what it is, its summary, and a short-lived "
+        "download link.",
+        scopes=[READ_SCOPE],
+    )
+    async def kept_file(file_id: str) -> str | None:
+        found = await lib.kept(linked_account("The file library"), file_id)
+        if found is None:
+            return None
+        upload, _ = found
+        entry = LibraryEntry(file=file_info(upload), summary=upload.summary,
+                             download=await reference(lib, upload))
+        return json.dumps(entry.model_dump(mode="json", exclude_none=True), ensure_ascii=False)

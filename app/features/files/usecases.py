@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import json
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -349,6 +350,18 @@ class FileUseCases:
     async def library(self, owner: str, limit: int) -> tuple[list[service.FileRow], int]:
         now = int(self.clock())
         return await self.db.read(lambda uow: service.library(uow, owner, now=now, limit=limit))
+
+    async def kept(self, owner: str, file_id: str) -> tuple[service.FileRow, service.FileRow] | None:
+        """One of ``owner``'s files with its report row; None when the account has none of that id."""
+        now = int(self.clock())
+        return await self.db.read(lambda uow: service.kept(uow, owner, file_id, now=now))
+
+    async def kept_analysis(self, report: service.FileRow) -> Analysis:
+        """The analysis a kept file's report holds (``ingest.report_document``), read back."""
+        document = json.loads(await self.storage.read(report.storage_key))["analysis"]
+        return Analysis(kind=document["kind"], mime_type=document["mime_type"],
+                        summary=document["summary"], details=document["details"],
+                        warnings=list(document["warnings"]))
 
     async def delete(self, owner: str, file_id: str) -> bool:
         now = int(self.clock())

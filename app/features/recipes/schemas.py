@@ -28,3 +28,14 @@ class RecipeDeleted(BaseModel):
 
     deleted: bool = Field(description="False when the recipe was not in the list")
     recipe_id: str
+
+
+class RecipeDetail(BaseModel):
+    """A saved recipe as its resource (``app://recipes/{id}``) reads."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    id: str
+    title: str
+    source_url: str | None = None
+    saved_at: str = Field(description="When it was first saved, ISO 8601")

@@ -8,7 +8,13 @@ from datetime import UTC, datetime
 from app.db import UnitOfWork
 from app.feature import LocalAccounts, require_account
 from app.features.recipes.repository import SavedRecipeRepository
-from app.features.recipes.schemas import RecipeDeleted, RecipeSaved, RecipeSummary, SavedRecipes
+from app.features.recipes.schemas import (
+    RecipeDeleted,
+    RecipeDetail,
+    RecipeSaved,
+    RecipeSummary,
+    SavedRecipes,
+)
 from app.mcp.errors import ToolFailure
 
 MAX_SAVED = 200
@@ -87,6 +93,17 @@ def save(uow: UnitOfWork, account: str, title: str, source_url: str | None = Non
     if source_url is not None:
         recipes.set_source_url(account, rid, source_url)
     return RecipeSaved(recipe=RecipeSummary(id=rid, title=existing.title if existing else title), created=False)
+
+
+def one(uow: UnitOfWork, account: str, recipe_id: str) -> RecipeDetail | None:
+    """The account's recipe of that id; None when it has none (another account's is none)."""
+    _check_account(account)
+    row = uow.repository(SavedRecipeRepository).get(account, recipe_id)
+    if row is None:
+        return None
+    saved_at = row.saved_at if row.saved_at.tzinfo else row.saved_at.replace(tzinfo=UTC)
+    return RecipeDetail(id=row.id, title=row.title, source_url=row.source_url,
+                        saved_at=saved_at.isoformat(timespec="seconds"))
 
 
 def delete(uow: UnitOfWork, account: str, recipe_id: str) -> RecipeDeleted:

@@ -2,16 +2,30 @@
 
 from __future__ import annotations
 
+import json
 from typing import Annotated
 
+from mcp.server.mcpserver import Context
 from mcp.types import CallToolResult
-from pydantic import AnyHttpUrl, Field, StringConstraints, UrlConstraints
+from pydantic import (
+    AnyHttpUrl,
+    BaseModel,
+    ConfigDict,
+    Field,
+    StringConstraints,
+    TypeAdapter,
+    UrlConstraints,
+    ValidationError,
+    create_model,
+)
 
 from app.auth.resource_server import linked_account
 from app.auth.schemes import oauth2
 from app.feature import Deps
 from app.features.recipes import service
 from app.features.recipes.schemas import RecipeDeleted, RecipeSaved, SavedRecipes
+from app.mcp.errors import ToolFailure
+from app.mcp.forms import Question, ask, option, picker
 from app.mcp.registry import ToolRegistry
 from app.mcp.results import tool_result
 from app.mcp.widgets import Widget
@@ -19,11 +33,65 @@ from app.mcp.widgets import Widget
 READ_SCOPE = "recipes.read"
 WRITE_SCOPE = "recipes.write"
 
-Title = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=service.MAX_TITLE),
-                  Field(description="The recipe's title, e.g. 'Lentil soup with lemon'")]
+# Optional so that a call without one reaches the tool, which asks the person (a form) rather than
+# the SDK refusing it: the description tells the model it may leave it out when it does not know.
+Title = Annotated[
+    Annotated[str, StringConstraints(strip_whitespace=True, max_length=service.MAX_TITLE)] | None,
+    Field(description="The recipe's title, e.g. 'Lentil soup with lemon'. Leave it out when the "
+          "user has not said which recipe: they are asked for it.")]
 SourceUrl = Annotated[AnyHttpUrl, UrlConstraints(max_length=service.MAX_URL),
                       Field(description="Optional http(s) link to the recipe")]
-RecipeId = Annotated[str, Field(min_length=1, max_length=40, description="Recipe id from list_saved_recipes")]
+RecipeId = Annotated[
+    Annotated[str, Field(min_length=1, max_length=40)] | None,
+    Field(description="Recipe id from list_saved_recipes. Leave it out when the user has not said "
+          "which: they pick it from their saved recipes.")]
+RECIPE_URI = "app://recipes/{recipe_id}"
+LINK = TypeAdapter(SourceUrl)
+
+
+def recipe_uri(recipe_id: str) -> str:
+    return RECIPE_URI.format(recipe_id=recipe_id)
+
+
+class RecipeToSave(BaseModel):
+    """The form of ``save_recipe`` called without a title."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    title: str = Field(min_length=1, max_length=service.MAX_TITLE, title="Recipe title",
+                       description="The name to find it under, e.g. Lentil soup with lemon")
+    source_url: str = Field(default="", max_length=service.MAX_URL, title="Link (optional)",
+                            description="Where the recipe is, if it is on the web")
+
+
+def title_form(link: str | None) -> type[RecipeToSave]:
+    """The form with the link the call gave prefilled (the person may clear it)."""
+    if link is None:
+        return RecipeToSave
+    return create_model("RecipeToSave", __base__=RecipeToSave, source_url=(str, Field(
+        default=link, max_length=service.MAX_URL, title="Link (optional)",
+        description="Where the recipe is, if it is on the web")))
+
+
+TITLE = Question(
+    key="title",
+    message="Which recipe should be saved?",
+    form=title_form(None),
+    needs="Saving a recipe needs its title, and none was given.",
+    instead="Ask the user for the recipe's title, then call save_recipe again with `title` set to "
+            "it (and `source_url` if they gave a link).",
+    declined="Nothing was saved: no title was given.",
+)
+PICK = Question(
+    key="recipe",
+    message="Which saved recipe should be deleted?",
+    form=picker([option(recipe_uri("rcp_example"), "rcp_example", "Example")], title="Recipe",
+                description="The saved recipe to delete"),
+    needs="Deleting a saved recipe needs to know which one, and none was named.",
+    instead="Call list_saved_recipes, ask the user which recipe to delete, then call "
+            "delete_saved_recipe again with `recipe_id` set to its id.",
+    declined="Nothing was deleted: no recipe was chosen.",
+)
 
 
 def saved_result(recipes: SavedRecipes) -> CallToolResult:
@@ -91,10 +159,15 @@ def register(registry: ToolRegistry, deps: Deps) -> None:
         invoking="Saving the recipe…",
         invoked="Recipe saved",
     )
-    async def save_recipe(title: Title, source_url: SourceUrl | None = None) -> Annotated[CallToolResult, RecipeSaved]:
+    async def save_recipe(ctx: Context, title: Title = None, source_url: SourceUrl | None = None,
+                          ) -> Annotated[CallToolResult, RecipeSaved]:
         account = linked_account("Saved recipes")
         url = str(source_url) if source_url is not None else None
-        result = await db.write(lambda uow: service.save(uow, account, title, url,
+        if not title:  # none given, or only spaces: the person says which
+            answer = ask(ctx, TITLE.with_form(title_form(url)))
+            title, url = answer.title, _link(answer.source_url)
+        named = title
+        result = await db.write(lambda uow: service.save(uow, account, named, url,
                                                          accounts=deps.accounts))
         return saved_one_result(result, link_given=url is not None)
 
@@ -112,6 +185,41 @@ def register(registry: ToolRegistry, deps: Deps) -> None:
         invoking="Removing the recipe…",
         invoked="Recipe removed",
     )
-    async def delete_saved_recipe(recipe_id: RecipeId) -> Annotated[CallToolResult, RecipeDeleted]:
+    async def delete_saved_recipe(ctx: Context, recipe_id: RecipeId = None,
+                                  ) -> Annotated[CallToolResult, RecipeDeleted]:
         account = linked_account("Saved recipes")
-        return deleted_result(await db.write(lambda uow: service.delete(uow, account, recipe_id)))
+        if recipe_id is None:  # the person picks among their own recipes
+            saved = (await db.read(lambda uow: service.saved(uow, account))).recipes
+            if not saved:
+                raise ToolFailure("You have no saved recipes, so there is nothing to delete.",
+                                  "Tell the user their list is empty; do not call "
+                                  "delete_saved_recipe again.")
+            choices = [option(recipe_uri(r.id), r.id, r.title) for r in saved]
+            form = picker(choices, title="Recipe", description="The saved recipe to delete")
+            recipe_id = ask(ctx, PICK.with_form(form)).choice.removeprefix(recipe_uri(""))
+        picked = recipe_id
+        return deleted_result(await db.write(lambda uow: service.delete(uow, account, picked)))
+
+    @registry.account_resource(
+        RECIPE_URI,
+        name="saved_recipe",
+        title="Saved recipe",
+        description="One of the user's saved recipes: its title, link and when it was saved.",
+        scopes=[READ_SCOPE],
+    )
+    async def saved_recipe(recipe_id: str) -> str | None:
+        account = linked_account("Saved recipes")
+        found = await db.read(lambda uow: service.one(uow, account, recipe_id))
+        return json.dumps(found.model_dump(mode="json"), ensure_ascii=False) if found else None
+
+
+def _link(given: str) -> str | None:
+    """The form's link: empty for none; anything else must be a web address."""
+    if not given.strip():
+        return None
+    try:
+        return str(LINK.validate_python(given.strip()))
+    except ValidationError:
+        raise ToolFailure("The link given in the form is not a web address, so nothing was saved.",
+                          "Ask the user for the recipe's web address (http or https), or save it "
+                          "without one.") from None

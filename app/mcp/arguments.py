@@ -1,0 +1,96 @@
+"""A tool call whose arguments fail the tool's schema, said for the person and for the model.
+
+The SDK validates a call's arguments before the tool runs and answers a failure with pydantic's
+text ("1 validation error for save_recipeArguments ... Field required ... For further information
+visit https://errors.pydantic.dev/..."), which neither should read. The registry keeps, per tool, a
+model of the same arguments, made from the signature the SDK reads (``Arguments.of``); on such a
+failure, and only then (a call that passes costs nothing more), ``explain`` validates the
+arguments against it and says what failed: the person reads which value and why, the model which
+argument to fix, what it holds, and to ask the person when it does not know.
+"""
+
+from __future__ import annotations
+
+import inspect
+import typing
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from mcp.server.mcpserver import Context
+from pydantic import BaseModel, ConfigDict, ValidationError, create_model
+
+from app.mcp.errors import ToolFailure
+from app.plain import plain_error
+
+MAX_SHOWN = 60  # characters of a rejected value repeated to the model
+MAX_PROBLEMS = 5  # a call wrong in many ways: the first few are enough to fix it
+
+
+def _is_context(annotation: Any) -> bool:
+    origin = typing.get_origin(annotation) or annotation
+    return isinstance(origin, type) and issubclass(origin, Context)
+
+
+@dataclass(frozen=True)
+class Arguments:
+    """A tool's arguments as a model of their own: its name and title, and its parameters."""
+
+    tool: str
+    title: str
+    model: type[BaseModel]
+
+    @classmethod
+    def of(cls, tool: str, title: str, fn: Callable[..., Any]) -> Arguments:
+        hints = typing.get_type_hints(fn, include_extras=True)
+        fields: dict[str, Any] = {}
+        for name, parameter in inspect.signature(fn).parameters.items():
+            annotation = hints.get(name, Any)
+            if _is_context(annotation):
+                continue  # the SDK passes the Context itself; it is no argument
+            default = ... if parameter.default is inspect.Parameter.empty else parameter.default
+            fields[name] = (annotation, default)
+        config = ConfigDict(arbitrary_types_allowed=True)
+        return cls(tool, title, create_model(f"{tool}_arguments", __config__=config, **fields))
+
+    def explain(self, arguments: Mapping[str, Any] | None) -> ToolFailure | None:
+        """What is wrong with ``arguments``; None when this model finds nothing wrong."""
+        try:
+            self.model.model_validate(dict(arguments or {}))
+        except ValidationError as exc:
+            problems = exc.errors(include_url=False)[:MAX_PROBLEMS]
+            return ToolFailure(self._for_person(problems), self._for_model(problems))
+        return None
+
+    def _for_person(self, problems: list[Any]) -> str:
+        said = "; ".join(f"{_where(p)} {plain_error(p)}" for p in problems)
+        return f"{self.title} could not run: {said}."
+
+    def _for_model(self, problems: list[Any]) -> str:
+        fixes: list[str] = []
+        for problem in problems:
+            where = _where(problem)
+            field = self.model.model_fields.get(str(problem["loc"][0])) if problem["loc"] else None
+            holds = f" ({field.description})" if field is not None and field.description else ""
+            if problem["type"] == "missing":
+                fixes.append(f"set {where}{holds}")
+            elif problem["type"] == "extra_forbidden":
+                fixes.append(f"leave out {where}, which this tool does not take")
+            else:
+                fixes.append(f"give {where} a value that {plain_error(problem)}{holds}"
+                             f"{_got(problem.get('input'))}")
+        return (f"Call {self.tool} again and {'; '.join(fixes)}. If you do not know a value, ask "
+                "the user for it rather than guessing.")
+
+
+def _where(problem: Mapping[str, Any]) -> str:
+    loc = [str(part) for part in problem.get("loc", ())]
+    path = ".".join(loc) if loc else "the arguments"
+    return f"`{path}`"
+
+
+def _got(value: Any) -> str:
+    if isinstance(value, str | int | float):
+        shown = repr(value)
+        return f"; it was {shown}" if len(shown) <= MAX_SHOWN else ""
+    return ""

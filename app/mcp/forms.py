@@ -1,0 +1,190 @@
+"""Questions a tool asks the person as forms, instead of failing: OpenAI form elicitation
+(openai/mcp-extensions ``docs/spec.md``, "OpenAI Form Elicitation") over the multi-round-trip
+requests of MCP 2026-07-28, through OpenAI's own ``openai-mcp-extensions``.
+
+A tool body asks in one line and gets the validated answer::
+
+    title = ask(ctx, TITLE).title
+
+The first time, ``ask`` raises ``Asking``: the registry answers the call with the ``input_required``
+result (the form rides in ``_meta["openai/elicitation"]``, put back by ``OpenAIExtensions.middleware``,
+which the registry installs). Its ``requestState`` names the question; the SDK seals it
+(``APP_REQUEST_STATE_KEYS``: any replica opens it) and binds it to the caller's account and to the
+call's arguments, so a state from another account or another call is refused before any tool runs.
+ChatGPT calls again with the person's answer: ``ask`` returns it, validated against the form (a
+picker's choice must be one of the options offered to this account).
+
+Where no form can be shown (MCP before 2026-07-28, or a client that lacks ``elicitation.form`` or
+``extensions["openai/elicitation"].form``) the call ends with an ``isError`` result telling the model
+what to ask the person and which argument to fill (``Question.instead``). A declined or closed form
+ends the call with what the person reads (``Question.declined``) and advice for the model.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Annotated, Any, Generic, TypeVar
+
+from mcp.server.elicitation import AcceptedElicitation
+from mcp.server.mcpserver import Context
+from mcp.types import InputRequiredResult, Resource
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+from openai_mcp_extensions import OpenAIExtensions
+from openai_mcp_extensions.form import resource_input
+from openai_mcp_form_protocol import FormField, FormSchema
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, WithJsonSchema, create_model
+
+from app.mcp.errors import ToolFailure
+
+M = TypeVar("M", bound=BaseModel)
+# The client capability the form needs, beside the standard elicitation.form (docs/spec.md).
+FORM_EXTENSION = "openai/elicitation"
+STATE_PREFIX = "form:"  # requestState: the question's key after it, nothing else
+
+# What the model reads after a form the person declined or closed.
+DECLINED_ADVICE = ("The user chose not to answer the form, so nothing was done: do not call this "
+                   "tool again for it unless the user asks to.")
+UNFIT_ADVICE = ("Call the tool again with the same arguments to ask the user again (the choices "
+                "offered may have changed).")
+UNSEALED_ADVICE = ("Call the tool again without inputResponses: the user will be asked again, and "
+                   "the answer must come back with the requestState of that question.")
+
+
+class FormError(ValueError):
+    """A question whose form OpenAI's form schema does not allow (said at start-up, and by
+    ``check``)."""
+
+
+class Asking(Exception):  # noqa: N818 (not an error: the call's answer is a question)
+    """Raised by ``ask`` the first time: the registry answers the call with ``result``."""
+
+    def __init__(self, result: InputRequiredResult) -> None:
+        super().__init__("input required")
+        self.result = result
+
+
+@dataclass(frozen=True)
+class Question(Generic[M]):
+    """Something only the person can tell a tool, and what happens where they cannot be asked.
+
+    - ``key``: names the answer in ``inputResponses`` and the sealed state;
+    - ``message``: the form's heading, for the person;
+    - ``form``: its fields (a pydantic model: titles, descriptions, suggestions, a picker);
+    - ``needs``: what the person reads where no form can be shown ("Saving a recipe needs its title.");
+    - ``instead``: what the model does then: the question to ask, the argument to fill;
+    - ``declined``: what the person reads after declining or closing the form ("Nothing was saved.").
+    """
+
+    key: str
+    message: str
+    form: type[M]
+    needs: str
+    instead: str
+    declined: str
+
+    def __post_init__(self) -> None:
+        schema(self.form)  # a form OpenAI's schema refuses is refused here, when the tool is declared
+
+    def with_form(self, form: type[M]) -> Question[M]:
+        """The same question with fields made for this call (a picker's options)."""
+        return dataclasses.replace(self, form=form)
+
+
+def schema(form: type[BaseModel]) -> dict[str, Any]:
+    """The form's JSON schema as it is sent, validated against OpenAI's form schema."""
+    rendered = form.model_json_schema(by_alias=True)
+    try:
+        FormSchema[FormField].model_validate(rendered)
+    except ValidationError as exc:
+        where = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors()[:3])
+        raise FormError(f"form {form.__name__} is not an OpenAI form: {where}") from None
+    return rendered
+
+
+def can_ask(ctx: Context) -> bool:
+    """Whether this call's client can show a form: MCP 2026-07-28 or later, with both
+    ``elicitation.form`` and ``extensions["openai/elicitation"].form`` in the request's client
+    capabilities."""
+    if ctx.protocol_version not in MODERN_PROTOCOL_VERSIONS:
+        return False
+    caps = ctx.client_capabilities
+    if caps is None or caps.elicitation is None or caps.elicitation.form is None:
+        return False
+    openai = (caps.extensions or {}).get(FORM_EXTENSION)
+    return isinstance(openai, dict) and isinstance(openai.get("form"), dict)
+
+
+def ask(ctx: Context, question: Question[M]) -> M:
+    """The person's answer to ``question``: validated on the retry that carries it; the first time,
+    ``Asking`` (the form). ``ToolFailure`` where no form can be shown, or when the person declined,
+    closed the form, or sent an answer that does not fit it."""
+    if not can_ask(ctx):
+        raise ToolFailure(question.needs, question.instead)
+    state = STATE_PREFIX + question.key
+    responses = ctx.input_responses or {}
+    if ctx.request_state != state:
+        if responses:  # answers to no question of this call's: never taken as this one's
+            raise ToolFailure("The answer to the form came without the question it answers, so "
+                              "it was not used.", UNSEALED_ADVICE)
+        result = OpenAIExtensions.request_input(ctx, key=question.key, message=question.message,
+                                                schema=question.form, request_state=state)
+        assert isinstance(result, InputRequiredResult)  # no answer given: the form
+        raise Asking(result)
+    if question.key not in responses:  # the state of this question, and no answer to it
+        raise ToolFailure("The form came back without an answer, so nothing was done.",
+                          UNFIT_ADVICE)
+    try:
+        answer = OpenAIExtensions.request_input(ctx, key=question.key, message=question.message,
+                                                schema=question.form, request_state=state)
+    except ValueError:
+        raise ToolFailure("The answer does not fit the form (a choice that is no longer offered, or "
+                          "a value out of range), so nothing was done.", UNFIT_ADVICE) from None
+    if isinstance(answer, AcceptedElicitation):
+        return answer.data
+    raise ToolFailure(question.declined, DECLINED_ADVICE)
+
+
+def option(uri: str, name: str, title: str, description: str | None = None,
+           thumbnail: str | None = None, mime_type: str | None = None) -> Resource:
+    """One choice of a picker: an item of the account, by its resource URI."""
+    meta = {"openai/thumbnail": {"src": thumbnail}} if thumbnail else None
+    return Resource(uri=uri, name=name, title=title, description=description, mime_type=mime_type,
+                    _meta=meta)
+
+
+class Pick(BaseModel):
+    """A picker's answer: the URI of the item chosen."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    choice: str
+
+
+class PickMany(BaseModel):
+    """A picker's answer: the URIs of the items chosen."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    choices: list[str]
+
+
+URI = Annotated[str, WithJsonSchema({"type": "string", "format": "uri"})]
+
+
+def picker(options: Sequence[Resource], *, title: str, description: str) -> type[Pick]:
+    """A form that picks one of ``options`` (items of the account, by resource URI)."""
+    extra: dict[str, Any] = {**resource_input(options=options)}
+    return create_model("Pick", __base__=Pick, choice=(URI, Field(
+        title=title, description=description, json_schema_extra=extra)))
+
+
+def picker_many(options: Sequence[Resource], *, least: int, most: int, title: str,
+                description: str) -> type[PickMany]:
+    """A form that picks ``least`` to ``most`` of ``options``, and only among them ("explicit")."""
+    extra: dict[str, Any] = {**resource_input(options=options, selection="explicit"),
+                             "uniqueItems": True}
+    return create_model("PickMany", __base__=PickMany, choices=(list[URI], Field(
+        title=title, description=description, min_length=least, max_length=most,
+        json_schema_extra=extra)))

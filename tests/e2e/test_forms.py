@@ -1,0 +1,250 @@
+"""Forms that ask instead of failing (app/mcp/forms.py), over real HTTP on two server processes that
+share a database, a public URL and APP_REQUEST_STATE_KEYS, as two replicas behind a load balancer:
+the question asked by one is answered on the other. ``save_recipe`` without a title asks for it;
+``delete_saved_recipe`` without an id lets the person pick one of their own recipes; clients that
+cannot show the form get a result telling the model what to ask instead."""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+import pytest
+
+from tests.e2e.oauth_client import (
+    CHATGPT_REDIRECT,
+    Browser,
+    Pkce,
+    authorize_params,
+    code_grant,
+    query_of,
+    token,
+)
+from tests.e2e.server import LiveServer, free_port
+
+pytestmark = [pytest.mark.demo("recipes"), pytest.mark.authserver, pytest.mark.any_database]
+PASSWORD = "demo-password"
+KEYS = ",".join(secrets.token_urlsafe(32) for _ in range(2))
+FORM_CAPABLE = {"elicitation": {"form": {}}, "extensions": {"openai/elicitation": {"form": {}}}}
+
+
+@dataclass
+class Pair:
+    a: LiveServer
+    b: LiveServer
+    public: str
+
+    @property
+    def resource(self) -> str:
+        return f"{self.public}/mcp"
+
+
+@pytest.fixture(scope="module")
+def pair(database_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Pair]:
+    public = f"http://127.0.0.1:{free_port()}"
+    tmp = tmp_path_factory.mktemp("forms")
+    env = {"APP_BASE_URL": public, "APP_VAR_DIR": str(tmp / "var"), "APP_REQUEST_STATE_KEYS": KEYS}
+    a = LiveServer(database_url, tmp / "a.log", extra_env=env)
+    b = LiveServer(database_url, tmp / "b.log", extra_env=env)
+    a.start()  # the first writes the signing keys; the second reads them
+    try:
+        b.start()
+        yield Pair(a, b, public)
+    finally:
+        a.stop()
+        b.stop()
+
+
+@pytest.fixture(scope="module")
+def tokens(pair: Pair) -> dict[str, str]:
+    """An access token of alice's and one of bob's, each linked through server A."""
+    found = {}
+    for username in ("alice", "bob"):
+        client = httpx.post(f"{pair.a.base_url}/register", timeout=15, json={
+            "redirect_uris": [CHATGPT_REDIRECT], "token_endpoint_auth_method": "none",
+            "scope": "recipes.write"})
+        assert client.status_code == 201, client.text
+        client_id, pkce = client.json()["client_id"], Pkce.new()
+        location = Browser(pair.a.base_url).sign_in(
+            authorize_params(client_id, pkce, pair.resource, scope="recipes.write"), username,
+            PASSWORD)
+        issued = token(pair.a.base_url, code_grant(query_of(location)["code"], pkce, pair.resource,
+                                                   client_id=client_id))
+        assert issued.status_code == 200, issued.text
+        found[username] = issued.json()["access_token"]
+    return found
+
+
+def rpc(server: LiveServer, method: str, params: dict[str, Any], bearer: str | None = None, *,
+        version: str = "2026-07-28", capabilities: dict[str, Any] | None = None) -> httpx.Response:
+    headers = {"content-type": "application/json", "accept": "application/json, text/event-stream",
+               "mcp-protocol-version": version}
+    if bearer:
+        headers["authorization"] = f"Bearer {bearer}"
+    if version == "2026-07-28":
+        headers["mcp-method"] = method
+        if method in ("tools/call", "resources/read"):
+            headers["mcp-name"] = params["name" if method == "tools/call" else "uri"]
+        params = {**params, "_meta": {
+            "io.modelcontextprotocol/protocolVersion": version,
+            "io.modelcontextprotocol/clientInfo": {"name": "forms-test", "version": "1"},
+            "io.modelcontextprotocol/clientCapabilities": (
+                FORM_CAPABLE if capabilities is None else capabilities)}}
+    return httpx.post(server.mcp_url, headers=headers, timeout=30,
+                      json={"jsonrpc": "2.0", "id": 1, "method": method, "params": params})
+
+
+def call(server: LiveServer, name: str, arguments: dict[str, Any], bearer: str | None = None,
+         **more: Any) -> httpx.Response:
+    extra = {k: v for k, v in more.items() if k in ("inputResponses", "requestState")}
+    options = {k: v for k, v in more.items() if k not in extra}
+    return rpc(server, "tools/call", {"name": name, "arguments": arguments, **extra}, bearer,
+               **options)
+
+
+def result_of(response: httpx.Response) -> dict[str, Any]:
+    assert response.status_code == 200, response.text
+    return response.json()["result"]
+
+
+def asked(response: httpx.Response, key: str) -> tuple[dict[str, Any], str]:
+    """The form a call answered with (its OpenAI schema) and the sealed state to send back."""
+    result = result_of(response)
+    assert result["resultType"] == "input_required", result
+    request = result["inputRequests"][key]
+    assert request["method"] == "elicitation/create"
+    return request["params"]["_meta"]["openai/elicitation"]["requestedSchema"], result["requestState"]
+
+
+def accepted(key: str, content: dict[str, Any]) -> dict[str, Any]:
+    return {key: {"action": "accept", "content": content}}
+
+
+def saved_titles(server: LiveServer, bearer: str) -> list[str]:
+    listed = result_of(call(server, "list_saved_recipes", {}, bearer))
+    return [r["title"] for r in listed["structuredContent"]["recipes"]]
+
+
+def test_a_recipe_without_a_title_is_asked_on_one_server_and_saved_once_on_the_other(pair, tokens):
+    alice = tokens["alice"]
+    title = f"Forms soup {secrets.token_hex(3)}"
+    link = "https://example.com/forms-soup"
+    form, state = asked(call(pair.a, "save_recipe", {"source_url": link}, alice), "title")
+    assert form["required"] == ["title"]
+    assert form["properties"]["source_url"]["default"] == link  # the link the call gave, prefilled
+    answer = accepted("title", {"title": title, "source_url": link})
+    first = result_of(call(pair.b, "save_recipe", {"source_url": link}, alice,
+                           inputResponses=answer, requestState=state))
+    assert first["structuredContent"]["created"] is True, first
+    assert first["content"][0]["text"] == f"Saved “{title}” to your recipes."
+    again = result_of(call(pair.b, "save_recipe", {"source_url": link}, alice,
+                           inputResponses=answer, requestState=state))
+    assert again["structuredContent"]["created"] is False  # the retry sent twice: one recipe
+    assert saved_titles(pair.a, alice).count(title) == 1
+
+
+def test_an_empty_title_is_asked_for_too(pair, tokens):
+    form, _ = asked(call(pair.a, "save_recipe", {"title": "   "}, tokens["alice"]), "title")
+    assert form["properties"]["title"]["minLength"] == 1
+
+
+def test_a_state_changed_on_the_way_or_sealed_for_another_account_is_refused(pair, tokens):
+    _, state = asked(call(pair.a, "save_recipe", {}, tokens["alice"]), "title")
+    answer = accepted("title", {"title": "Not saved", "source_url": ""})
+    middle = len(state) // 2
+    flipped = state[:middle] + ("A" if state[middle] != "A" else "B") + state[middle + 1:]
+    for bearer, sent in ((tokens["alice"], flipped), (tokens["bob"], state)):
+        refused = call(pair.b, "save_recipe", {}, bearer, inputResponses=answer, requestState=sent)
+        assert refused.status_code == 400, refused.text
+        assert refused.json()["error"]["data"] == {"reason": "invalid_request_state"}
+    assert "Not saved" not in saved_titles(pair.a, tokens["bob"])
+    assert "Not saved" not in saved_titles(pair.a, tokens["alice"])
+
+
+def test_an_answer_without_the_state_of_its_question_is_not_used(pair, tokens):
+    answer = accepted("title", {"title": "Unsealed", "source_url": ""})
+    result = result_of(call(pair.a, "save_recipe", {}, tokens["alice"], inputResponses=answer))
+    assert result["isError"] is True
+    assert "came without the question it answers" in result["content"][0]["text"]
+    assert "Unsealed" not in saved_titles(pair.a, tokens["alice"])
+
+
+def test_a_declined_form_saves_nothing_and_tells_the_model_not_to_insist(pair, tokens):
+    _, state = asked(call(pair.a, "save_recipe", {}, tokens["alice"]), "title")
+    declined = result_of(call(pair.b, "save_recipe", {}, tokens["alice"],
+                              inputResponses={"title": {"action": "decline"}}, requestState=state))
+    assert declined["isError"] is True
+    assert [c["text"] for c in declined["content"]] == [
+        "Nothing was saved: no title was given.",
+        "The user chose not to answer the form, so nothing was done: do not call this tool again "
+        "for it unless the user asks to."]
+
+
+def test_the_picker_offers_the_accounts_own_recipes_and_deletes_the_one_picked(pair, tokens):
+    alice, bob = tokens["alice"], tokens["bob"]
+    mine = f"Alice's pick {secrets.token_hex(3)}"
+    theirs = f"Bob's own {secrets.token_hex(3)}"
+    kept = result_of(call(pair.a, "save_recipe", {"title": mine}, alice))["structuredContent"]
+    result_of(call(pair.a, "save_recipe", {"title": theirs}, bob))
+    form, state = asked(call(pair.a, "delete_saved_recipe", {}, alice), "recipe")
+    offered = {o["uri"]: o["title"] for o in form["properties"]["choice"]["x-openai-input"]["options"]}
+    uri = f"app://recipes/{kept['recipe']['id']}"
+    assert offered[uri] == mine
+    assert theirs not in offered.values()
+    bobs_form, _ = asked(call(pair.a, "delete_saved_recipe", {}, bob), "recipe")
+    bobs = [o["title"] for o in bobs_form["properties"]["choice"]["x-openai-input"]["options"]]
+    assert theirs in bobs and mine not in bobs
+    # Bob's recipe is not one of alice's choices: sent as her answer, it deletes nothing.
+    bobs_uri = next(o["uri"] for o in bobs_form["properties"]["choice"]["x-openai-input"]["options"]
+                    if o["title"] == theirs)
+    forged = result_of(call(pair.b, "delete_saved_recipe", {}, alice,
+                            inputResponses=accepted("recipe", {"choice": bobs_uri}),
+                            requestState=state))
+    assert forged["isError"] is True
+    assert theirs in saved_titles(pair.a, bob)
+    done = result_of(call(pair.b, "delete_saved_recipe", {}, alice,
+                          inputResponses=accepted("recipe", {"choice": uri}), requestState=state))
+    assert done["structuredContent"] == {"deleted": True, "recipe_id": kept["recipe"]["id"]}
+    assert mine not in saved_titles(pair.a, alice)
+
+
+def test_a_saved_recipe_is_a_resource_its_owner_alone_reads(pair, tokens):
+    alice, bob = tokens["alice"], tokens["bob"]
+    title = f"Readable {secrets.token_hex(3)}"
+    rid = result_of(call(pair.a, "save_recipe", {"title": title}, alice))["structuredContent"][
+        "recipe"]["id"]
+    uri = f"app://recipes/{rid}"
+    read = result_of(rpc(pair.b, "resources/read", {"uri": uri}, alice))
+    [content] = read["contents"]
+    assert content["mimeType"] == "application/json"
+    assert '"title": "' + title + '"' in content["text"]
+    foreign = rpc(pair.b, "resources/read", {"uri": uri}, bob)
+    missing = rpc(pair.b, "resources/read", {"uri": "app://recipes/rcp_0000000000000000"}, bob)
+    assert foreign.json()["error"] == {
+        **missing.json()["error"], "message": f"Unknown resource: {uri}", "data": {"uri": uri}}
+    anonymous = rpc(pair.b, "resources/read", {"uri": uri}).json()["error"]
+    assert anonymous["message"] == ("Saved recipe needs the user's account: ask the user to connect "
+                                    "(sign in to) this app.")
+    [challenge] = anonymous["data"]["mcp/www_authenticate"]
+    assert challenge.startswith('Bearer resource_metadata="') and 'scope="recipes.read"' in challenge
+
+
+@pytest.mark.parametrize("version,capabilities", [
+    ("2025-06-18", None),
+    ("2026-07-28", {"elicitation": {"form": {}}}),  # no OpenAI form capability
+])
+def test_a_client_that_cannot_show_the_form_is_told_what_to_ask(pair, tokens, version, capabilities):
+    result = result_of(call(pair.a, "save_recipe", {}, tokens["alice"], version=version,
+                            capabilities=capabilities))
+    assert result["isError"] is True
+    assert [c["text"] for c in result["content"]] == [
+        "Saving a recipe needs its title, and none was given.",
+        "Ask the user for the recipe's title, then call save_recipe again with `title` set to it "
+        "(and `source_url` if they gave a link)."]
+    picked = result_of(call(pair.a, "delete_saved_recipe", {}, tokens["alice"], version=version,
+                            capabilities=capabilities))
+    assert picked["isError"] is True
+    assert "call delete_saved_recipe again with `recipe_id`" in picked["content"][1]["text"]
