@@ -13,6 +13,7 @@ import os
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from sqlalchemy import create_engine, text
@@ -211,3 +212,23 @@ def redis_prefix(redis_url: str) -> Iterator[str]:
 @pytest.fixture(scope="session")
 def settings(database_url: str) -> Settings:
     return load_settings(database_url=database_url, log_format="json", _env_file=None)
+
+
+@pytest.fixture(autouse=True)
+def _error_results_in_plain_words(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch):
+    """Every tools/call a test makes through the SDK's client: its error result, if any, says
+    nothing in the SDK's or pydantic's words (tests/wording.py)."""
+    if request.node.get_closest_marker("sdk_wording") is not None:
+        return
+    from mcp.client import Client  # noqa: PLC0415 (only the tests that call tools load it)
+
+    from tests.wording import assert_readable  # noqa: PLC0415
+
+    original = Client.call_tool
+
+    async def call_tool(self: Any, *args: Any, **kwargs: Any) -> Any:
+        result = await original(self, *args, **kwargs)
+        assert_readable(result)
+        return result
+
+    monkeypatch.setattr(Client, "call_tool", call_tool)

@@ -73,13 +73,11 @@ class Arguments:
             field = self.model.model_fields.get(str(problem["loc"][0])) if problem["loc"] else None
             holds = f" ({field.description})" if field is not None and field.description else ""
             if problem["type"] == "missing":
-                fixes.append(f"set {where}{holds}")
-            elif problem["type"] == "extra_forbidden":
-                fixes.append(f"leave out {where}, which this tool does not take")
+                fixes.append(f"{where} set{holds}")
             else:
-                fixes.append(f"give {where} a value that {plain_error(problem)}{holds}"
-                             f"{_got(problem.get('input'))}")
-        return (f"Call {self.tool} again and {'; '.join(fixes)}. If you do not know a value, ask "
+                fixes.append(f"{where} fixed: it {plain_error(problem)}{_got(problem.get('input'))}"
+                             f"{holds}")
+        return (f"Call {self.tool} again with {'; '.join(fixes)}. If you do not know a value, ask "
                 "the user for it rather than guessing.")
 
 
@@ -92,5 +90,5 @@ def _where(problem: Mapping[str, Any]) -> str:
 def _got(value: Any) -> str:
     if isinstance(value, str | int | float):
         shown = repr(value)
-        return f"; it was {shown}" if len(shown) <= MAX_SHOWN else ""
+        return f", not {shown}" if len(shown) <= MAX_SHOWN else ""
     return ""

@@ -21,6 +21,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
+from tests.wording import assert_readable
+
 CHATGPT_REDIRECT = "https://chatgpt.com/connector_platform_oauth_redirect"
 ASSERTION_TYPE = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"
 
@@ -173,7 +175,10 @@ def call_tool(mcp_url: str, name: str, arguments: dict[str, Any] | None = None, 
         headers["authorization"] = f"Bearer {token}"
     params: dict[str, Any] = {"name": name, "arguments": arguments or {}, **({"_meta": meta} if meta else {})}
     body = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params}
-    return httpx.post(mcp_url, json=body, headers=headers, timeout=15)
+    response = httpx.post(mcp_url, json=body, headers=headers, timeout=15)
+    if response.status_code == 200 and "json" in response.headers.get("content-type", ""):
+        assert_readable(response.json().get("result"))
+    return response
 
 
 def encode(params: dict[str, str]) -> str:

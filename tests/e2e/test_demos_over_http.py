@@ -34,7 +34,7 @@ async def test_the_zoo_widget_opens_an_animal_and_likes_it_in_both_modes(live_se
     assert second.structured_content["likes"] == first.structured_content["likes"] + 1
     assert second.content[0].text == f"Ember now has {second.structured_content['likes']} likes."
     assert unknown.is_error is True
-    assert unknown.content[0].text == "Error executing tool like_zoo_animal: No zoo animal has the id 'unicorn'."
+    assert unknown.content[0].text == "No zoo animal has the id 'unicorn'."
 
 
 @pytest.mark.parametrize("mode", MODES)

@@ -24,6 +24,7 @@ from tests.e2e.oauth_client import (
     token,
 )
 from tests.e2e.server import LiveServer, free_port
+from tests.wording import assert_readable
 
 pytestmark = [pytest.mark.demo("recipes"), pytest.mark.authserver, pytest.mark.any_database]
 PASSWORD = "demo-password"
@@ -107,7 +108,9 @@ def call(server: LiveServer, name: str, arguments: dict[str, Any], bearer: str |
 
 def result_of(response: httpx.Response) -> dict[str, Any]:
     assert response.status_code == 200, response.text
-    return response.json()["result"]
+    result = response.json()["result"]
+    assert_readable(result)
+    return result
 
 
 def asked(response: httpx.Response, key: str) -> tuple[dict[str, Any], str]:

@@ -84,8 +84,6 @@ def _string_paths(schema: dict[str, Any], defs: dict[str, Any], path: tuple[Any,
             yield from _string_paths(sub, defs, (*path, key))
     elif schema.get("type") == "array":
         yield from _string_paths(schema["items"], defs, (*path, 0))
-    for option in schema.get("anyOf", ()):  # an optional argument: string | null
-        yield from _string_paths(option, defs, path)
 
 
 def _with(arguments: dict[str, Any], path: tuple[Any, ...], value: str) -> dict[str, Any]:

@@ -91,6 +91,7 @@ async def test_a_failure_without_advice_is_its_message_alone_without_the_sdks_wo
         "content": [{"type": "text", "text": "No book has the id 'b9'."}], "isError": True}
 
 
+@pytest.mark.sdk_wording  # the registry's bare server: the app's middleware rewords it (_served)
 async def test_an_unexpected_exception_still_tells_the_model_nothing_but_that_the_tool_failed():
     assert await _call("crash") == {"content": [{"type": "text", "text": "Error executing tool crash"}],
                                     "isError": True}
@@ -117,17 +118,17 @@ async def test_served_a_tool_error_raised_by_a_tool_keeps_its_words_without_the_
 
 @pytest.mark.parametrize("arguments,person,model", [
     ({}, "Pick books could not run: `count` is required.",
-     "Call pick_books again and set `count` (How many books). If you do not know a value, ask the "
+     "Call pick_books again with `count` set (How many books). If you do not know a value, ask the "
      "user for it rather than guessing."),
     ({"count": 50, "genre": "drama"},
      "Pick books could not run: `count` must be 10 or less; `genre` must be one of 'poetry' or "
      "'prose'.",
-     "Call pick_books again and give `count` a value that must be 10 or less (How many books); it "
-     "was 50; give `genre` a value that must be one of 'poetry' or 'prose'; it was 'drama'. If you "
-     "do not know a value, ask the user for it rather than guessing."),
+     "Call pick_books again with `count` fixed: it must be 10 or less, not 50 (How many books); "
+     "`genre` fixed: it must be one of 'poetry' or 'prose', not 'drama'. If you do not know a "
+     "value, ask the user for it rather than guessing."),
     ({"count": "many"}, "Pick books could not run: `count` must be a whole number.",
-     "Call pick_books again and give `count` a value that must be a whole number (How many books); "
-     "it was 'many'. If you do not know a value, ask the user for it rather than guessing."),
+     "Call pick_books again with `count` fixed: it must be a whole number, not 'many' (How many "
+     "books). If you do not know a value, ask the user for it rather than guessing."),
 ])
 async def test_served_arguments_that_fail_the_schema_are_said_in_plain_words(arguments, person, model):
     assert await _served("pick_books", arguments) == [person, model]
