@@ -119,7 +119,11 @@ def _reported(outcome: review.Outcome) -> str:
     if len(arguments) > 60:
         arguments = arguments[:59] + "…"
     head = f"  {'ok  ' if outcome.ok else 'FAIL'}  {case.where}: {case.tool} {arguments}"
-    return (f"{head} ({outcome.millis} ms)\n        asked: {case.prompt}\n"
+    form = ""
+    if case.form is not None:  # the form the tool asked, and what the replay filled in
+        filled = json.dumps(dict(case.form.answer), ensure_ascii=False)
+        form = f"        form {case.form.key!r} filled in: {filled[:80]}\n"
+    return (f"{head} ({outcome.millis} ms)\n        asked: {case.prompt}\n{form}"
             f"        {'answered' if outcome.ok else 'wrong'}: {outcome.detail}")
 
 

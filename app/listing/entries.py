@@ -64,6 +64,15 @@ class Case:
     expect: Expect
     id: str | None = None  # for later cases' {id.path} references
     account: str | None = None  # linked | anonymous; None: linked when the tool needs an account
+    # The person's answer to the form the tool asks (app/mcp/forms.py): its key, and what they fill
+    # in; the replay then speaks MCP 2026-07-28 with OpenAI's form capability, as ChatGPT does.
+    form: Form | None = None
+
+
+@dataclass(frozen=True)
+class Form:
+    key: str
+    answer: Mapping[str, Any]
 
 
 @dataclass(frozen=True)
@@ -217,7 +226,7 @@ def _app(path: Path, problems: list[str]) -> AppListing | None:
 
 
 FEATURE_KEYS = ("prompts", "cases")
-CASE_KEYS = ("id", "prompt", "tool", "arguments", "outcome", "account", "expect")
+CASE_KEYS = ("id", "prompt", "tool", "arguments", "outcome", "account", "expect", "form")
 
 
 def _feature(folder: Path, problems: list[str]) -> FeatureListing:
@@ -247,7 +256,7 @@ def _case(data: dict[str, Any], feature: str, where: str, problems: list[str]) -
     prompt = _text(data, "prompt", where, problems, limit=MAX_PROMPT)
     tool = _text(data, "tool", where, problems)
     outcome = _text(data, "outcome", where, problems, limit=500)
-    for key in ("arguments", "expect"):
+    for key in ("arguments", "expect", "form"):
         if _has_date(data.get(key)):
             problems.append(f"{where}: `{key}` holds a TOML date or time: write it in quotes, "
                             "as the tool receives it (\"2026-06-01\")")
@@ -267,7 +276,21 @@ def _case(data: dict[str, Any], feature: str, where: str, problems: list[str]) -
         problems.append(f"{where}: `account` {account!r}: one of {', '.join(ACCOUNTS)}")
         account = None
     return Case(where, feature, prompt, tool, arguments, outcome,
-                _expect(data.get("expect", {}), where, problems), case_id, account)
+                _expect(data.get("expect", {}), where, problems), case_id, account,
+                _form(data.get("form"), where, problems))
+
+
+def _form(data: Any, where: str, problems: list[str]) -> Form | None:
+    if data is None:
+        return None
+    key, answer = (data.get("key"), data.get("answer")) if isinstance(data, dict) else (None, None)
+    if not isinstance(data, dict) or set(data) != {"key", "answer"} or not isinstance(key, str) \
+            or not key or not isinstance(answer, dict):
+        problems.append(f"{where}: `form` must be a table of `key` (the question the tool asks) "
+                        "and `answer` (what the person fills in): form = { key = \"title\", "
+                        "answer = { title = \"Lentil soup\" } }")
+        return None
+    return Form(key, answer)
 
 
 def _has_date(value: Any) -> bool:

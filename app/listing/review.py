@@ -17,7 +17,7 @@ from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError, UnknownType, ValidationError
 from referencing.exceptions import Unresolvable
 
-from app.listing.entries import REFERENCE, Case, Listing
+from app.listing.entries import REFERENCE, Case, Form, Listing
 from app.mcp.check import PROTOCOL_VERSION, Resources, lint
 
 # Sent with each replayed call, as ChatGPT sends it.
@@ -291,10 +291,17 @@ def replay(listing: Listing, tools: Sequence[Mapping[str, Any]], http: Http, mcp
             outcomes.append(Outcome(case, False, "; ".join(invalid), arguments, 0))
             continue
         started = time.perf_counter()
-        body = {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
-                "params": {"name": case.tool, "arguments": arguments, "_meta": CHATGPT_META}}
+        params: dict[str, Any] = {"name": case.tool, "arguments": arguments, "_meta": CHATGPT_META}
+        if case.form is not None:  # as ChatGPT asks the person: 2026-07-28, with the form
+            headers |= {"mcp-protocol-version": FORM_PROTOCOL, "mcp-method": "tools/call",
+                        "mcp-name": case.tool}
+            params["_meta"] = {**CHATGPT_META, **FORM_ENVELOPE}
+        body = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params}
         try:
             result = _result(post(http, mcp_url, body, headers))
+            if case.form is not None:
+                result = _answered(http, mcp_url, body, headers, case.form,
+                                   resolve(case.form.answer, base_url, answers), result)
             wrong = compare(case, result)
         except (OSError, ValueError, RuntimeError, TypeError) as exc:
             # httpx's errors are OSError's or RuntimeError's kin; a broken answer a ValueError.
@@ -307,6 +314,27 @@ def replay(listing: Listing, tools: Sequence[Mapping[str, Any]], http: Http, mcp
         outcomes.append(Outcome(case, not wrong, "; ".join(wrong) or _first_words(result),
                                 arguments, millis))
     return outcomes
+
+
+FORM_PROTOCOL = "2026-07-28"
+FORM_ENVELOPE = {
+    "io.modelcontextprotocol/protocolVersion": FORM_PROTOCOL,
+    "io.modelcontextprotocol/clientInfo": {"name": "listing-replay", "version": "1"},
+    "io.modelcontextprotocol/clientCapabilities": {
+        "elicitation": {"form": {}}, "extensions": {"openai/elicitation": {"form": {}}}},
+}
+
+
+def _answered(http: Http, mcp_url: str, body: dict[str, Any], headers: dict[str, str],
+              form: Form, answer: Any, asked: dict[str, Any]) -> dict[str, Any]:
+    """The call again with the person's answer to the form the first answer asked."""
+    requests = _dict(asked.get("inputRequests"))
+    if asked.get("resultType") != "input_required" or form.key not in requests:
+        raise AnswerError(f"expected the form {form.key!r} to be asked, got "
+                          f"{_first_words(asked) or 'an answer without it'}")
+    params = {**body["params"], "requestState": asked.get("requestState"),
+              "inputResponses": {form.key: {"action": "accept", "content": answer}}}
+    return _result(post(http, mcp_url, {**body, "params": params}, headers))
 
 
 def _unresolved(value: Any) -> list[str]:

@@ -24,9 +24,12 @@ from tests.e2e.oauth_client import (
     token,
 )
 from tests.e2e.server import LiveServer, free_port
+from tests.filehost import FileServer, serving_files
 from tests.wording import assert_readable
 
-pytestmark = [pytest.mark.demo("recipes"), pytest.mark.authserver, pytest.mark.any_database]
+pytestmark = [pytest.mark.demo("recipes", "files", "cafes"), pytest.mark.authserver,
+              pytest.mark.any_database]
+SCOPE = "recipes.write files.write"
 PASSWORD = "demo-password"
 KEYS = ",".join(secrets.token_urlsafe(32) for _ in range(2))
 FORM_CAPABLE = {"elicitation": {"form": {}}, "extensions": {"openai/elicitation": {"form": {}}}}
@@ -44,10 +47,19 @@ class Pair:
 
 
 @pytest.fixture(scope="module")
-def pair(database_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Pair]:
+def files() -> Iterator[FileServer]:
+    with serving_files() as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def pair(database_url: str, tmp_path_factory: pytest.TempPathFactory, files: FileServer,
+         ) -> Iterator[Pair]:
     public = f"http://127.0.0.1:{free_port()}"
     tmp = tmp_path_factory.mktemp("forms")
-    env = {"APP_BASE_URL": public, "APP_VAR_DIR": str(tmp / "var"), "APP_REQUEST_STATE_KEYS": KEYS}
+    env = {"APP_BASE_URL": public, "APP_VAR_DIR": str(tmp / "var"), "APP_REQUEST_STATE_KEYS": KEYS,
+           "APP_STORAGE_DIR": str(tmp / "storage"),  # one store for both, as a bucket would be
+           "APP_OUTBOUND_ALLOWLIST": files.origin.removeprefix("http://")}
     a = LiveServer(database_url, tmp / "a.log", extra_env=env)
     b = LiveServer(database_url, tmp / "b.log", extra_env=env)
     a.start()  # the first writes the signing keys; the second reads them
@@ -66,11 +78,11 @@ def tokens(pair: Pair) -> dict[str, str]:
     for username in ("alice", "bob"):
         client = httpx.post(f"{pair.a.base_url}/register", timeout=15, json={
             "redirect_uris": [CHATGPT_REDIRECT], "token_endpoint_auth_method": "none",
-            "scope": "recipes.write"})
+            "scope": SCOPE})
         assert client.status_code == 201, client.text
         client_id, pkce = client.json()["client_id"], Pkce.new()
         location = Browser(pair.a.base_url).sign_in(
-            authorize_params(client_id, pkce, pair.resource, scope="recipes.write"), username,
+            authorize_params(client_id, pkce, pair.resource, scope=SCOPE), username,
             PASSWORD)
         issued = token(pair.a.base_url, code_grant(query_of(location)["code"], pkce, pair.resource,
                                                    client_id=client_id))
@@ -251,3 +263,74 @@ def test_a_client_that_cannot_show_the_form_is_told_what_to_ask(pair, tokens, ve
                             capabilities=capabilities))
     assert picked["isError"] is True
     assert "call delete_saved_recipe again with `recipe_id`" in picked["content"][1]["text"]
+
+
+def kept(pair: Pair, files: FileServer, bearer: str, name: str, body: bytes) -> str:
+    """A CSV analysed while signed in: kept in the library; its id."""
+    file = {"download_url": files.offer(body, "text/csv", name=name), "file_id": f"file-{name}",
+            "mime_type": "text/csv", "file_name": name}
+    result = result_of(call(pair.a, "analyze_file", {"file": file}, bearer))
+    assert result["structuredContent"]["file"]["saved"] is True, result
+    return result["structuredContent"]["file"]["id"]
+
+
+def options(form: dict[str, Any], field: str) -> dict[str, str]:
+    return {o["uri"]: o["name"] for o in form["properties"][field]["x-openai-input"]["options"]}
+
+
+def test_files_are_compared_and_deleted_through_pickers_of_the_accounts_own_library(
+        pair, tokens, files):
+    alice, bob = tokens["alice"], tokens["bob"]
+    tag = secrets.token_hex(3)
+    first = kept(pair, files, alice, f"tides-{tag}.csv", b"day,height\n1,2.5\n2,3.1\n")
+    second = kept(pair, files, alice, f"levels-{tag}.csv", b"day,level\n1,7\n")
+    bobs = kept(pair, files, bob, f"bob-{tag}.csv", b"a,b\n1,2\n")
+    form, state = asked(call(pair.a, "compare_files", {}, alice), "files")
+    offered = options(form, "choices")
+    assert {f"app://files/{first}", f"app://files/{second}"} <= set(offered)
+    assert f"app://files/{bobs}" not in offered  # never another account's
+    assert form["properties"]["choices"]["minItems"] == 2
+    picked = [f"app://files/{first}", f"app://files/{second}"]
+    compared = result_of(call(pair.b, "compare_files", {}, alice, requestState=state,
+                              inputResponses=accepted("files", {"choices": picked})))
+    assert [f["file"]["id"] for f in compared["structuredContent"]["files"]] == [first, second]
+    assert compared["structuredContent"]["comparison"]["shared_columns"] == ["day"]
+    # Bob's picker of files to delete: his file, none of alice's; his pick deletes his file only.
+    bobs_form, bobs_state = asked(call(pair.a, "delete_file", {}, bob), "file")
+    assert set(options(bobs_form, "choice")) == {f"app://files/{bobs}"}
+    done = result_of(call(pair.b, "delete_file", {}, bob, requestState=bobs_state,
+                          inputResponses=accepted("file", {"choice": f"app://files/{bobs}"})))
+    assert done["structuredContent"] == {"deleted": True, "file_id": bobs}
+    read = result_of(rpc(pair.b, "resources/read", {"uri": f"app://files/{first}"}, alice))
+    assert f"tides-{tag}.csv" in read["contents"][0]["text"]
+    foreign = rpc(pair.b, "resources/read", {"uri": f"app://files/{first}"}, bob).json()["error"]
+    assert foreign["message"] == f"Unknown resource: app://files/{first}"
+
+
+def test_an_anonymous_comparison_without_files_is_told_to_ask_for_them(pair):
+    result = result_of(call(pair.a, "compare_files", {}))
+    assert result["isError"] is True
+    assert [c["text"] for c in result["content"]] == [
+        "Comparing files needs 2 to 5 files, and none were given.",
+        "Ask the user to attach the files to compare (2 to 5), then call compare_files again with "
+        "them in `files`."]
+
+
+def test_cafes_without_any_city_ask_for_one_with_the_known_cities_suggested(pair):
+    form, state = asked(call(pair.a, "recommend_cafe", {}), "city")
+    suggested = [s["const"] for s in form["properties"]["city"]["x-openai-suggestions"]]
+    assert "Paris" in suggested and suggested == sorted(suggested)
+    found = result_of(call(pair.b, "recommend_cafe", {}, requestState=state,
+                           inputResponses=accepted("city", {"city": "Paris"})))
+    assert found["structuredContent"]["city"] == "Paris"
+    assert len(found["structuredContent"]["cafes"]) == 4
+    named = result_of(call(pair.a, "recommend_cafe", {"city": "Lisbon"}))  # no question: named
+    assert named["structuredContent"]["city"] == "Lisbon"
+
+
+def test_cafes_on_a_client_without_forms_come_from_the_locale_with_a_way_to_ask(pair):
+    result = result_of(call(pair.a, "recommend_cafe", {}, version="2025-06-18"))
+    assert result["structuredContent"]["city"] == "New York"
+    assert result["content"][0]["text"].endswith(
+        "(The user's city is not known. If they are not in New York, ask which city, then call "
+        "recommend_cafe again with `city` set to it.)")

@@ -1,9 +1,9 @@
-"""Every tool's arguments refused, said for the person and the model, never in the SDK's or pydantic's
-words (tests/wording.py): each tool the server lists, called over real HTTP on both eras with a token
-holding every scope, without its required arguments, with each argument of the wrong type, too long,
-and out of range (an argument a tool does not take is ignored, as the SDK does). Each answer is an ``isError`` result whose first
-block names the tool's title and whose second tells the model what to call again, or a question for
-the person where one is asked instead (a form-capable client is not used here: the fallback is)."""
+"""Every tool's arguments refused, said for the person and the model, never in the SDK's or
+pydantic's words (tests/wording.py): each tool the server lists, called over real HTTP on both eras
+with a token holding every scope, without its required arguments, with each argument of the wrong
+type, too long, and out of range (an argument a tool does not take is ignored, as the SDK does).
+Each answer is an ``isError`` result: a text for the person, then one for the model naming the tool
+to call again (or what to ask first, where a form cannot be shown: no client here shows one)."""
 
 from __future__ import annotations
 

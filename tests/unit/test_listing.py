@@ -144,7 +144,8 @@ def test_what_check_finds_in_the_descriptors_is_a_listing_problem(tmp_path: Path
 def test_the_files_are_read_whole_and_every_problem_is_said_at_once(tmp_path: Path):
     root = features(tmp_path, notes='prompts = "one"\n[[cases]]\nprompt = ""\ntool = "x"\n'
                     'outcome = "y"\nid = "Bad Id"\ncolour = 1\naccount = "guest"\n'
-                    'expect = { count = { notes = -1 }, maybe = true }\n',
+                    'expect = { count = { notes = -1 }, maybe = true }\n'
+                    'form = { key = "title" }\n',
                     broken="cases = [\n")
     with pytest.raises(ListingError) as raised:
         load(root)
@@ -154,7 +155,7 @@ def test_the_files_are_read_whole_and_every_problem_is_said_at_once(tmp_path: Pa
     assert raised.value.lines[1:] == [
         f"{where}/notes/listing.toml: `prompts` must be a list of texts",
         f"{where}/notes/listing.toml, case 1: `colour` is not a field of it (known: id, prompt, "
-        "tool, arguments, outcome, account, expect)",
+        "tool, arguments, outcome, account, expect, form)",
         f"{where}/notes/listing.toml, case 1: `prompt` must be a text that is not empty",
         f"{where}/notes/listing.toml, case 1: `id` 'Bad Id': lowercase letters, digits, - and _, "
         "starting with a letter (and not base_url)",
@@ -163,6 +164,9 @@ def test_the_files_are_read_whole_and_every_problem_is_said_at_once(tmp_path: Pa
         "error, text, count, equals)",
         f"{where}/notes/listing.toml, case 1: `expect.count` must map paths to numbers of items "
         "(count = { animals = 3 })",
+        f"{where}/notes/listing.toml, case 1: `form` must be a table of `key` (the question the "
+        "tool asks) and `answer` (what the person fills in): form = { key = \"title\", answer = "
+        "{ title = \"Lentil soup\" } }",
     ]
 
 
