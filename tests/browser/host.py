@@ -57,6 +57,15 @@ class Host:
         """hostEmulator.call(name, args, opts): the tool's result, once its widget is mounted."""
         return self.page.evaluate("([n, a, o]) => window.hostEmulator.call(n, a, o)", [name, args or {}, opts])
 
+    def start_call(self, name: str, args: dict | None = None) -> None:
+        """hostEmulator.call without waiting: a call that asks with a form waits for the person."""
+        self.page.evaluate("([n, a]) => { window.__pending = window.hostEmulator.call(n, a); }",
+                           [name, args or {}])
+
+    def finish_call(self) -> dict:
+        """The result of the call started by start_call, once it is done."""
+        return self.page.evaluate("() => window.__pending")
+
     def remount(self) -> None:
         self.page.evaluate("() => window.hostEmulator.remount()")
 

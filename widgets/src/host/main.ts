@@ -12,11 +12,13 @@
 //   state: {widgetSessionId, initialized, displayMode, widgetStates, widgetErrors}
 //   violations, widgetCalls, links, messages, modelContext, logs, progress: arrays of what happened
 //     (progress: the notifications/progress of the last call, which asks for them)
+//   forms: each form a call asked (key, message, schema, the sealed state's length, the answer);
+//     the form shows in #form-box (data-testid form, field-<name>, form-submit/decline/cancel)
 //   addToLibrary(file) -> fileId              put a File in the fake library (kept by /dev/files)
 //   frame(): HTMLIFrameElement | null
 
 import { AppBridge, PostMessageTransport } from "@modelcontextprotocol/ext-apps/app-bridge";
-import { type Json, Server } from "./server";
+import { type Answer, type Json, Server } from "./server";
 import { SHIM_TYPE, injectShim, shimScript } from "./shim";
 
 type Mode = "inline" | "fullscreen" | "pip";
@@ -35,6 +37,7 @@ const record = {
   modelContext: [] as Json[],
   logs: [] as Json[],
   progress: [] as Json[],
+  forms: [] as Json[],
 };
 const state = {
   widgetSessionId: "",
@@ -140,9 +143,15 @@ function redirectAllowed(m: Mounted, href: string): boolean {
   return allowed.includes(origin);
 }
 
-/** What ChatGPT adds to every tool call (the model's and the widget's). */
+/** What ChatGPT adds to every tool call (the model's and the widget's), the person's coarse
+ * location included (without it, a tool that needs a city asks for one: app/mcp/forms.py). */
 function hostMeta(): Json {
-  return { "openai/locale": state.locale, "openai/session": "devhost-session", "openai/subject": "devhost-subject" };
+  return {
+    "openai/locale": state.locale,
+    "openai/session": "devhost-session",
+    "openai/subject": "devhost-subject",
+    "openai/userLocation": { city: "New York", region: "New York", country: "US", timezone: "America/New_York" },
+  };
 }
 
 /** A tool call the WIDGET made: only tools it may see, with the request _meta a host adds. */
@@ -426,18 +435,21 @@ async function call(name: string, args: Json, opts: { delayInputMs?: number; del
   ($("tool") as HTMLSelectElement).value = name;
   ($("args") as HTMLTextAreaElement).value = JSON.stringify(args);
   $("status").textContent = `calling ${name}…`;
-  const result = await server.callTool(
-    name,
-    args,
-    { ...hostMeta(), "openai/widgetSessionId": state.widgetSessionId },
-    (progress) => {
-      // What ChatGPT shows of a long call: the server's words, and how far along it is.
-      record.progress.push(progress);
-      const done = progress.total ? Math.floor((100 * progress.progress) / progress.total) : null;
-      const share = done === null ? "" : ` (${done}%)`;
-      $("status").textContent = `${name}: ${progress.message ?? "working"}${share}`;
-    },
-  );
+  const meta = { ...hostMeta(), "openai/widgetSessionId": state.widgetSessionId };
+  const onProgress = (progress: Json) => {
+    // What ChatGPT shows of a long call: the server's words, and how far along it is.
+    record.progress.push(progress);
+    const done = progress.total ? Math.floor((100 * progress.progress) / progress.total) : null;
+    const share = done === null ? "" : ` (${done}%)`;
+    $("status").textContent = `${name}: ${progress.message ?? "working"}${share}`;
+  };
+  let result = await server.callAsking(name, args, meta, onProgress);
+  // A question for the person (input_required): the form, then the same call again with the answer
+  // and the sealed state, which any worker or replica opens.
+  while (result.resultType === "input_required") {
+    result = await server.callAsking(name, args, meta, onProgress, await answerForm(result));
+  }
+  $("form-box").hidden = true;
   // What ChatGPT adds to the result it hands the widget.
   result._meta = { ...(result._meta ?? {}), "openai/widgetSessionId": state.widgetSessionId };
   text("structured", result.structuredContent ?? null);
@@ -469,6 +481,124 @@ async function call(name: string, args: Json, opts: { delayInputMs?: number; del
   });
   $("status").textContent = `${name}: widget mounted, waiting for the view to initialize`;
   return result;
+}
+
+/** The person's answer to the form(s) an input_required result asks, filled in #form-box. */
+async function answerForm(asked: Json): Promise<Answer> {
+  const responses: Json = {};
+  for (const [key, request] of Object.entries((asked.inputRequests ?? {}) as Record<string, Json>)) {
+    const params = request.params ?? {};
+    const schema = (params._meta?.["openai/elicitation"]?.requestedSchema ?? params.requestedSchema ?? {}) as Json;
+    const entry: Json = { key, message: params.message, schema, stateLength: (asked.requestState ?? "").length };
+    record.forms.push(entry);
+    $("status").textContent = `${params.message ?? "The tool asks something"} (form ${key})`;
+    entry.answer = responses[key] = await showForm(params.message ?? "", schema);
+  }
+  $("form-state").textContent = asked.requestState
+    ? `sealed state (${asked.requestState.length} characters) sent back with the answer`
+    : "no state to send back";
+  return { inputResponses: responses, requestState: asked.requestState };
+}
+
+function showForm(message: string, schema: Json): Promise<Json> {
+  const box = $("form-box");
+  const form = document.createElement("form");
+  form.dataset.testid = "form";
+  const heading = document.createElement("p");
+  heading.textContent = message;
+  form.append(heading);
+  const required = new Set((schema.required ?? []) as string[]);
+  const fields: Array<() => [string, unknown] | null> = [];
+  for (const [name, field] of Object.entries((schema.properties ?? {}) as Record<string, Json>)) {
+    const picker = field["x-openai-input"];
+    if (picker) {
+      fields.push(pickerField(form, name, field, picker));
+      continue;
+    }
+    const label = document.createElement("label");
+    label.textContent = `${field.title ?? name}${required.has(name) ? " *" : ""} `;
+    const input = document.createElement("input");
+    input.name = name;
+    input.dataset.testid = `field-${name}`;
+    input.required = required.has(name);
+    if (field.maxLength) input.maxLength = field.maxLength;
+    if (field.minLength) input.minLength = field.minLength;
+    if (typeof field.default === "string") input.value = field.default;
+    if (field.description) input.title = field.description;
+    const suggestions = (field["x-openai-suggestions"] ?? []) as Json[];
+    if (suggestions.length) {
+      const list = document.createElement("datalist");
+      list.id = `suggest-${name}`;
+      for (const s of suggestions) list.append(new Option(s.title ?? s.const, s.const));
+      input.setAttribute("list", list.id);
+      label.append(list);
+    }
+    label.append(input);
+    form.append(label);
+    fields.push(() => [name, input.value]);
+  }
+  const buttons = document.createElement("p");
+  const submit = document.createElement("button");
+  submit.type = "submit";
+  submit.textContent = "Submit";
+  submit.dataset.testid = "form-submit";
+  buttons.append(submit);
+  const done = new Promise<Json>((resolve) => {
+    form.onsubmit = (e) => {
+      e.preventDefault();
+      const content: Json = {};
+      for (const read of fields) {
+        const pair = read();
+        if (pair) content[pair[0]] = pair[1];
+      }
+      resolve({ action: "accept", content });
+    };
+    for (const action of ["decline", "cancel"]) {
+      const button = document.createElement("button");
+      button.type = "button";
+      button.textContent = action === "decline" ? "Decline" : "Cancel";
+      button.dataset.testid = `form-${action}`;
+      button.onclick = () => resolve({ action });
+      buttons.append(button);
+    }
+  });
+  form.append(buttons);
+  box.replaceChildren(form);
+  box.hidden = false;
+  return done;
+}
+
+/** A picker over the options the server offered (the account's own items): one, or several. */
+function pickerField(form: HTMLFormElement, name: string, field: Json, picker: Json): () => [string, unknown] {
+  const many = field.type === "array";
+  const set = document.createElement("fieldset");
+  const legend = document.createElement("legend");
+  legend.textContent = field.title ?? name;
+  set.append(legend);
+  set.dataset.testid = `field-${name}`;
+  const inputs: HTMLInputElement[] = [];
+  for (const option of (picker.options ?? []) as Json[]) {
+    const label = document.createElement("label");
+    const input = document.createElement("input");
+    input.type = many ? "checkbox" : "radio";
+    input.name = name;
+    input.value = option.uri;
+    input.required = !many;
+    label.append(input);
+    const thumbnail = option._meta?.["openai/thumbnail"]?.src;
+    if (thumbnail) {
+      const img = document.createElement("img");
+      img.src = thumbnail;
+      img.alt = "";
+      img.width = 32;
+      label.append(img);
+    }
+    label.append(` ${option.title ?? option.name}`);
+    inputs.push(input);
+    set.append(label);
+  }
+  form.append(set);
+  return () => [name, many ? inputs.filter((i) => i.checked).map((i) => i.value) : inputs.find((i) => i.checked)?.value];
 }
 
 async function remount(): Promise<void> {

@@ -4,6 +4,26 @@
 export type Json = Record<string, any>;
 
 const PROTOCOL = "2025-06-18";
+// The model's calls go out as ChatGPT sends them today: stateless 2026-07-28, declaring OpenAI's
+// form capability, so a tool that needs the person's answer asks with a form (input_required).
+const ASKING_PROTOCOL = "2026-07-28";
+const ASKING_ENVELOPE = {
+  "io.modelcontextprotocol/protocolVersion": ASKING_PROTOCOL,
+  "io.modelcontextprotocol/clientInfo": { name: "devhost", version: "1" },
+  "io.modelcontextprotocol/clientCapabilities": {
+    elicitation: { form: {} },
+    extensions: {
+      "openai/elicitation": { form: {} },
+      "io.modelcontextprotocol/ui": { mimeTypes: ["text/html;profile=mcp-app"] },
+    },
+  },
+};
+
+/** The person's answer to a form, sent back with the state the question came with. */
+export interface Answer {
+  inputResponses: Json;
+  requestState?: string;
+}
 const TOKEN_KEY = "devhost.token";
 const CLIENT_KEY = "devhost.client";
 const FLOW_KEY = "devhost.flow";
@@ -28,13 +48,15 @@ export class Server {
     method: string,
     params: Json = {},
     onProgress?: (progress: Json) => void,
+    modern: Record<string, string> | null = null,
   ): Promise<Json> {
-    if (method !== "initialize") await this.initialize();
+    if (method !== "initialize" && !modern) await this.initialize();
     const headers: Record<string, string> = {
       "content-type": "application/json",
       accept: "application/json, text/event-stream",
+      ...(modern ?? {}),
     };
-    if (method !== "initialize") headers["mcp-protocol-version"] = PROTOCOL;
+    if (method !== "initialize" && !modern) headers["mcp-protocol-version"] = PROTOCOL;
     if (this.token) headers.authorization = `Bearer ${this.token}`;
     const resp = await fetch(`${this.origin}/mcp`, {
       method: "POST",
@@ -77,6 +99,21 @@ export class Server {
   ): Promise<Json> {
     const withToken = onProgress ? { ...meta, progressToken: `devhost-${this.id + 1}` } : meta;
     return this.rpc("tools/call", { name, arguments: args, _meta: withToken }, onProgress);
+  }
+
+  /** A call of the model's, on 2026-07-28 with the form capability; ``answer``: the retry that
+   * carries the person's answer to the form the last answer asked. */
+  async callAsking(
+    name: string,
+    args: Json,
+    meta: Json,
+    onProgress?: (progress: Json) => void,
+    answer?: Answer,
+  ): Promise<Json> {
+    const withToken = onProgress ? { ...meta, progressToken: `devhost-${this.id + 1}` } : meta;
+    const params: Json = { name, arguments: args, _meta: { ...withToken, ...ASKING_ENVELOPE }, ...(answer ?? {}) };
+    const headers = { "mcp-protocol-version": ASKING_PROTOCOL, "mcp-method": "tools/call", "mcp-name": name };
+    return this.rpc("tools/call", params, onProgress, headers);
   }
 
   async readResource(uri: string): Promise<Json> {
