@@ -37,6 +37,7 @@ from openai_mcp_form_protocol import FormField, FormSchema
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, WithJsonSchema, create_model
 
 from app.mcp.errors import ToolFailure
+from app.plain import plain_error
 
 M = TypeVar("M", bound=BaseModel)
 # The client capability the form needs, beside the standard elicitation.form (docs/spec.md).
@@ -98,7 +99,8 @@ def schema(form: type[BaseModel]) -> dict[str, Any]:
     try:
         FormSchema[FormField].model_validate(rendered)
     except ValidationError as exc:
-        where = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors()[:3])
+        where = "; ".join(f"{'.'.join(map(str, e['loc']))} {plain_error(e)}"
+                          for e in exc.errors()[:3])
         raise FormError(f"form {form.__name__} is not an OpenAI form: {where}") from None
     return rendered
 
