@@ -6,17 +6,17 @@ A tool body asks in one line and gets the validated answer::
 
     title = ask(ctx, TITLE).title
 
-The first time, ``ask`` raises ``Asking``: the registry answers the call with the ``input_required``
-result (the form rides in ``_meta["openai/elicitation"]``, put back by ``OpenAIExtensions.middleware``,
-which the registry installs). Its ``requestState`` names the question; the SDK seals it
+The first time, ``ask`` raises ``Asking``: the registry answers the call with the
+``input_required`` result (the form rides in ``_meta["openai/elicitation"]``, put back by
+``OpenAIExtensions.middleware``, which the registry installs). Its ``requestState`` names the question; the SDK seals it
 (``APP_REQUEST_STATE_KEYS``: any replica opens it) and binds it to the caller's account and to the
 call's arguments, so a state from another account or another call is refused before any tool runs.
 ChatGPT calls again with the person's answer: ``ask`` returns it, validated against the form (a
 picker's choice must be one of the options offered to this account).
 
-Where no form can be shown (MCP before 2026-07-28, or a client that lacks ``elicitation.form`` or
-``extensions["openai/elicitation"].form``) the call ends with an ``isError`` result telling the model
-what to ask the person and which argument to fill (``Question.instead``). A declined or closed form
+Where no form can be shown (MCP before 2026-07-28, or a client that lacks ``elicitation.form``
+or ``extensions["openai/elicitation"].form``) the call ends with an ``isError`` result telling
+the model what to ask the person and which argument to fill (``Question.instead``). A declined or closed form
 ends the call with what the person reads (``Question.declined``) and advice for the model.
 """
 
@@ -73,9 +73,11 @@ class Question(Generic[M]):
     - ``key``: names the answer in ``inputResponses`` and the sealed state;
     - ``message``: the form's heading, for the person;
     - ``form``: its fields (a pydantic model: titles, descriptions, suggestions, a picker);
-    - ``needs``: what the person reads where no form can be shown ("Saving a recipe needs its title.");
+    - ``needs``: what the person reads where no form can be shown ("Saving a recipe needs its
+      title.");
     - ``instead``: what the model does then: the question to ask, the argument to fill;
-    - ``declined``: what the person reads after declining or closing the form ("Nothing was saved.").
+    - ``declined``: what the person reads after declining or closing the form ("Nothing was
+      saved.").
     """
 
     key: str
@@ -86,7 +88,7 @@ class Question(Generic[M]):
     declined: str
 
     def __post_init__(self) -> None:
-        schema(self.form)  # a form OpenAI's schema refuses is refused here, when the tool is declared
+        schema(self.form)  # a form OpenAI's schema refuses is refused here, as the tool is declared
 
     def with_form(self, form: type[M]) -> Question[M]:
         """The same question with fields made for this call (a picker's options)."""
@@ -141,8 +143,8 @@ def ask(ctx: Context, question: Question[M]) -> M:
         answer = OpenAIExtensions.request_input(ctx, key=question.key, message=question.message,
                                                 schema=question.form, request_state=state)
     except ValueError:
-        raise ToolFailure("The answer does not fit the form (a choice that is no longer offered, or "
-                          "a value out of range), so nothing was done.", UNFIT_ADVICE) from None
+        raise ToolFailure("The answer does not fit the form (a choice that is no longer offered, "
+                          "or a value out of range), so nothing was done.", UNFIT_ADVICE) from None
     if isinstance(answer, AcceptedElicitation):
         return answer.data
     raise ToolFailure(question.declined, DECLINED_ADVICE)

@@ -178,7 +178,8 @@ class OutputGuard:
         return withheld
 
 
-    def _reworded(self, ctx: ServerRequestContext[Any, Any], result: dict[str, Any]) -> dict[str, Any]:
+    def _reworded(self, ctx: ServerRequestContext[Any, Any], result: dict[str, Any],
+                  ) -> dict[str, Any]:
         """An error result the SDK wrote (its text begins "Error executing tool"), said for its
         readers: arguments that fail the schema, in plain words (``app.mcp.arguments``); a crash,
         as a failure the server logged. Every other error result is the tools' own."""

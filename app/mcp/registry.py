@@ -397,7 +397,7 @@ def _enforced(fn: Callable[..., Any], name: str, title: str, security: list[sche
             if isinstance(result, InputRequiredResult):
                 return _asked(name, result, kwargs)
             return result
-        except Asking as asking:  # a form for the person (app.mcp.forms), only where one can be shown
+        except Asking as asking:  # a form for the person (app.mcp.forms), where one can be shown
             return asking.result
         except (ToolFailure, DatabaseUnavailable, DatabaseNotMigrated, StorageError) as exc:
             # The class, never the text: a message may carry what the user sent (a file name, a title).

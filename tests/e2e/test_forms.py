@@ -131,7 +131,8 @@ def asked(response: httpx.Response, key: str) -> tuple[dict[str, Any], str]:
     assert result["resultType"] == "input_required", result
     request = result["inputRequests"][key]
     assert request["method"] == "elicitation/create"
-    return request["params"]["_meta"]["openai/elicitation"]["requestedSchema"], result["requestState"]
+    schema = request["params"]["_meta"]["openai/elicitation"]["requestedSchema"]
+    return schema, result["requestState"]
 
 
 def accepted(key: str, content: dict[str, Any]) -> dict[str, Any]:
@@ -205,7 +206,8 @@ def test_the_picker_offers_the_accounts_own_recipes_and_deletes_the_one_picked(p
     kept = result_of(call(pair.a, "save_recipe", {"title": mine}, alice))["structuredContent"]
     result_of(call(pair.a, "save_recipe", {"title": theirs}, bob))
     form, state = asked(call(pair.a, "delete_saved_recipe", {}, alice), "recipe")
-    offered = {o["uri"]: o["title"] for o in form["properties"]["choice"]["x-openai-input"]["options"]}
+    offered = {o["uri"]: o["title"]
+               for o in form["properties"]["choice"]["x-openai-input"]["options"]}
     uri = f"app://recipes/{kept['recipe']['id']}"
     assert offered[uri] == mine
     assert theirs not in offered.values()
@@ -241,17 +243,19 @@ def test_a_saved_recipe_is_a_resource_its_owner_alone_reads(pair, tokens):
     assert foreign.json()["error"] == {
         **missing.json()["error"], "message": f"Unknown resource: {uri}", "data": {"uri": uri}}
     anonymous = rpc(pair.b, "resources/read", {"uri": uri}).json()["error"]
-    assert anonymous["message"] == ("Saved recipe needs the user's account: ask the user to connect "
-                                    "(sign in to) this app.")
+    assert anonymous["message"] == ("Saved recipe needs the user's account: ask the user to "
+                                    "connect (sign in to) this app.")
     [challenge] = anonymous["data"]["mcp/www_authenticate"]
-    assert challenge.startswith('Bearer resource_metadata="') and 'scope="recipes.read"' in challenge
+    assert challenge.startswith('Bearer resource_metadata="')
+    assert 'scope="recipes.read"' in challenge
 
 
 @pytest.mark.parametrize("version,capabilities", [
     ("2025-06-18", None),
     ("2026-07-28", {"elicitation": {"form": {}}}),  # no OpenAI form capability
 ])
-def test_a_client_that_cannot_show_the_form_is_told_what_to_ask(pair, tokens, version, capabilities):
+def test_a_client_that_cannot_show_the_form_is_told_what_to_ask(pair, tokens, version,
+                                                                capabilities):
     result = result_of(call(pair.a, "save_recipe", {}, tokens["alice"], version=version,
                             capabilities=capabilities))
     assert result["isError"] is True

@@ -32,7 +32,8 @@ def _post(mcp_url: str, version: str, method: str, params: dict[str, Any]) -> di
     if version == MODERN:
         params = {**params, "_meta": {"io.modelcontextprotocol/protocolVersion": MODERN,
                                       "io.modelcontextprotocol/clientCapabilities": {}}}
-        headers |= {"mcp-method": method, **({"mcp-name": params["name"]} if "name" in params else {})}
+        named = {"mcp-name": params["name"]} if "name" in params else {}
+        headers |= {"mcp-method": method, **named}
     body = json.dumps({"jsonrpc": "2.0", "id": 7, "method": method, "params": params})
     response = httpx.post(mcp_url, content=body, headers=headers, timeout=30)
     assert response.status_code == 200, response.text

@@ -130,7 +130,8 @@ async def test_served_a_tool_error_raised_by_a_tool_keeps_its_words_without_the_
      "Call pick_books again with `count` fixed: it must be a whole number, not 'many' (How many "
      "books). If you do not know a value, ask the user for it rather than guessing."),
 ])
-async def test_served_arguments_that_fail_the_schema_are_said_in_plain_words(arguments, person, model):
+async def test_served_arguments_that_fail_the_schema_are_said_in_plain_words(arguments, person,
+                                                                            model):
     assert await _served("pick_books", arguments) == [person, model]
 
 

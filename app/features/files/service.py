@@ -149,7 +149,8 @@ def library(uow: UnitOfWork, owner: str, *, now: int, limit: int) -> tuple[list[
 
 
 def kept(uow: UnitOfWork, owner: str, file_id: str, *, now: int) -> tuple[FileRow, FileRow] | None:
-    """One of ``owner``'s uploads and its analysis report; None when the account has no such file."""
+    """One of ``owner``'s uploads and its analysis report; None when the account has no such
+    file."""
     files = uow.repository(FileRepository)
     row = files.owned(owner, file_id, now)
     if row is None or row.kind != "upload":

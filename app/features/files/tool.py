@@ -262,7 +262,8 @@ def register(registry: ToolRegistry, deps: Deps) -> None:
                               "library. Do not call the tool again without files.")
         found = []
         for row in rows:
-            thumbnail = (await lib.reference(row))[0] if row.mime_type.startswith("image/") else None
+            image = row.mime_type.startswith("image/")
+            thumbnail = (await lib.reference(row))[0] if image else None
             found.append(option(file_uri(row.id), row.file_name, row.file_name,
                                 description=row.summary[:200] or None, thumbnail=thumbnail,
                                 mime_type=row.mime_type))

@@ -351,8 +351,10 @@ class FileUseCases:
         now = int(self.clock())
         return await self.db.read(lambda uow: service.library(uow, owner, now=now, limit=limit))
 
-    async def kept(self, owner: str, file_id: str) -> tuple[service.FileRow, service.FileRow] | None:
-        """One of ``owner``'s files with its report row; None when the account has none of that id."""
+    async def kept(self, owner: str, file_id: str,
+                   ) -> tuple[service.FileRow, service.FileRow] | None:
+        """One of ``owner``'s files with its report row; None when the account has none of that
+        id."""
         now = int(self.clock())
         return await self.db.read(lambda uow: service.kept(uow, owner, file_id, now=now))
 

@@ -150,7 +150,12 @@ function hostMeta(): Json {
     "openai/locale": state.locale,
     "openai/session": "devhost-session",
     "openai/subject": "devhost-subject",
-    "openai/userLocation": { city: "New York", region: "New York", country: "US", timezone: "America/New_York" },
+    "openai/userLocation": {
+      city: "New York",
+      region: "New York",
+      country: "US",
+      timezone: "America/New_York",
+    },
   };
 }
 
@@ -486,10 +491,13 @@ async function call(name: string, args: Json, opts: { delayInputMs?: number; del
 /** The person's answer to the form(s) an input_required result asks, filled in #form-box. */
 async function answerForm(asked: Json): Promise<Answer> {
   const responses: Json = {};
-  for (const [key, request] of Object.entries((asked.inputRequests ?? {}) as Record<string, Json>)) {
+  const requests = (asked.inputRequests ?? {}) as Record<string, Json>;
+  for (const [key, request] of Object.entries(requests)) {
     const params = request.params ?? {};
-    const schema = (params._meta?.["openai/elicitation"]?.requestedSchema ?? params.requestedSchema ?? {}) as Json;
-    const entry: Json = { key, message: params.message, schema, stateLength: (asked.requestState ?? "").length };
+    const openai = params._meta?.["openai/elicitation"]?.requestedSchema;
+    const schema = (openai ?? params.requestedSchema ?? {}) as Json;
+    const stateLength = (asked.requestState ?? "").length;
+    const entry: Json = { key, message: params.message, schema, stateLength };
     record.forms.push(entry);
     $("status").textContent = `${params.message ?? "The tool asks something"} (form ${key})`;
     entry.answer = responses[key] = await showForm(params.message ?? "", schema);
@@ -569,7 +577,12 @@ function showForm(message: string, schema: Json): Promise<Json> {
 }
 
 /** A picker over the options the server offered (the account's own items): one, or several. */
-function pickerField(form: HTMLFormElement, name: string, field: Json, picker: Json): () => [string, unknown] {
+function pickerField(
+  form: HTMLFormElement,
+  name: string,
+  field: Json,
+  picker: Json,
+): () => [string, unknown] {
   const many = field.type === "array";
   const set = document.createElement("fieldset");
   const legend = document.createElement("legend");
@@ -598,7 +611,8 @@ function pickerField(form: HTMLFormElement, name: string, field: Json, picker: J
     set.append(label);
   }
   form.append(set);
-  return () => [name, many ? inputs.filter((i) => i.checked).map((i) => i.value) : inputs.find((i) => i.checked)?.value];
+  const checked = () => inputs.filter((i) => i.checked).map((i) => i.value);
+  return () => [name, many ? checked() : checked()[0]];
 }
 
 async function remount(): Promise<void> {

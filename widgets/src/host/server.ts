@@ -111,8 +111,13 @@ export class Server {
     answer?: Answer,
   ): Promise<Json> {
     const withToken = onProgress ? { ...meta, progressToken: `devhost-${this.id + 1}` } : meta;
-    const params: Json = { name, arguments: args, _meta: { ...withToken, ...ASKING_ENVELOPE }, ...(answer ?? {}) };
-    const headers = { "mcp-protocol-version": ASKING_PROTOCOL, "mcp-method": "tools/call", "mcp-name": name };
+    const _meta = { ...withToken, ...ASKING_ENVELOPE };
+    const params: Json = { name, arguments: args, _meta, ...(answer ?? {}) };
+    const headers = {
+      "mcp-protocol-version": ASKING_PROTOCOL,
+      "mcp-method": "tools/call",
+      "mcp-name": name,
+    };
     return this.rpc("tools/call", params, onProgress, headers);
   }
 
