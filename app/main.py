@@ -72,6 +72,8 @@ from app.storage import LocalStorage, Storage
 
 WIDGET_HINT = "Results render in widgets; do not repeat what a widget already shows."
 
+FORM_SECONDS = 1800  # how long a question's sealed state opens (requestState)
+
 
 def open_database(settings: Settings, speedups: SpeedUps | None = None) -> Database:
     """The database; its calls hop to threads of the speed-up package's when given, else anyio's."""
@@ -236,7 +238,8 @@ def build_mcp(settings: Settings, registry: ToolRegistry, features: Sequence[Fea
               token_verifier: TokenVerifier, metrics: Metrics | None, speedups: SpeedUps | None) -> McpEndpoint:
     # Shared by every worker and replica (the SDK checks expiry, the arguments, the audience and the
     # caller on each retry): an input_required answered on one may be completed on any other.
-    sealing = RequestStateSecurity(keys=request_state_keys(settings))
+    # Half an hour: a person may leave a form open (app/mcp/forms.py) longer than the SDK's 10 min.
+    sealing = RequestStateSecurity(keys=request_state_keys(settings), ttl=FORM_SECONDS)
     mcp = build_mcp_server(
         registry,
         ToolBudgets(deps.limits, tool_charges(registry, settings)),

@@ -51,7 +51,9 @@ def plain_error(error: Mapping[str, Any]) -> str:
     plain = PLAIN.get(str(error.get("type")))
     if plain is not None:
         try:
-            return plain.format(**(error.get("ctx") or {}))
+            said = plain.format(**(error.get("ctx") or {}))
         except (KeyError, IndexError):
-            pass
+            said = None
+        if said is not None:  # one of a thing: "at least 1 character", "at most 1 item"
+            return said.replace(" 1 characters", " 1 character").replace(" 1 items", " 1 item")
     return raw.replace("Input should be", "must be", 1)

@@ -14,7 +14,6 @@ from __future__ import annotations
 from mcp.server.auth.middleware.auth_context import AuthContextMiddleware, get_access_token
 from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser, BearerAuthBackend
 from mcp.server.auth.provider import TokenVerifier
-from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import AnyHttpUrl
 from starlette.authentication import AuthCredentials, AuthenticationError
 from starlette.middleware.authentication import AuthenticationMiddleware
@@ -25,6 +24,7 @@ from starlette.types import ASGIApp
 
 from app.auth.schemes import challenge
 from app.db import DatabaseNotMigrated, DatabaseUnavailable
+from app.errors import ToolFailure
 
 INVALID_TOKEN = "The access token is invalid, expired, or was issued for another resource."
 
@@ -79,7 +79,8 @@ def linked_account(what: str) -> str:
     needs it in the error a token without a subject gets."""
     token = get_access_token()
     if token is None or not token.subject:
-        raise ToolError(f"{what} needs a linked account: ask the user to connect this app, then try again.")
+        raise ToolFailure(f"{what} needs a linked account.",
+                          "Ask the user to connect (sign in to) this app, then try again.")
     return token.subject
 
 

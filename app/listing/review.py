@@ -125,6 +125,9 @@ def _argument_problems(case: Case, tool: Mapping[str, Any], base_url: str,
             if ref not in earlier:
                 lines.append(f"argument {name}: {{{ref}...}} names no earlier case's id")
             referenced.add(name)
+    if case.form is not None:
+        lines.extend(f"form {case.form.key!r}: {{{ref}...}} names no earlier case's id"
+                     for ref in _references(case.form.answer) if ref not in earlier)
     arguments = resolve(case.arguments, base_url, {})
     lines.extend(_invalid(tool, arguments, skip=referenced))
     return lines
@@ -267,7 +270,8 @@ def replay(listing: Listing, tools: Sequence[Mapping[str, Any]], http: Http, mcp
     outcomes = []
     for case in listing.cases:
         arguments = resolve(case.arguments, base_url, answers)
-        if missing := sorted(set(_references(case.arguments)) - set(answers)):
+        needed = _references(case.arguments) + _references(case.form.answer if case.form else {})
+        if missing := sorted(set(needed) - set(answers)):
             outcomes.append(Outcome(case, False, f"not replayed: it needs the answer of case "
                                     f"{', '.join(missing)}, which did not come", arguments, 0))
             continue

@@ -12,6 +12,7 @@ argument to fix, what it holds, and to ask the person when it does not know.
 from __future__ import annotations
 
 import inspect
+import json
 import typing
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -24,6 +25,7 @@ from app.mcp.errors import ToolFailure
 from app.plain import plain_error
 
 MAX_SHOWN = 60  # characters of a rejected value repeated to the model
+MAX_NAME = 40  # characters of each step of an argument's path (a key the caller wrote) repeated
 MAX_PROBLEMS = 5  # a call wrong in many ways: the first few are enough to fix it
 
 
@@ -54,13 +56,28 @@ class Arguments:
         return cls(tool, title, create_model(f"{tool}_arguments", __config__=config, **fields))
 
     def explain(self, arguments: Mapping[str, Any] | None) -> ToolFailure | None:
-        """What is wrong with ``arguments``; None when this model finds nothing wrong."""
+        """What is wrong with ``arguments``; None when this model finds nothing wrong. Read as the
+        SDK reads them: a value written as JSON inside a string, for an argument that is not text,
+        is that JSON (its ``pre_parse_json``, a documented leniency, done here the same way)."""
         try:
-            self.model.model_validate(dict(arguments or {}))
+            self.model.model_validate(self._pre_parsed(dict(arguments or {})))
         except ValidationError as exc:
             problems = exc.errors(include_url=False)[:MAX_PROBLEMS]
             return ToolFailure(self._for_person(problems), self._for_model(problems))
         return None
+
+    def _pre_parsed(self, arguments: dict[str, Any]) -> dict[str, Any]:
+        for name, value in arguments.items():
+            field = self.model.model_fields.get(name)
+            if field is None or not isinstance(value, str) or field.annotation is str:
+                continue
+            try:
+                parsed = json.loads(value)
+            except (ValueError, RecursionError):
+                continue
+            if not isinstance(parsed, str | int | float):
+                arguments[name] = parsed
+        return arguments
 
     def _for_person(self, problems: list[Any]) -> str:
         said = "; ".join(f"{_where(p)} {plain_error(p)}" for p in problems)
@@ -70,7 +87,10 @@ class Arguments:
         fixes: list[str] = []
         for problem in problems:
             where = _where(problem)
-            field = self.model.model_fields.get(str(problem["loc"][0])) if problem["loc"] else None
+            loc = problem["loc"]
+            # What the argument holds, said for a top-level one (a nested value's own field has
+            # no description here: the argument's would be repeated for each).
+            field = self.model.model_fields.get(str(loc[0])) if len(loc) == 1 else None
             holds = f" ({field.description})" if field is not None and field.description else ""
             if problem["type"] == "missing":
                 fixes.append(f"{where} set{holds}")
@@ -82,9 +102,14 @@ class Arguments:
 
 
 def _where(problem: Mapping[str, Any]) -> str:
-    loc = [str(part) for part in problem.get("loc", ())]
+    """The argument's path, each step as written but cut short: a key is the caller's text."""
+    loc = [_short(str(part)) for part in list(problem.get("loc", ()))[:6]]
     path = ".".join(loc) if loc else "the arguments"
     return f"`{path}`"
+
+
+def _short(step: str) -> str:
+    return step if len(step) <= MAX_NAME else step[:MAX_NAME] + "…"
 
 
 def _got(value: Any) -> str:

@@ -8,20 +8,6 @@ failed, the log gets the traceback.
 
 from __future__ import annotations
 
+from app.errors import ToolFailure
 
-class ToolFailure(Exception):
-    """A foreseen failure, told twice: ``message`` for the person, ``advice`` for the model.
-
-    ``message`` is short and says what happened; a widget shows it (the result's first text block).
-    ``advice`` tells the model what to do next (ask the user, call another tool, retry later); it is a
-    second text block, which the model reads and widgets leave out. A subclass may set ``advice`` once
-    as a class attribute when it never depends on the call.
-    """
-
-    advice: str = ""
-
-    def __init__(self, message: str, advice: str | None = None) -> None:
-        super().__init__(message)
-        self.message = message
-        if advice is not None:
-            self.advice = advice
+__all__ = ["ToolFailure"]

@@ -8,16 +8,18 @@ A tool body asks in one line and gets the validated answer::
 
 The first time, ``ask`` raises ``Asking``: the registry answers the call with the
 ``input_required`` result (the form rides in ``_meta["openai/elicitation"]``, put back by
-``OpenAIExtensions.middleware``, which the registry installs). Its ``requestState`` names the question; the SDK seals it
-(``APP_REQUEST_STATE_KEYS``: any replica opens it) and binds it to the caller's account and to the
-call's arguments, so a state from another account or another call is refused before any tool runs.
+``OpenAIExtensions.middleware``, which the registry installs). Its ``requestState`` names the
+question; the SDK seals it (``APP_REQUEST_STATE_KEYS``: any replica opens it) and binds it to the
+caller's account and to the call's arguments, so a state from another account or another call is
+refused before any tool runs.
 ChatGPT calls again with the person's answer: ``ask`` returns it, validated against the form (a
 picker's choice must be one of the options offered to this account).
 
 Where no form can be shown (MCP before 2026-07-28, or a client that lacks ``elicitation.form``
 or ``extensions["openai/elicitation"].form``) the call ends with an ``isError`` result telling
-the model what to ask the person and which argument to fill (``Question.instead``). A declined or closed form
-ends the call with what the person reads (``Question.declined``) and advice for the model.
+the model what to ask the person and which argument to fill (``Question.instead``). A declined or
+closed form ends the call with what the person reads (``Question.declined``) and advice for the
+model. ``Asking`` must reach the registry: never wrap ``ask`` in ``except Exception``.
 """
 
 from __future__ import annotations
@@ -33,7 +35,6 @@ from mcp.types import InputRequiredResult, Resource
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from openai_mcp_extensions import OpenAIExtensions
 from openai_mcp_extensions.form import resource_input
-from openai_mcp_form_protocol import FormField, FormSchema
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, WithJsonSchema, create_model
 
 from app.mcp.errors import ToolFailure
@@ -43,6 +44,8 @@ M = TypeVar("M", bound=BaseModel)
 # The client capability the form needs, beside the standard elicitation.form (docs/spec.md).
 FORM_EXTENSION = "openai/elicitation"
 STATE_PREFIX = "form:"  # requestState: the question's key after it, nothing else
+MAX_ANSWERED = 5  # choices read back from an answer (the largest picker takes 5)
+MAX_URI = 200
 
 # What the model reads after a form the person declined or closed.
 DECLINED_ADVICE = ("The user chose not to answer the form, so nothing was done: do not call this "
@@ -88,7 +91,9 @@ class Question(Generic[M]):
     declined: str
 
     def __post_init__(self) -> None:
-        schema(self.form)  # a form OpenAI's schema refuses is refused here, as the tool is declared
+        # A form OpenAI's schema refuses is refused as the tool is declared (start-up, check) and
+        # as a call builds its options (with_form), before anything is sent.
+        schema(self.form)
 
     def with_form(self, form: type[M]) -> Question[M]:
         """The same question with fields made for this call (a picker's options)."""
@@ -96,15 +101,21 @@ class Question(Generic[M]):
 
 
 def schema(form: type[BaseModel]) -> dict[str, Any]:
-    """The form's JSON schema as it is sent, validated against OpenAI's form schema."""
-    rendered = form.model_json_schema(by_alias=True)
+    """The form's JSON schema as ``request_input`` sends it, validated against OpenAI's form schema.
+
+    Rendered by the library's own renderer (an optional field sent without its null, ...): it has
+    no public name, and checking another rendering than the one sent would refuse forms ChatGPT
+    shows and pass others."""
+    from openai_mcp_extensions.form._schema import render_form_schema  # noqa: PLC0415, PLC2701
+
     try:
-        FormSchema[FormField].model_validate(rendered)
+        return render_form_schema(form)
     except ValidationError as exc:
         where = "; ".join(f"{'.'.join(map(str, e['loc']))} {plain_error(e)}"
                           for e in exc.errors()[:3])
         raise FormError(f"form {form.__name__} is not an OpenAI form: {where}") from None
-    return rendered
+    except ValueError as exc:
+        raise FormError(f"form {form.__name__} is not an OpenAI form: {exc}") from None
 
 
 def can_ask(ctx: Context) -> bool:
@@ -118,6 +129,37 @@ def can_ask(ctx: Context) -> bool:
         return False
     openai = (caps.extensions or {}).get(FORM_EXTENSION)
     return isinstance(openai, dict) and isinstance(openai.get("form"), dict)
+
+
+def must_ask(ctx: Context, question: Question[Any]) -> None:
+    """Where no form can be shown, the fallback now, before a tool builds the form's options."""
+    if not can_ask(ctx):
+        raise ToolFailure(question.needs, question.instead)
+
+
+def answered(ctx: Context, question: Question[Any], field: str) -> list[str]:
+    """The values the person's answer gives ``field`` (a picker's URIs), read before the form is
+    rebuilt for the retry; empty on the first call. A retry sent twice still finds a choice the
+    first copy acted on (an item deleted since) among the options: see ``still_offered``."""
+    if ctx.request_state != STATE_PREFIX + question.key:
+        return []
+    response = (ctx.input_responses or {}).get(question.key)
+    content = getattr(response, "content", None)
+    value = content.get(field) if isinstance(content, dict) else None
+    values = value if isinstance(value, list) else [value]
+    return [v for v in values[:MAX_ANSWERED] if isinstance(v, str)]
+
+
+def still_offered(ctx: Context, question: Question[Any], options: list[Resource], field: str,
+                  prefix: str) -> list[Resource]:
+    """``options``, and on a retry the URIs of this account's kind (``prefix``) the answer chose
+    that are no longer among them: the first copy of a retry sent twice acted on them (a delete).
+    The tool still acts on the account's own items only, so the second copy finds nothing left."""
+    offered = {o.uri for o in options}
+    gone = [uri for uri in answered(ctx, question, field)
+            if uri.startswith(prefix) and uri not in offered and len(uri) <= MAX_URI]
+    return options + [option(uri, uri.removeprefix(prefix), uri.removeprefix(prefix))
+                      for uri in dict.fromkeys(gone)]
 
 
 def ask(ctx: Context, question: Question[M]) -> M:

@@ -117,6 +117,8 @@ class WireShapes:
 # what pydantic's own text of a validation error holds.
 SDK_FAILURE = "Error executing tool "
 PYDANTIC = re.compile(r"validation errors? for |errors\.pydantic\.dev|\[type=")
+MAX_SAID = 2_000  # characters of an SDK error text read
+MAX_EXPLAINED = 20_000  # an SDK refusal longer than this is answered without re-validating
 
 
 class OutputGuard:
@@ -172,8 +174,11 @@ class OutputGuard:
                          if k.startswith("io.modelcontextprotocol/")}
         if envelope_meta:
             withheld["_meta"] = envelope_meta
-        withheld["content"] = [{"type": "text", "text": f"Tool {name} produced a result that does not match "
-                                                        "its declared output schema; the result was withheld."}]
+        withheld["content"] = [
+            {"type": "text", "text": f"Tool {name} produced a result that does not match its "
+                                     "declared output schema; the result was withheld."},
+            {"type": "text", "text": "Tell the user the answer could not be shown; calling the "
+                                     "tool again will fail the same way until the server is fixed."}]
         withheld["isError"] = True
         return withheld
 
@@ -185,19 +190,33 @@ class OutputGuard:
         as a failure the server logged. Every other error result is the tools' own."""
         content = result.get("content") or [{}]
         text = content[0].get("text") if isinstance(content[0], dict) else None
-        if not isinstance(text, str) or not text.startswith(SDK_FAILURE):
+        if not isinstance(text, str):
             return result
         params = ctx.params or {}
         name = str(params.get("name", ""))
+        if text == f"Unknown tool: {name}":  # the SDK's words for a name it does not have
+            unknown = ToolFailure(f"There is no tool named “{name[:80]}” here.",
+                                  "Call tools/list to see the tools this server has, and use one "
+                                  "of those.")
+            reworded = failed(name, unknown).model_dump(mode="json", by_alias=True,
+                                                        exclude_none=True)
+            return {**result, "content": reworded["content"]}
+        if not text.startswith(SDK_FAILURE):
+            return result
         title = self._title_of(name) or name
-        said = text.removeprefix(f"{SDK_FAILURE}{name}").removeprefix(": ")
+        # Only the head is read: pydantic's text for a hostile argument list runs to megabytes.
+        said = text[:MAX_SAID].removeprefix(f"{SDK_FAILURE}{name}").removeprefix(": ")
         if not said or said.startswith(SDK_FAILURE):  # a crash: its own text stays in the log
             failure = ToolFailure(f"{title} failed on the server before it finished; the failure "
                                   "is logged for the operator.",
                                   "Tell the user it did not work. Trying again with the same "
                                   "arguments is unlikely to help.")
-        elif (explained := self._explain(name, params.get("arguments"))) is not None:
-            failure = explained  # arguments that fail the schema, in plain words
+        elif len(text) <= MAX_EXPLAINED and (
+                explained := self._explain(name, params.get("arguments"))) is not None:
+            # Arguments that fail the schema, in plain words: validated again, so only for a
+            # refusal of a size real arguments have (hundreds of thousands of wrong keys would
+            # cost seconds of the loop for a list of which the first five are said anyway).
+            failure = explained
         elif PYDANTIC.search(said):  # refused by the SDK, not by the same model here
             failure = ToolFailure(f"{title} could not use the arguments it was given.",
                                   f"Call {name} again with arguments that match its input schema: "

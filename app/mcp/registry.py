@@ -56,6 +56,10 @@ from app.mcp.widgets import Widget, WidgetBundleMissing
 from app.storage import StorageError
 
 F = TypeVar("F", bound=Callable[..., Any])
+OUTAGE_ADVICE = ("Try the same call again in a few seconds; if it fails again, tell the user the "
+                 "service is unavailable right now.")
+NOT_MIGRATED_ADVICE = ("Tell the user the service is being updated by its operator; calling again "
+                       "will not help until then.")
 log = structlog.get_logger("app.mcp")
 
 
@@ -199,10 +203,10 @@ class ToolRegistry:
                 unmet = [s for s in needed if token is None or s not in token.scopes]
                 if token is None or not token.subject or unmet:
                     signed_in = token is not None
-                    description = schemes.refusal_description(title, unmet or needed,
-                                                              signed_in=signed_in)
+                    refused = schemes.refusal_description(title, unmet or needed,
+                                                          signed_in=signed_in)
                     challenge = schemes.challenge(self.resource_metadata_url, unmet or needed,
-                                                  description)
+                                                  refused)
                     words = ("needs more access to the linked account: ask the user to reconnect "
                              "the app and approve it" if signed_in else "needs the user's account: "
                              "ask the user to connect (sign in to) this app")
@@ -402,8 +406,12 @@ def _enforced(fn: Callable[..., Any], name: str, title: str, security: list[sche
         except (ToolFailure, DatabaseUnavailable, DatabaseNotMigrated, StorageError) as exc:
             # The class, never the text: a message may carry what the user sent (a file name, a title).
             log.info("tool.failure", failure=type(exc).__qualname__)
-            # app.db and app.storage stay free of the MCP layer; their text already says what to do.
-            return failed(name, exc if isinstance(exc, ToolFailure) else ToolFailure(str(exc)))
+            # app.db and app.storage stay free of the MCP layer: their text is for the person, the
+            # advice for the model is said here.
+            if isinstance(exc, ToolFailure):
+                return failed(name, exc)
+            return failed(name, ToolFailure(str(exc), NOT_MIGRATED_ADVICE if isinstance(
+                exc, DatabaseNotMigrated) else OUTAGE_ADVICE))
 
     return wrapper
 

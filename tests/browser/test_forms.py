@@ -11,7 +11,7 @@ import pytest
 
 from tests.browser.host import Host, expect
 
-pytestmark = [pytest.mark.demo("recipes"), pytest.mark.authserver]
+pytestmark = [pytest.mark.demo("recipes", "cafes"), pytest.mark.authserver]
 
 
 def test_a_recipe_is_saved_from_the_form_and_deleted_from_the_picker(host: Host, fresh_account):
@@ -50,3 +50,18 @@ def test_a_declined_form_ends_the_call_with_the_tools_words(host: Host, fresh_ac
     declined = host.finish_call()
     assert declined["isError"] is True
     assert declined["content"][0]["text"] == "Nothing was saved: no title was given."
+
+
+def test_without_a_location_the_cafe_form_suggests_the_known_cities(host: Host):
+    host.page.get_by_test_id("no-location").check()
+    host.start_call("recommend_cafe", {})
+    city = host.page.get_by_test_id("field-city")
+    expect(city).to_have_attribute("list", "suggest-city")
+    suggested = host.page.locator("#suggest-city option").evaluate_all(
+        "(options) => options.map((o) => o.value)")
+    assert "Paris" in suggested
+    city.fill("Paris")
+    host.page.get_by_test_id("form-submit").click()
+    found = host.finish_call()
+    assert found["structuredContent"]["city"] == "Paris"
+    host.expect_state("cafes", "ready")

@@ -214,18 +214,25 @@ def test_the_picker_offers_the_accounts_own_recipes_and_deletes_the_one_picked(p
     bobs_form, _ = asked(call(pair.a, "delete_saved_recipe", {}, bob), "recipe")
     bobs = [o["title"] for o in bobs_form["properties"]["choice"]["x-openai-input"]["options"]]
     assert theirs in bobs and mine not in bobs
-    # Bob's recipe is not one of alice's choices: sent as her answer, it deletes nothing.
+    # Bob's recipe sent as alice's answer: a delete acts on the caller's own recipes only, so it
+    # deletes nothing (a choice of this kind no longer offered is taken as one a first copy of
+    # the same retry already deleted: forms.still_offered).
     bobs_uri = next(o["uri"] for o in bobs_form["properties"]["choice"]["x-openai-input"]["options"]
                     if o["title"] == theirs)
     forged = result_of(call(pair.b, "delete_saved_recipe", {}, alice,
                             inputResponses=accepted("recipe", {"choice": bobs_uri}),
                             requestState=state))
-    assert forged["isError"] is True
+    assert forged["structuredContent"]["deleted"] is False
     assert theirs in saved_titles(pair.a, bob)
-    done = result_of(call(pair.b, "delete_saved_recipe", {}, alice,
-                          inputResponses=accepted("recipe", {"choice": uri}), requestState=state))
+    answer = accepted("recipe", {"choice": uri})
+    done = result_of(call(pair.b, "delete_saved_recipe", {}, alice, inputResponses=answer,
+                          requestState=state))
     assert done["structuredContent"] == {"deleted": True, "recipe_id": kept["recipe"]["id"]}
     assert mine not in saved_titles(pair.a, alice)
+    # The same retry again (a client that did not see the first answer): nothing left to delete.
+    again = result_of(call(pair.a, "delete_saved_recipe", {}, alice, inputResponses=answer,
+                           requestState=state))
+    assert again["structuredContent"] == {"deleted": False, "recipe_id": kept["recipe"]["id"]}
 
 
 def test_a_saved_recipe_is_a_resource_its_owner_alone_reads(pair, tokens):
@@ -263,10 +270,14 @@ def test_a_client_that_cannot_show_the_form_is_told_what_to_ask(pair, tokens, ve
         "Saving a recipe needs its title, and none was given.",
         "Ask the user for the recipe's title, then call save_recipe again with `title` set to it "
         "(and `source_url` if they gave a link)."]
-    picked = result_of(call(pair.a, "delete_saved_recipe", {}, tokens["alice"], version=version,
-                            capabilities=capabilities))
-    assert picked["isError"] is True
-    assert "call delete_saved_recipe again with `recipe_id`" in picked["content"][1]["text"]
+    for tool, instead in (
+            ("delete_saved_recipe", "call delete_saved_recipe again with `recipe_id`"),
+            ("delete_file", "call delete_file again with `file_id` set to its id"),
+            ("compare_files", "call compare_files again with them in `files`")):
+        picked = result_of(call(pair.a, tool, {}, tokens["alice"], version=version,
+                                capabilities=capabilities))
+        assert picked["isError"] is True, (tool, picked)
+        assert instead in picked["content"][1]["text"], (tool, picked)
 
 
 def kept(pair: Pair, files: FileServer, bearer: str, name: str, body: bytes) -> str:
@@ -294,6 +305,11 @@ def test_files_are_compared_and_deleted_through_pickers_of_the_accounts_own_libr
     assert {f"app://files/{first}", f"app://files/{second}"} <= set(offered)
     assert f"app://files/{bobs}" not in offered  # never another account's
     assert form["properties"]["choices"]["minItems"] == 2
+    # Bob's file among alice's picks: refused, nothing compared.
+    forged = result_of(call(pair.b, "compare_files", {}, alice, requestState=state,
+                            inputResponses=accepted("files", {"choices": [
+                                f"app://files/{first}", f"app://files/{bobs}"]})))
+    assert forged["content"][0]["text"].startswith("The answer does not fit the form")
     picked = [f"app://files/{first}", f"app://files/{second}"]
     compared = result_of(call(pair.b, "compare_files", {}, alice, requestState=state,
                               inputResponses=accepted("files", {"choices": picked})))
@@ -302,9 +318,17 @@ def test_files_are_compared_and_deleted_through_pickers_of_the_accounts_own_libr
     # Bob's picker of files to delete: his file, none of alice's; his pick deletes his file only.
     bobs_form, bobs_state = asked(call(pair.a, "delete_file", {}, bob), "file")
     assert set(options(bobs_form, "choice")) == {f"app://files/{bobs}"}
+    # Alice's file as bob's answer: his delete finds no such file of his; hers stays.
+    forged = result_of(call(pair.b, "delete_file", {}, bob, requestState=bobs_state,
+                            inputResponses=accepted("file", {"choice": f"app://files/{first}"})))
+    assert forged["structuredContent"] == {"deleted": False, "file_id": first}
+    answer = accepted("file", {"choice": f"app://files/{bobs}"})
     done = result_of(call(pair.b, "delete_file", {}, bob, requestState=bobs_state,
-                          inputResponses=accepted("file", {"choice": f"app://files/{bobs}"})))
+                          inputResponses=answer))
     assert done["structuredContent"] == {"deleted": True, "file_id": bobs}
+    again = result_of(call(pair.a, "delete_file", {}, bob, requestState=bobs_state,
+                           inputResponses=answer))  # the retry sent twice: done once
+    assert again["structuredContent"] == {"deleted": False, "file_id": bobs}
     read = result_of(rpc(pair.b, "resources/read", {"uri": f"app://files/{first}"}, alice))
     assert f"tides-{tag}.csv" in read["contents"][0]["text"]
     foreign = rpc(pair.b, "resources/read", {"uri": f"app://files/{first}"}, bob).json()["error"]

@@ -99,7 +99,9 @@ def test_an_oversized_chunked_body_is_refused_with_413_not_a_500(live_server: Li
 def test_calling_an_unknown_tool_reports_it_by_name(live_server: LiveServer):
     result = rpc(live_server, "tools/call", {"name": "no_such_tool", "arguments": {}}).json()["result"]
     assert result["isError"] is True
-    assert result["content"][0]["text"] == "Unknown tool: no_such_tool"
+    assert [c["text"] for c in result["content"]] == [
+        "There is no tool named “no_such_tool” here.",
+        "Call tools/list to see the tools this server has, and use one of those."]
 
 
 def test_out_of_range_arguments_come_back_as_a_tool_error_naming_the_field(live_server: LiveServer):

@@ -42,7 +42,7 @@ def _city_hint(meta: dict[str, Any]) -> str | None:
 
 
 City = Annotated[
-    Annotated[str, Field(min_length=1, max_length=MAX_HINT)] | None,
+    Annotated[str, Field(max_length=MAX_HINT)] | None,
     Field(description="The city to look in, when the user names one. Leave it out to use the "
           "user's location; when that is unknown too, the user is asked.")]
 
@@ -104,7 +104,7 @@ def register(registry: ToolRegistry, deps: Deps) -> None:
         hint = (city.strip() or None if city else None) or _city_hint(meta)
         if hint is None and can_ask(ctx):  # no city anywhere: the person says which
             names = await db.read(lambda uow: service.city_names(uow, language))
-            hint = ask(ctx, CITY.with_form(city_form(names))).city.strip()[:MAX_HINT]
+            hint = ask(ctx, CITY.with_form(city_form(names))).city.strip()[:MAX_HINT] or None
         # Elsewhere (a client that cannot show the form) the locale's own city answers, and the
         # result tells the model how to ask for another: a recommendation is still of use.
         rec = await answers.get((language, locale_tag, hint),

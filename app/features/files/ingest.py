@@ -37,6 +37,9 @@ SPOOL_PREFIX, SPOOL_SUFFIX = "upload-", ".part"
 class FileRejected(ToolFailure):
     """The file could not be taken in; the message tells what happened and what the user can do."""
 
+    advice = ("Tell the user what the message says and what they can do about it; do not call the "
+              "tool again with the same file.")
+
     def concerning(self, which: str) -> FileRejected:
         """The same refusal, saying which of a call's files it was ("File 2 (b.csv): ...")."""
         return FileRejected(f"{which}{self.message}", self.advice or None)

@@ -34,7 +34,7 @@ from app.features.files.schemas import (
 from app.features.files.usecases import FileUseCases
 from app.mcp.budgets import ToolBudget
 from app.mcp.errors import ToolFailure
-from app.mcp.forms import Question, ask, option, picker, picker_many
+from app.mcp.forms import Question, ask, must_ask, option, picker, picker_many, still_offered
 from app.mcp.progress import Progress
 from app.mcp.registry import ToolRegistry
 from app.mcp.results import tool_result
@@ -62,7 +62,7 @@ FileList = Annotated[list[OpenAIFile], Field(
     "a signed-in user picks them from their library.")]
 NO_FILES: list[OpenAIFile] = []  # never changed: the default of a call without files
 FileId = Annotated[
-    Annotated[str, Field(min_length=1, max_length=40)] | None,
+    Annotated[str, Field(max_length=40)] | None,
     Field(description="A file id from list_files. Leave it out when the user has not said which: "
           "they pick it from their library.")]
 FILE_URI = "app://files/{file_id}"
@@ -251,11 +251,17 @@ def register(registry: ToolRegistry, deps: Deps) -> None:
         return tool_result(output, comparison.summary + "\n" + "\n".join(lines),
                            {"analyses": [widget_analysis(i) for i in ingested]})
 
-    async def choices(owner: str, what: str, least: int) -> list[Resource]:
+    async def choices(ctx: Context, question: Question[Any], owner: str, what: str,
+                      least: int) -> list[Resource]:
         """The newest files of ``owner``'s library as a picker's choices (an image with itself as
-        its thumbnail); a failure when there are fewer than ``least``."""
+        its thumbnail); a failure when there are fewer than ``least``. Where no form can be shown,
+        the question's fallback first, before anything is read. A delete's retry sent twice finds
+        the file its first copy deleted among them (``still_offered``); a comparison's does not
+        need to (it deletes nothing)."""
+        must_ask(ctx, question)
         rows, _ = await lib.library(owner, PICKED)
-        if len(rows) < least:
+        gone = still_offered(ctx, question, [], "choice", file_uri(""))
+        if len(rows) + len(gone) < least:
             held = f"{len(rows)} file" + ("" if len(rows) == 1 else "s")
             raise ToolFailure(f"Your library holds {held}, so there is nothing to {what}.",
                               "Tell the user; files they attach while signed in are kept in the "
@@ -267,11 +273,12 @@ def register(registry: ToolRegistry, deps: Deps) -> None:
             found.append(option(file_uri(row.id), row.file_name, row.file_name,
                                 description=row.summary[:200] or None, thumbnail=thumbnail,
                                 mime_type=row.mime_type))
-        return found
+        return still_offered(ctx, question, found, "choice", file_uri(""))
 
     async def compare_kept(ctx: Context, owner: str) -> CallToolResult:
-        form = picker_many(await choices(owner, "compare", 2), least=2, most=MAX_COMPARED,
-                           title="Files", description=f"Choose 2 to {MAX_COMPARED} files")
+        form = picker_many(await choices(ctx, COMPARED, owner, "compare", 2), least=2,
+                           most=MAX_COMPARED, title="Files",
+                           description=f"Choose 2 to {MAX_COMPARED} files")
         picked = ask(ctx, COMPARED.with_form(form)).choices
         kept = []
         for uri in picked:
@@ -335,8 +342,8 @@ def register(registry: ToolRegistry, deps: Deps) -> None:
     async def delete_file(ctx: Context, file_id: FileId = None,
                           ) -> Annotated[CallToolResult, FileDeleted]:
         owner = linked_account("The file library")
-        if file_id is None:  # the person picks one of their own files
-            form = picker(await choices(owner, "delete", 1), title="File",
+        if not file_id:  # the person picks one of their own files
+            form = picker(await choices(ctx, DELETED, owner, "delete", 1), title="File",
                           description="The file to delete from your library")
             file_id = ask(ctx, DELETED.with_form(form)).choice.removeprefix(file_uri(""))
         chosen = file_id

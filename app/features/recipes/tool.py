@@ -25,7 +25,7 @@ from app.feature import Deps
 from app.features.recipes import service
 from app.features.recipes.schemas import RecipeDeleted, RecipeSaved, SavedRecipes
 from app.mcp.errors import ToolFailure
-from app.mcp.forms import Question, ask, option, picker
+from app.mcp.forms import Question, ask, must_ask, option, picker, still_offered
 from app.mcp.registry import ToolRegistry
 from app.mcp.results import tool_result
 from app.mcp.widgets import Widget
@@ -42,7 +42,7 @@ Title = Annotated[
 SourceUrl = Annotated[AnyHttpUrl, UrlConstraints(max_length=service.MAX_URL),
                       Field(description="Optional http(s) link to the recipe")]
 RecipeId = Annotated[
-    Annotated[str, Field(min_length=1, max_length=40)] | None,
+    Annotated[str, Field(max_length=40)] | None,
     Field(description="Recipe id from list_saved_recipes. Leave it out when the user has not said "
           "which: they pick it from their saved recipes.")]
 RECIPE_URI = "app://recipes/{recipe_id}"
@@ -188,13 +188,15 @@ def register(registry: ToolRegistry, deps: Deps) -> None:
     async def delete_saved_recipe(ctx: Context, recipe_id: RecipeId = None,
                                   ) -> Annotated[CallToolResult, RecipeDeleted]:
         account = linked_account("Saved recipes")
-        if recipe_id is None:  # the person picks among their own recipes
+        if not recipe_id:  # the person picks among their own recipes
+            must_ask(ctx, PICK)
             saved = (await db.read(lambda uow: service.saved(uow, account))).recipes
-            if not saved:
+            choices = still_offered(ctx, PICK, [option(recipe_uri(r.id), r.id, r.title)
+                                                for r in saved], "choice", recipe_uri(""))
+            if not choices:
                 raise ToolFailure("You have no saved recipes, so there is nothing to delete.",
                                   "Tell the user their list is empty; do not call "
                                   "delete_saved_recipe again.")
-            choices = [option(recipe_uri(r.id), r.id, r.title) for r in saved]
             form = picker(choices, title="Recipe", description="The saved recipe to delete")
             recipe_id = ask(ctx, PICK.with_form(form)).choice.removeprefix(recipe_uri(""))
         picked = recipe_id

@@ -146,17 +146,20 @@ function redirectAllowed(m: Mounted, href: string): boolean {
 /** What ChatGPT adds to every tool call (the model's and the widget's), the person's coarse
  * location included (without it, a tool that needs a city asks for one: app/mcp/forms.py). */
 function hostMeta(): Json {
-  return {
+  const meta: Json = {
     "openai/locale": state.locale,
     "openai/session": "devhost-session",
     "openai/subject": "devhost-subject",
-    "openai/userLocation": {
+  };
+  if (!($("no-location") as HTMLInputElement).checked) {
+    meta["openai/userLocation"] = {
       city: "New York",
       region: "New York",
       country: "US",
       timezone: "America/New_York",
-    },
-  };
+    };
+  }
+  return meta;
 }
 
 /** A tool call the WIDGET made: only tools it may see, with the request _meta a host adds. */
@@ -451,10 +454,13 @@ async function call(name: string, args: Json, opts: { delayInputMs?: number; del
   let result = await server.callAsking(name, args, meta, onProgress);
   // A question for the person (input_required): the form, then the same call again with the answer
   // and the sealed state, which any worker or replica opens.
-  while (result.resultType === "input_required") {
-    result = await server.callAsking(name, args, meta, onProgress, await answerForm(result));
+  try {
+    while (result.resultType === "input_required") {
+      result = await server.callAsking(name, args, meta, onProgress, await answerForm(result));
+    }
+  } finally {
+    $("form-box").hidden = true; // answered, or refused (an expired state): the form goes
   }
-  $("form-box").hidden = true;
   // What ChatGPT adds to the result it hands the widget.
   result._meta = { ...(result._meta ?? {}), "openai/widgetSessionId": state.widgetSessionId };
   text("structured", result.structuredContent ?? null);
