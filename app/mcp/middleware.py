@@ -178,7 +178,8 @@ class OutputGuard:
             {"type": "text", "text": f"Tool {name} produced a result that does not match its "
                                      "declared output schema; the result was withheld."},
             {"type": "text", "text": "Tell the user the answer could not be shown; calling the "
-                                     "tool again will fail the same way until the server is fixed."}]
+                                     "tool again will fail the same way until the server is "
+                                     "fixed."}]
         withheld["isError"] = True
         return withheld
 
