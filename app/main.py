@@ -200,6 +200,7 @@ def build_registry(settings: Settings, features: Sequence[Feature], deps: Deps,
             routes.extend(feature.routes(deps))
     if registry.has_widgets:
         register_widget_log(registry, deps.limits)
+    registry.complete()  # the tools the features' contributions make (@-mention search)
     if undeclared := {s: tools for s, tools in registry.scopes_used().items() if s not in catalog}:
         raise FeatureError("; ".join(f"tools {', '.join(tools)} ask for scope {scope!r}, which no feature declares "
                                      f"(add Scope({scope!r}, ...) to the feature's scopes)"

@@ -18,7 +18,7 @@ import functools
 import inspect
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Annotated, Any, Literal, TypeVar
 
 import anyio.to_thread
 import structlog
@@ -26,6 +26,7 @@ from mcp.server.apps import Apps, Visibility
 from mcp.server.auth.middleware.auth_context import get_access_token
 from mcp.server.auth.provider import AccessToken
 from mcp.server.caching import CacheHint
+from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.mcpserver import Context, MCPServer, RequestStateSecurity
 from mcp.server.mcpserver.exceptions import ResourceNotFoundError
 from mcp.server.mcpserver.resources import TextResource
@@ -40,6 +41,7 @@ from mcp.types import (
 from mcp_types import INVALID_REQUEST
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from openai_mcp_extensions import OpenAIExtensions
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
 from app import __version__
 from app.auth import schemes
@@ -56,6 +58,9 @@ from app.mcp.widgets import Widget, WidgetBundleMissing
 from app.storage import StorageError
 
 F = TypeVar("F", bound=Callable[..., Any])
+MENTIONS_CAPABILITY = "openai/mentions"
+MENTIONS_TOOL = "search_mentions"
+MAX_MENTIONS = 20
 OUTAGE_ADVICE = ("Try the same call again in a few seconds; if it fails again, tell the user the "
                  "service is unavailable right now.")
 NOT_MIGRATED_ADVICE = ("Tell the user the service is being updated by its operator; calling again "
@@ -93,6 +98,56 @@ class _AccountResource:
     kwargs: dict[str, Any]
 
 
+@dataclass(frozen=True)
+class MentionSource:
+    """What a feature offers the composer's @-mention search: ``find(query, subject)`` gives up to
+    ``MAX_MENTIONS`` links (the account's own items by their resource URI, or public pages); asked
+    only of a caller whose token carries ``scope`` (None: anyone, the subject then None)."""
+
+    name: str
+    find: Callable[[str, str | None], Awaitable[list[MentionLink]]]
+    scope: str | None = None
+
+
+class MentionLink(BaseModel):
+    """One item the composer offers (a ``resource_link``)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    type: Literal["resource_link"] = "resource_link"
+    uri: str
+    name: str
+    title: str | None = None
+    description: str | None = None
+    mimeType: str | None = None  # noqa: N815 (the wire's name)
+
+
+class MentionResults(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    items: list[MentionLink] = Field(description="What the person may @-mention, best first")
+
+
+async def mention_capability(ctx: ServerRequestContext[Any, Any], call_next: CallNext,
+                             ) -> HandlerResult:
+    """``openai/mentions: {searchTool}`` (openai/mcp-extensions docs/spec.md, "Composer
+    @-mentions") in the capabilities of both eras: ``extensions`` of ``server/discover``, and
+    ``experimental`` of a 2025 ``initialize``, whose schema has no ``extensions`` (the spec reads
+    either). Said here, not by an SDK ``Extension``: the library's ``OpenAIMentions`` would also
+    add a tool without schemes, and the core subclasses nothing of the SDK's. The tool itself is
+    declared through the registry, where its schemes are enforced."""
+    result = await call_next(ctx)
+    if ctx.method not in ("initialize", "server/discover") or not isinstance(result, dict):
+        return result
+    capabilities = result.get("capabilities")
+    if isinstance(capabilities, dict):
+        where = "experimental" if ctx.method == "initialize" else "extensions"
+        found = capabilities.get(where)
+        capabilities[where] = {**(found if isinstance(found, dict) else {}),
+                               MENTIONS_CAPABILITY: {"searchTool": MENTIONS_TOOL}}
+    return result
+
+
 @dataclass
 class ToolRegistry:
     widget_domain: str
@@ -103,6 +158,7 @@ class ToolRegistry:
     _tools: dict[str, _ToolSpec] = field(default_factory=dict)
     _widgets: dict[str, Widget] = field(default_factory=dict)
     _resources: list[_AccountResource] = field(default_factory=list)
+    _mentions: list[MentionSource] = field(default_factory=list)
 
     def tool(
         self,
@@ -225,6 +281,48 @@ class ToolRegistry:
 
         return decorator
 
+    def mention_source(self, source: MentionSource) -> None:
+        """A feature's items for the composer's @-mention search (``search_mentions``)."""
+        self._mentions.append(source)
+
+    def complete(self) -> None:
+        """Declare the tools the features' contributions make (``search_mentions``, from the
+        mention sources), once every feature has registered: before anything reads the tools."""
+        if self._mentions and MENTIONS_TOOL not in self._tools:
+            self._declare_mentions()
+
+    def _declare_mentions(self) -> None:
+        sources = list(self._mentions)
+        scopes = sorted({s.scope for s in sources if s.scope is not None})
+
+        @self.tool(
+            name=MENTIONS_TOOL,
+            title="Find something to mention",
+            description="What the person may @-mention in the composer: their own saved items "
+            "when signed in, and public pages, matching the text typed so far.",
+            read_only=True,
+            destructive=False,
+            open_world=False,
+            idempotent=True,
+            security=[schemes.NOAUTH, *([schemes.oauth2(*scopes)] if scopes else [])],
+            visibility=["app"],
+            meta={"openai/extensions": {"mentions/search": {}}},
+        )
+        async def search_mentions(query: Annotated[str, StringConstraints(max_length=200)] = "",
+                                  ) -> Annotated[CallToolResult, MentionResults]:
+            token = get_access_token()
+            items: list[MentionLink] = []
+            for source in sources:
+                if source.scope is None:
+                    items += await source.find(query.strip(), None)
+                elif token is not None and token.subject and source.scope in token.scopes:
+                    items += await source.find(query.strip(), token.subject)
+            found = MentionResults(items=items[:MAX_MENTIONS])
+            return CallToolResult(
+                content=[TextContent(type="text", text=f"{len(found.items)} to mention.")],
+                structured_content=found.model_dump(mode="json", by_alias=True,
+                                                    exclude_none=True))
+
     @property
     def has_widgets(self) -> bool:
         return bool(self._widgets)
@@ -279,6 +377,7 @@ class ToolRegistry:
         """The SDK's server. ``request_state``: what seals an ``input_required`` result's state
         (None: a
         key of this process only, which a retry landing on another worker could not open)."""
+        self.complete()
         apps = Apps()
         for widget in self._widgets.values():
             apps.add_resource(
@@ -310,7 +409,9 @@ class ToolRegistry:
             extensions=[apps],
             # Innermost: OpenAI's form metadata, which the SDK's serialisation drops from an
             # input_required result, put back on it (app.mcp.forms).
-            middleware=[*(middleware or []), OpenAIExtensions.middleware],
+            middleware=[*(middleware or []),
+                        *([mention_capability] if self._mentions else []),
+                        OpenAIExtensions.middleware],
             request_state_security=request_state,
             cache_hints=cache_hints,
             # Stateless and multi-worker: a subscription made on one worker could never be

@@ -24,6 +24,7 @@ def build_mcp_server(
     metrics: Metrics | None = None,
     request_state: RequestStateSecurity | None = None,
 ) -> MCPServer:
+    registry.complete()  # every tool declared before the middleware reads their names
     guard = OutputGuard(registry.explain, registry.title_of)
     # Outermost first: the log sees the guarded result; the guard sees what the budgets let through; a call
     # refused for its text costs no budget.

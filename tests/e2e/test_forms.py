@@ -362,3 +362,40 @@ def test_cafes_on_a_client_without_forms_come_from_the_locale_with_a_way_to_ask(
     assert result["content"][0]["text"].endswith(
         "(The user's city is not known. If they are not in New York, ask which city, then call "
         "recommend_cafe again with `city` set to it.)")
+
+
+def test_mentions_are_advertised_on_both_eras(pair):
+    discovered = result_of(rpc(pair.a, "server/discover", {}))
+    assert discovered["capabilities"]["extensions"]["openai/mentions"] == {
+        "searchTool": "search_mentions"}
+    initialized = httpx.post(pair.a.mcp_url, timeout=15, headers={
+        "content-type": "application/json", "accept": "application/json, text/event-stream"},
+        json={"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "forms-test", "version": "1"}}}).json()["result"]
+    assert initialized["capabilities"]["experimental"]["openai/mentions"] == {
+        "searchTool": "search_mentions"}
+    tools = {t["name"]: t for t in result_of(rpc(pair.a, "tools/list", {}))["tools"]}
+    mentions = tools["search_mentions"]
+    assert mentions["_meta"]["ui"]["visibility"] == ["app"]
+    assert mentions["annotations"]["readOnlyHint"] is True
+
+
+def test_mentions_offer_the_accounts_own_items_and_public_pages_only(pair, tokens, files):
+    alice, bob = tokens["alice"], tokens["bob"]
+    tag = secrets.token_hex(3)
+    mine = result_of(call(pair.a, "save_recipe", {"title": f"Mention tart {tag}"}, alice))
+    result_of(call(pair.a, "save_recipe", {"title": f"Mention pie {tag}"}, bob))
+    kept(pair, files, alice, f"mention-{tag}.csv", b"a,b\n1,2\n")
+
+    def found(bearer: str | None, query: str) -> list[dict[str, Any]]:
+        answer = result_of(call(pair.b, "search_mentions", {"query": query}, bearer))
+        return answer["structuredContent"]["items"]
+
+    hers = {i["uri"]: i["title"] for i in found(alice, tag)}
+    assert hers[f"app://recipes/{mine['structuredContent']['recipe']['id']}"] == (
+        f"Mention tart {tag}")
+    assert f"mention-{tag}.csv" in hers.values()
+    assert f"Mention pie {tag}" not in hers.values()  # bob's
+    assert all(i["uri"].startswith("https://") for i in found(None, "json dumps"))
+    assert found(None, "json dumps") and not found(None, tag)  # anonymous: public pages only

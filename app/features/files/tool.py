@@ -36,7 +36,7 @@ from app.mcp.budgets import ToolBudget
 from app.mcp.errors import ToolFailure
 from app.mcp.forms import Question, ask, must_ask, option, picker, picker_many, still_offered
 from app.mcp.progress import Progress
-from app.mcp.registry import ToolRegistry
+from app.mcp.registry import MentionLink, MentionSource, ToolRegistry
 from app.mcp.results import tool_result
 from app.mcp.widgets import Widget, is_origin
 
@@ -66,7 +66,8 @@ FileId = Annotated[
     Field(description="A file id from list_files. Leave it out when the user has not said which: "
           "they pick it from their library.")]
 FILE_URI = "app://files/{file_id}"
-PICKED = 100  # the newest files of a library a picker offers
+PICKED = 100  # the newest files of a library a picker offers (and a mention search reads)
+MENTIONED = 10  # kept files offered to an @-mention
 
 
 def file_uri(file_id: str) -> str:
@@ -352,6 +353,17 @@ def register(registry: ToolRegistry, deps: Deps) -> None:
         text = (f"Deleted file {chosen} from the library." if deleted
                 else f"File {chosen} is not in the library; nothing was deleted.")
         return tool_result(output, text)
+
+    async def files_to_mention(query: str, owner: str | None) -> list[MentionLink]:
+        """The account's kept files whose name holds what is typed, newest first."""
+        assert owner is not None  # asked only with the read scope's subject
+        rows, _ = await lib.library(owner, PICKED)
+        typed = query.casefold()
+        return [MentionLink(uri=file_uri(r.id), name=r.file_name, title=r.file_name,
+                            description=r.summary[:160] or None, mimeType=r.mime_type)
+                for r in rows if typed in r.file_name.casefold()][:MENTIONED]
+
+    registry.mention_source(MentionSource("files", files_to_mention, READ_SCOPE))
 
     @registry.account_resource(
         FILE_URI,

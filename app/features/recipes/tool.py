@@ -26,7 +26,7 @@ from app.features.recipes import service
 from app.features.recipes.schemas import RecipeDeleted, RecipeSaved, SavedRecipes
 from app.mcp.errors import ToolFailure
 from app.mcp.forms import Question, ask, must_ask, option, picker, still_offered
-from app.mcp.registry import ToolRegistry
+from app.mcp.registry import MentionLink, MentionSource, ToolRegistry
 from app.mcp.results import tool_result
 from app.mcp.widgets import Widget
 
@@ -46,6 +46,7 @@ RecipeId = Annotated[
     Field(description="Recipe id from list_saved_recipes. Leave it out when the user has not said "
           "which: they pick it from their saved recipes.")]
 RECIPE_URI = "app://recipes/{recipe_id}"
+MENTIONED = 10  # saved recipes offered to an @-mention
 LINK = TypeAdapter(SourceUrl)
 
 
@@ -201,6 +202,17 @@ def register(registry: ToolRegistry, deps: Deps) -> None:
             recipe_id = ask(ctx, PICK.with_form(form)).choice.removeprefix(recipe_uri(""))
         picked = recipe_id
         return deleted_result(await db.write(lambda uow: service.delete(uow, account, picked)))
+
+    async def recipes_to_mention(query: str, account: str | None) -> list[MentionLink]:
+        """The account's saved recipes whose title holds what is typed, newest first."""
+        assert account is not None  # asked only with the read scope's subject
+        saved = (await db.read(lambda uow: service.saved(uow, account))).recipes
+        typed = query.casefold()
+        return [MentionLink(uri=recipe_uri(r.id), name=r.title, title=r.title,
+                            mimeType="application/json")
+                for r in saved if typed in r.title.casefold()][:MENTIONED]
+
+    registry.mention_source(MentionSource("recipes", recipes_to_mention, READ_SCOPE))
 
     @registry.account_resource(
         RECIPE_URI,

@@ -12,11 +12,12 @@ from app.auth.schemes import NOAUTH, oauth2
 from app.feature import Deps
 from app.features.search import service
 from app.features.search.schemas import SearchResults
-from app.mcp.registry import ToolRegistry
+from app.mcp.registry import MentionLink, MentionSource, ToolRegistry
 from app.mcp.results import tool_result
 from app.mcp.widgets import Widget
 
 READ_SCOPE = "search.read"
+MENTIONED = 5  # public pages offered to an @-mention
 SEARCH_WIDGET = Widget(
     name="search",
     title="Search results",
@@ -63,3 +64,14 @@ def register(registry: ToolRegistry, deps: Deps) -> None:
         # Anonymous callers (and tokens without search.read) see public documents only.
         viewer = current_subject(READ_SCOPE)
         return search_result(q, await db.read(lambda uow: service.search(uow, q, viewer=viewer)))
+
+    async def pages_to_mention(query: str, _: str | None) -> list[MentionLink]:
+        """Public pages matching what is typed (nothing before a word is typed)."""
+        if not service.tokens(query):
+            return []
+        found = await db.read(lambda uow: service.search(uow, query, limit=MENTIONED))
+        return [MentionLink(uri=hit.url, name=hit.title, title=hit.title,
+                            description=hit.snippet[:160] or None, mimeType="text/html")
+                for hit in found.results]
+
+    registry.mention_source(MentionSource("search", pages_to_mention))
