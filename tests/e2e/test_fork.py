@@ -81,6 +81,8 @@ DEMO_TOOLS = {"cafes": ("recommend_cafe",), "search": ("search",),
               "files": ("analyze_file", "compare_files", "list_files", "delete_file"),
               "zoo": ("get_zoo_animal_details", "get_zoo_animals", "like_zoo_animal")}
 WIDGET_LOG = "log_widget_event"
+# The @-mention search comes with the features that offer something to mention, while one remains.
+MENTIONS, MENTION_SOURCES = "search_mentions", {"files", "recipes", "search"}
 DEMO_TABLES = {"zoo": {"zoo_animals"}, "search": {"search_documents"}, "files": {"files"},
                "recipes": {"saved_recipes"}, "cafes": {"cafe_cities", "cafe_city_aliases", "cafe_city_names", "cafes"}}
 AUTHSERVER_TABLES = {"accounts", "account_identities", "oauth_clients", "oauth_grants", "oauth_authorization_codes",
@@ -231,6 +233,8 @@ def test_a_fork_without_a_demo_migrates_an_existing_database_boots_and_passes_it
     development = tmp_path / "development.db"
     shutil.copyfile(development_template, development)
     gone = {tool for feature in removal.features for tool in DEMO_TOOLS[feature]}
+    if MENTION_SOURCES <= set(removal.features):
+        gone.add(MENTIONS)
     resources = served[1] - len(removal.features)
     tools = sorted(set(served[0]) - gone - (set() if resources else {WIDGET_LOG}))
 
