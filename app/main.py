@@ -36,7 +36,7 @@ from app.auth.tokens import ExternalTokenVerifier, RemoteJwks
 from app.broadcast import open_broadcast
 from app.db import Database
 from app.directory.routes import directory_routes
-from app.feature import Deps, Feature, LocalAccounts
+from app.feature import Deps, Feature, LocalAccounts, require_account
 from app.http.bounds import ClientBounds
 from app.http.devhost import DevFiles, devhost_routes
 from app.http.health import health_routes
@@ -66,6 +66,8 @@ from app.parts import (
     scope_catalog,
     tuning,
 )
+from app.preferences import PRIVACY as SETTINGS_PRIVACY
+from app.preferences import Preferences
 from app.secret import load_secret, request_state_keys
 from app.settings import Settings, SettingsError, SettingsPart, load_settings
 from app.storage import LocalStorage, Storage
@@ -192,6 +194,9 @@ def build_registry(settings: Settings, features: Sequence[Feature], deps: Deps,
     registry = ToolRegistry(name=settings.server_name, title=settings.server_title,
                             widget_domain=settings.widget_domain,
                             resource_metadata_url=settings.resource_metadata_url)
+    # Each account's settings, from the groups the features declare (app.mcp.settings).
+    registry.settings_store = Preferences(
+        deps.db, lambda uow, subject: require_account(deps.accounts, uow, subject))
     routes: list[BaseRoute] = []
     for feature in features:
         if feature.tools is not None:
@@ -200,7 +205,7 @@ def build_registry(settings: Settings, features: Sequence[Feature], deps: Deps,
             routes.extend(feature.routes(deps))
     if registry.has_widgets:
         register_widget_log(registry, deps.limits)
-    registry.complete()  # the tools the features' contributions make (@-mention search)
+    registry.complete()  # the tools the features' contributions make (@-mentions, settings)
     if undeclared := {s: tools for s, tools in registry.scopes_used().items() if s not in catalog}:
         raise FeatureError("; ".join(f"tools {', '.join(tools)} ask for scope {scope!r}, which no feature declares "
                                      f"(add Scope({scope!r}, ...) to the feature's scopes)"
@@ -334,9 +339,11 @@ def core_routes(settings: Settings, deps: Deps, mcp_name: str, mcp_route: Route,
 
 
 def privacy_kept(server: AuthorizationServer | None, features: Sequence[Feature],
-                 deps: Deps) -> list[Mapping[str, str]]:
+                 deps: Deps, registry: ToolRegistry | None = None) -> list[Mapping[str, str]]:
     """What each installed part keeps about a person, in its own sentences (the privacy page)."""
     kept: list[Mapping[str, str]] = list(server.privacy()) if server is not None else []
+    if registry is not None and registry.has_settings:
+        kept.append(SETTINGS_PRIVACY)
     for feature in features:
         if feature.privacy is not None:
             said = list(feature.privacy(deps))
@@ -410,7 +417,7 @@ def create_app(
     route = mcp_route(mcp.app)
     app = Starlette(
         routes=[*core_routes(settings, deps, mcp.server.name, route, recent_events,
-                             privacy_kept(server, features, deps), tracing is not None),
+                             privacy_kept(server, features, deps, registry), tracing is not None),
                 *metrics_routes, *auth_routes, *feature_routes],
         lifespan=lifespan_of(deps, mcp, tracing, speedups),
         exception_handlers={Exception: internal_error},

@@ -34,6 +34,7 @@ from app.limits import Limits
 from app.mcp.admission import Lane
 from app.net.guard import OutboundGuard
 from app.observability.metrics import Metrics
+from app.preferences import Preferences
 from app.secret import GENERATED
 from app.settings import (
     ENV_PREFIX,
@@ -219,7 +220,8 @@ def forget_everywhere(features: Sequence[Feature], deps: Deps) -> Callable[[Unit
     hooks = [feature.forget for feature in features if feature.forget is not None]
 
     def forget(uow: UnitOfWork, subject: str) -> int:
-        return sum(hook(uow, subject, deps) for hook in hooks)
+        # The account's settings (app.preferences) go with what each feature kept.
+        return Preferences.forget(uow, subject) + sum(hook(uow, subject, deps) for hook in hooks)
 
     return forget
 

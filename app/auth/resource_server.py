@@ -74,6 +74,12 @@ def current_subject(scope: str) -> str | None:
     return token.subject
 
 
+def signed_in() -> str | None:
+    """The account behind the current request's token, whatever its scopes (None: anonymous)."""
+    token = get_access_token()
+    return token.subject if token is not None and token.subject else None
+
+
 def linked_account(what: str) -> str:
     """The caller's account, for a tool whose schemes the registry has already enforced; ``what`` names what
     needs it in the error a token without a subject gets."""

@@ -54,6 +54,16 @@ from app.mcp.check import MAX_STATUS
 from app.mcp.errors import ToolFailure
 from app.mcp.forms import Asking
 from app.mcp.results import WWW_AUTHENTICATE
+from app.mcp.settings import (
+    READ_TOOL,
+    SETTINGS_CAPABILITY,
+    UPDATE_TOOL,
+    SettingsError,
+    SettingsGroup,
+    SettingsStore,
+    compose,
+    refuse_empty,
+)
 from app.mcp.widgets import Widget, WidgetBundleMissing
 from app.storage import StorageError
 
@@ -128,24 +138,28 @@ class MentionResults(BaseModel):
     items: list[MentionLink] = Field(description="What the person may @-mention, best first")
 
 
-async def mention_capability(ctx: ServerRequestContext[Any, Any], call_next: CallNext,
-                             ) -> HandlerResult:
-    """``openai/mentions: {searchTool}`` (openai/mcp-extensions docs/spec.md, "Composer
-    @-mentions") in the capabilities of both eras: ``extensions`` of ``server/discover``, and
-    ``experimental`` of a 2025 ``initialize``, whose schema has no ``extensions`` (the spec reads
-    either). Said here, not by an SDK ``Extension``: the library's ``OpenAIMentions`` would also
-    add a tool without schemes, and the core subclasses nothing of the SDK's. The tool itself is
-    declared through the registry, where its schemes are enforced."""
-    result = await call_next(ctx)
-    if ctx.method not in ("initialize", "server/discover") or not isinstance(result, dict):
+def advertise(capabilities: Mapping[str, dict[str, Any]]) -> Callable[..., Awaitable[Any]]:
+    """MCP middleware putting OpenAI's extension ``capabilities`` (``openai/mentions``,
+    ``openai/settings``: openai/mcp-extensions docs/spec.md) in the capabilities of both eras:
+    ``extensions`` of ``server/discover``, and ``experimental`` of a 2025 ``initialize``, whose
+    schema has no ``extensions`` (the spec reads either). Said here, not by the library's SDK
+    ``Extension`` classes: those also add their tools without schemes, and the core subclasses
+    nothing of the SDK's. The tools themselves are declared through the registry, where their
+    schemes are enforced."""
+
+    async def capabilities_said(ctx: ServerRequestContext[Any, Any], call_next: CallNext,
+                                ) -> HandlerResult:
+        result = await call_next(ctx)
+        if ctx.method not in ("initialize", "server/discover") or not isinstance(result, dict):
+            return result
+        found = result.get("capabilities")
+        if isinstance(found, dict):
+            where = "experimental" if ctx.method == "initialize" else "extensions"
+            said = found.get(where)
+            found[where] = {**(said if isinstance(said, dict) else {}), **capabilities}
         return result
-    capabilities = result.get("capabilities")
-    if isinstance(capabilities, dict):
-        where = "experimental" if ctx.method == "initialize" else "extensions"
-        found = capabilities.get(where)
-        capabilities[where] = {**(found if isinstance(found, dict) else {}),
-                               MENTIONS_CAPABILITY: {"searchTool": MENTIONS_TOOL}}
-    return result
+
+    return capabilities_said
 
 
 @dataclass
@@ -159,6 +173,10 @@ class ToolRegistry:
     _widgets: dict[str, Widget] = field(default_factory=dict)
     _resources: list[_AccountResource] = field(default_factory=list)
     _mentions: list[MentionSource] = field(default_factory=list)
+    _settings: list[SettingsGroup] = field(default_factory=list)
+    # Where each account's settings are kept; given by the composition root (app.preferences).
+    settings_store: SettingsStore | None = None
+    _capabilities: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     def tool(
         self,
@@ -285,15 +303,46 @@ class ToolRegistry:
         """A feature's items for the composer's @-mention search (``search_mentions``)."""
         self._mentions.append(source)
 
+    def settings_group(self, group: SettingsGroup) -> None:
+        """A feature's section of the account's settings (``read_settings``/``update_settings``)."""
+        self._settings.append(group)
+
     def complete(self) -> None:
-        """Declare the tools the features' contributions make (``search_mentions``, from the
-        mention sources), once every feature has registered: before anything reads the tools."""
+        """Declare the tools the features' contributions make (``search_mentions`` from the
+        mention sources, the settings tools from the settings groups), once every feature has
+        registered: before anything reads the tools."""
         if self._mentions and MENTIONS_TOOL not in self._tools:
             self._declare_mentions()
+        if self._settings and self.settings_store is not None and READ_TOOL not in self._tools:
+            self._declare_settings(self.settings_store)
+
+    def _declare_settings(self, store: SettingsStore) -> None:
+        for group in self._settings:
+            for action in group.actions:
+                if action not in self._tools:
+                    raise RegistryError(f"settings group {group.title!r}: its button calls "
+                                        f"{action!r}, which is no tool of this server")
+        try:
+            declared = compose(self._settings, store)
+        except SettingsError as exc:
+            raise RegistryError(f"settings: {exc}") from None
+        handlers = declared.tools()
+        common: dict[str, Any] = {"destructive": False, "open_world": False, "idempotent": True,
+                                  # Kept per account: any linked account reads and sets its own.
+                                  "security": [schemes.oauth2()]}
+        self.tool(name=READ_TOOL, title="Your settings for this app",
+                  description="The user's settings for this app: each one's current value, its "
+                  "title, and the sections they are shown in.", read_only=True,
+                  **common)(handlers[READ_TOOL])
+        self.tool(name=UPDATE_TOOL, title="Change your settings",
+                  description="Change some of the user's settings for this app (only when the "
+                  "user asks): `set` holds each setting to change and its new value.",
+                  read_only=False, **common)(refuse_empty(handlers[UPDATE_TOOL]))
+        self._capabilities[SETTINGS_CAPABILITY] = declared.capability
 
     def _declare_mentions(self) -> None:
         sources = list(self._mentions)
-        scopes = sorted({s.scope for s in sources if s.scope is not None})
+        self._capabilities[MENTIONS_CAPABILITY] = {"searchTool": MENTIONS_TOOL}
 
         @self.tool(
             name=MENTIONS_TOOL,
@@ -304,7 +353,9 @@ class ToolRegistry:
             destructive=False,
             open_world=False,
             idempotent=True,
-            security=[schemes.NOAUTH, *([schemes.oauth2(*scopes)] if scopes else [])],
+            # A linked account: what it finds is its own (each source asks for its scope); the
+            # public pages come along. Anonymous, the host is told to link the account.
+            security=[schemes.oauth2()],
             visibility=["app"],
             meta={"openai/extensions": {"mentions/search": {}}},
         )
@@ -322,6 +373,11 @@ class ToolRegistry:
                 content=[TextContent(type="text", text=f"{len(found.items)} to mention.")],
                 structured_content=found.model_dump(mode="json", by_alias=True,
                                                     exclude_none=True))
+
+    @property
+    def has_settings(self) -> bool:
+        """Whether the account's settings are offered (some feature declared a group)."""
+        return READ_TOOL in self._tools
 
     @property
     def has_widgets(self) -> bool:
@@ -410,7 +466,7 @@ class ToolRegistry:
             # Innermost: OpenAI's form metadata, which the SDK's serialisation drops from an
             # input_required result, put back on it (app.mcp.forms).
             middleware=[*(middleware or []),
-                        *([mention_capability] if self._mentions else []),
+                        *([advertise(dict(self._capabilities))] if self._capabilities else []),
                         OpenAIExtensions.middleware],
             request_state_security=request_state,
             cache_hints=cache_hints,

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from mcp.server.mcpserver import Context
 from mcp.types import CallToolResult
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, create_model
 
+from app.auth.resource_server import signed_in
 from app.auth.schemes import NOAUTH
 from app.db.cache import ReadCache
 from app.feature import Deps
@@ -17,7 +18,9 @@ from app.i18n import lookup, requested_locale
 from app.mcp.forms import Question, ask, can_ask
 from app.mcp.registry import ToolRegistry
 from app.mcp.results import request_meta, tool_result
+from app.mcp.settings import SettingsGroup
 from app.mcp.widgets import Widget
+from app.preferences import Preferences
 
 CAFE_WIDGET = Widget(
     name="cafes",
@@ -66,6 +69,17 @@ def city_form(cities: list[str]) -> type[CafeCity]:
         json_schema_extra={"x-openai-suggestions": suggestions})))
 
 
+class CafeSettings(BaseModel):
+    """The cafés' section of the account's settings."""
+
+    home_city: str = Field("", max_length=MAX_HINT, title="Home city",
+                           description="Where to look for cafés when you don't name a city and "
+                           "ChatGPT doesn't share your location")
+    cafe_language: Literal["auto", "en", "es", "fr", "pt", "zh"] = Field(
+        "auto", title="Language of café descriptions",
+        description="auto: the language ChatGPT uses; else en, es, fr, pt or zh")
+
+
 CITY = Question(
     key="city",
     message="Which city should I find cafés in?",
@@ -81,6 +95,7 @@ def register(registry: ToolRegistry, deps: Deps) -> None:
     db = deps.db
     # Cafés change only when seeded: each answer is kept APP_CACHE_TTL seconds per worker.
     answers = ReadCache[service.Recommendation](deps.settings.cache_ttl)
+    registry.settings_group(SettingsGroup("Cafés", CafeSettings))
 
     @registry.tool(
         name="recommend_cafe",
@@ -100,8 +115,16 @@ def register(registry: ToolRegistry, deps: Deps) -> None:
                              ) -> Annotated[CallToolResult, CafeRecommendations]:
         meta = request_meta(ctx.request_context.meta)
         locale_tag = (requested_locale(meta) or "")[:MAX_LOCALE] or None
+        # A linked account's own choices (one read): the city after the call's argument and
+        # ChatGPT's location, a chosen language before ChatGPT's, which is its general one.
+        subject = signed_in()
+        chosen = (await db.read(lambda uow: Preferences.of(uow, subject, CafeSettings))
+                  if subject else CafeSettings())
+        if chosen.cafe_language != "auto":
+            locale_tag = chosen.cafe_language
         language = lookup(locale_tag, service.LANGUAGES)
-        hint = (city.strip() or None if city else None) or _city_hint(meta)
+        hint = ((city.strip() or None if city else None) or _city_hint(meta)
+                or chosen.home_city.strip() or None)
         if hint is None and can_ask(ctx):  # no city anywhere: the person says which
             names = await db.read(lambda uow: service.city_names(uow, language))
             hint = ask(ctx, CITY.with_form(city_form(names))).city.strip()[:MAX_HINT] or None

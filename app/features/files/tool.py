@@ -38,6 +38,7 @@ from app.mcp.forms import Question, ask, must_ask, option, picker, picker_many, 
 from app.mcp.progress import Progress
 from app.mcp.registry import MentionLink, MentionSource, ToolRegistry
 from app.mcp.results import tool_result
+from app.mcp.settings import SettingsGroup
 from app.mcp.widgets import Widget, is_origin
 
 READ_SCOPE = "files.read"
@@ -364,6 +365,8 @@ def register(registry: ToolRegistry, deps: Deps) -> None:
                 for r in rows if typed in r.file_name.casefold()][:MENTIONED]
 
     registry.mention_source(MentionSource("files", files_to_mention, READ_SCOPE))
+    # A button among the settings: the person's files, in the files widget.
+    registry.settings_group(SettingsGroup("Files", actions=("list_files",)))
 
     @registry.account_resource(
         FILE_URI,

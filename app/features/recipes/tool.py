@@ -28,6 +28,7 @@ from app.mcp.errors import ToolFailure
 from app.mcp.forms import Question, ask, must_ask, option, picker, still_offered
 from app.mcp.registry import MentionLink, MentionSource, ToolRegistry
 from app.mcp.results import tool_result
+from app.mcp.settings import SettingsGroup
 from app.mcp.widgets import Widget
 
 READ_SCOPE = "recipes.read"
@@ -213,6 +214,8 @@ def register(registry: ToolRegistry, deps: Deps) -> None:
                 for r in saved if typed in r.title.casefold()][:MENTIONED]
 
     registry.mention_source(MentionSource("recipes", recipes_to_mention, READ_SCOPE))
+    # A button among the settings: the person's saved recipes, in the recipes widget.
+    registry.settings_group(SettingsGroup("Recipes", actions=("list_saved_recipes",)))
 
     @registry.account_resource(
         RECIPE_URI,

@@ -5,16 +5,19 @@ from __future__ import annotations
 from typing import Annotated
 
 from mcp.types import CallToolResult
-from pydantic import Field
+from pydantic import BaseModel, Field
 
 from app.auth.resource_server import current_subject
 from app.auth.schemes import NOAUTH, oauth2
+from app.db import UnitOfWork
 from app.feature import Deps
 from app.features.search import service
 from app.features.search.schemas import SearchResults
 from app.mcp.registry import MentionLink, MentionSource, ToolRegistry
 from app.mcp.results import tool_result
+from app.mcp.settings import SettingsGroup
 from app.mcp.widgets import Widget
+from app.preferences import Preferences
 
 READ_SCOPE = "search.read"
 MENTIONED = 5  # public pages offered to an @-mention
@@ -39,8 +42,17 @@ def search_result(q: str, results: SearchResults) -> CallToolResult:
     return tool_result(results, heading + "\n" + "\n".join(lines), widget_meta)
 
 
+class SearchSettings(BaseModel):
+    """Search's section of the account's settings."""
+
+    search_mine: bool = Field(True, title="Search my own documents",
+                              description="Include the notes and files kept with your account in "
+                              "search results, beside the public documentation")
+
+
 def register(registry: ToolRegistry, deps: Deps) -> None:
     db = deps.db
+    registry.settings_group(SettingsGroup("Search", SearchSettings))
 
     @registry.tool(
         name="search",
@@ -61,9 +73,15 @@ def register(registry: ToolRegistry, deps: Deps) -> None:
     async def search(
         q: Annotated[str, Field(min_length=1, max_length=500, description="What to search for")],
     ) -> Annotated[CallToolResult, SearchResults]:
-        # Anonymous callers (and tokens without search.read) see public documents only.
+        # Anonymous callers (and tokens without search.read) see public documents only; so does
+        # an account that chose to leave its own out (its setting, read in the same transaction).
         viewer = current_subject(READ_SCOPE)
-        return search_result(q, await db.read(lambda uow: service.search(uow, q, viewer=viewer)))
+
+        def run(uow: UnitOfWork) -> SearchResults:
+            mine = viewer is not None and Preferences.of(uow, viewer, SearchSettings).search_mine
+            return service.search(uow, q, viewer=viewer if mine else None)
+
+        return search_result(q, await db.read(run))
 
     async def pages_to_mention(query: str, _: str | None) -> list[MentionLink]:
         """Public pages matching what is typed (nothing before a word is typed)."""

@@ -5,8 +5,9 @@ from __future__ import annotations
 from typing import Annotated
 
 from mcp.types import CallToolResult
-from pydantic import Field
+from pydantic import BaseModel, Field
 
+from app.auth.resource_server import signed_in
 from app.auth.schemes import NOAUTH
 from app.db.cache import ReadCache
 from app.feature import Deps
@@ -14,7 +15,9 @@ from app.features.zoo import service
 from app.features.zoo.schemas import AnimalDetails, AnimalDetailsOutput, Like, ZooAnimals
 from app.mcp.registry import ToolRegistry
 from app.mcp.results import tool_result
+from app.mcp.settings import SettingsGroup
 from app.mcp.widgets import Widget
+from app.preferences import Preferences
 
 ZOO_WIDGET = Widget(
     name="zoo",
@@ -23,6 +26,13 @@ ZOO_WIDGET = Widget(
     "The cards already show names and species, so there is no need to repeat them.",
     display_modes=("inline", "fullscreen"),
 )
+
+
+class ZooSettings(BaseModel):
+    """The zoo's section of the account's settings."""
+
+    zoo_count: int = Field(10, ge=1, le=20, title="Animals to list",
+                           description="How many animals the zoo shows when you don't say (1-20)")
 
 
 def animals_result(summary: ZooAnimals, details: dict[str, AnimalDetails]) -> CallToolResult:
@@ -41,6 +51,8 @@ def register(registry: ToolRegistry, deps: Deps) -> None:
     async def zoo() -> list[AnimalDetails]:
         return await animals.get("all", lambda: db.read(service.all_animals))
 
+    registry.settings_group(SettingsGroup("Zoo", ZooSettings))
+
     @registry.tool(
         name="get_zoo_animals",
         title="Meet the zoo animals",
@@ -56,8 +68,13 @@ def register(registry: ToolRegistry, deps: Deps) -> None:
         invoked="Animals found",
     )
     async def get_zoo_animals(
-        count: Annotated[int, Field(ge=1, le=20, description="How many animals to list (1-20)")] = 10,
+        count: Annotated[int | None, Field(ge=1, le=20, description="How many animals to list "
+                                           "(1-20); left out: the user's setting, else 10")] = None,
     ) -> Annotated[CallToolResult, ZooAnimals]:
+        if count is None:  # the account's own choice when it has one (one read, linked only)
+            subject = signed_in()
+            count = (await db.read(lambda uow: Preferences.of(uow, subject, ZooSettings))
+                     ).zoo_count if subject else ZooSettings().zoo_count
         return animals_result(*service.listing(await zoo(), count))
 
     @registry.tool(

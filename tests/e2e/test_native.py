@@ -1,8 +1,11 @@
-"""Forms that ask instead of failing (app/mcp/forms.py), over real HTTP on two server processes that
-share a database, a public URL and APP_REQUEST_STATE_KEYS, as two replicas behind a load balancer:
-the question asked by one is answered on the other. ``save_recipe`` without a title asks for it;
-``delete_saved_recipe`` without an id lets the person pick one of their own recipes; clients that
-cannot show the form get a result telling the model what to ask instead."""
+"""ChatGPT's native surface over real HTTP on two server processes that share a database, a public
+URL and APP_REQUEST_STATE_KEYS, as two replicas behind a load balancer.
+
+Forms that ask instead of failing (app/mcp/forms.py): the question asked by one is answered on
+the other. ``save_recipe`` without a title asks for it; ``delete_saved_recipe`` without an id lets
+the person pick one of their own recipes; clients that cannot show the form get a result telling
+the model what to ask instead. Composer @-mentions and each account's settings
+(app/mcp/settings.py, app/preferences), set on one replica and used on the other."""
 
 from __future__ import annotations
 
@@ -92,7 +95,8 @@ def tokens(pair: Pair) -> dict[str, str]:
 
 
 def rpc(server: LiveServer, method: str, params: dict[str, Any], bearer: str | None = None, *,
-        version: str = "2026-07-28", capabilities: dict[str, Any] | None = None) -> httpx.Response:
+        version: str = "2026-07-28", capabilities: dict[str, Any] | None = None,
+        meta: dict[str, Any] | None = None) -> httpx.Response:
     headers = {"content-type": "application/json", "accept": "application/json, text/event-stream",
                "mcp-protocol-version": version}
     if bearer:
@@ -106,6 +110,8 @@ def rpc(server: LiveServer, method: str, params: dict[str, Any], bearer: str | N
             "io.modelcontextprotocol/clientInfo": {"name": "forms-test", "version": "1"},
             "io.modelcontextprotocol/clientCapabilities": (
                 FORM_CAPABLE if capabilities is None else capabilities)}}
+    if meta:
+        params = {**params, "_meta": {**params.get("_meta", {}), **meta}}
     return httpx.post(server.mcp_url, headers=headers, timeout=30,
                       json={"jsonrpc": "2.0", "id": 1, "method": method, "params": params})
 
@@ -364,18 +370,26 @@ def test_cafes_on_a_client_without_forms_come_from_the_locale_with_a_way_to_ask(
         "recommend_cafe again with `city` set to it.)")
 
 
-def test_mentions_are_advertised_on_both_eras(pair):
+EXTENSIONS = {"openai/mentions": {"searchTool": "search_mentions"},
+              "openai/settings": {"readTool": "read_settings", "updateTool": "update_settings"}}
+
+
+def test_mentions_and_settings_are_advertised_on_both_eras(pair):
     discovered = result_of(rpc(pair.a, "server/discover", {}))
-    assert discovered["capabilities"]["extensions"]["openai/mentions"] == {
-        "searchTool": "search_mentions"}
+    extensions = discovered["capabilities"]["extensions"]
+    assert {k: extensions[k] for k in EXTENSIONS} == EXTENSIONS
     initialized = httpx.post(pair.a.mcp_url, timeout=15, headers={
         "content-type": "application/json", "accept": "application/json, text/event-stream"},
         json={"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
             "protocolVersion": "2025-06-18", "capabilities": {},
             "clientInfo": {"name": "forms-test", "version": "1"}}}).json()["result"]
-    assert initialized["capabilities"]["experimental"]["openai/mentions"] == {
-        "searchTool": "search_mentions"}
+    experimental = initialized["capabilities"]["experimental"]
+    assert {k: experimental[k] for k in EXTENSIONS} == EXTENSIONS
     tools = {t["name"]: t for t in result_of(rpc(pair.a, "tools/list", {}))["tools"]}
+    assert tools["read_settings"]["annotations"]["readOnlyHint"] is True
+    assert tools["read_settings"]["inputSchema"].get("required", []) == []
+    assert set(tools["read_settings"]["outputSchema"]["required"]) == {"schema", "values"}
+    assert tools["update_settings"]["inputSchema"]["required"] == ["set"]
     mentions = tools["search_mentions"]
     assert mentions["_meta"]["ui"]["visibility"] == ["app"]
     assert mentions["annotations"]["readOnlyHint"] is True
@@ -397,5 +411,86 @@ def test_mentions_offer_the_accounts_own_items_and_public_pages_only(pair, token
         f"Mention tart {tag}")
     assert f"mention-{tag}.csv" in hers.values()
     assert f"Mention pie {tag}" not in hers.values()  # bob's
-    assert all(i["uri"].startswith("https://") for i in found(None, "json dumps"))
-    assert found(None, "json dumps") and not found(None, tag)  # anonymous: public pages only
+    assert [i["title"] for i in found(bob, tag)] == [f"Mention pie {tag}"]  # none of alice's
+    pages = found(alice, "json dumps")  # the public pages come along
+    assert pages and all(i["uri"].startswith("https://") for i in pages)
+    # Read as a resource by its owner; bob's read of the same URI finds nothing.
+    uri = next(u for u, t in hers.items() if t == f"mention-{tag}.csv")
+    assert f"mention-{tag}.csv" in result_of(rpc(pair.a, "resources/read", {"uri": uri}, alice))[
+        "contents"][0]["text"]
+    assert rpc(pair.a, "resources/read", {"uri": uri}, bob).json()["error"]["message"] == (
+        f"Unknown resource: {uri}")
+
+
+@pytest.mark.parametrize("version", ["2026-07-28", "2025-06-18"])
+@pytest.mark.parametrize("tool,arguments", [("search_mentions", {"query": "json"}),
+                                            ("read_settings", {}),
+                                            ("update_settings", {"set": {"zoo_count": 3}})])
+def test_anonymous_mentions_and_settings_are_told_to_link_the_account(pair, version, tool,
+                                                                      arguments):
+    # ChatGPT (its openai/* request _meta) is answered with the challenge in the tool result...
+    chatgpt = {"openai/locale": "en-US"}
+    refused = result_of(call(pair.a, tool, arguments, version=version, meta=chatgpt))
+    assert refused["isError"] is True
+    [challenge] = refused["_meta"]["mcp/www_authenticate"]
+    assert challenge.startswith('Bearer resource_metadata="')
+    assert refused["content"][0]["text"].endswith(
+        "needs the user's account: ask the user to connect (sign in to) this app, then try again.")
+    # ...any other client with HTTP 401 and the same challenge, as MCP's authorization spec says.
+    plain = call(pair.a, tool, arguments, version=version)
+    assert plain.status_code == 401
+    assert plain.headers["www-authenticate"].startswith('Bearer resource_metadata="')
+
+
+def settings_of(server: LiveServer, bearer: str, **options: Any) -> dict[str, Any]:
+    return result_of(call(server, "read_settings", {}, bearer, **options))["structuredContent"]
+
+
+def update(server: LiveServer, bearer: str, changes: dict[str, Any], **options: Any,
+           ) -> dict[str, Any]:
+    return result_of(call(server, "update_settings", {"set": changes}, bearer, **options))
+
+
+@pytest.mark.parametrize("version", ["2026-07-28", "2025-06-18"])
+def test_a_home_city_set_on_one_replica_is_alices_cafe_city_on_the_other(pair, tokens,
+                                                                        version):
+    alice, bob = tokens["alice"], tokens["bob"]
+    era = {"version": version}
+    before = settings_of(pair.a, alice, **era)
+    assert before["values"]["home_city"] == "" and before["values"]["zoo_count"] == 10
+    assert before["schema"]["properties"]["home_city"]["title"] == "Home city"
+    sections = {g["title"]: g["items"] for g in before["layout"]}
+    assert {"kind": "property", "property": "home_city"} in sections["Cafés"]
+    assert {"kind": "tool", "tool": "list_files"} in sections["Files"]
+    try:
+        changed = update(pair.a, alice, {"home_city": "Lisbon", "zoo_count": 3}, **era)
+        assert changed["structuredContent"]["values"]["home_city"] == "Lisbon"
+        assert settings_of(pair.b, alice, **era)["values"]["zoo_count"] == 3
+        # No city named and no location shared (a client without forms: no question either).
+        cafes = result_of(call(pair.b, "recommend_cafe", {}, alice, version="2025-06-18"))
+        assert cafes["structuredContent"]["city"] == "Lisbon"
+        assert "is not known" not in cafes["content"][0]["text"]
+        named = result_of(call(pair.b, "recommend_cafe", {"city": "Paris"}, alice, **era))
+        assert named["structuredContent"]["city"] == "Paris"  # the call's own argument wins
+        theirs = result_of(call(pair.b, "recommend_cafe", {}, bob, version="2025-06-18"))
+        assert theirs["structuredContent"]["city"] == "New York"
+        zoo = result_of(call(pair.b, "get_zoo_animals", {}, alice, **era))
+        assert len(zoo["structuredContent"]["animals"]) == 3
+        assert len(result_of(call(pair.b, "get_zoo_animals", {}, bob, **era))[
+            "structuredContent"]["animals"]) == 10
+    finally:
+        update(pair.b, alice, {"home_city": "", "zoo_count": 10}, **era)
+    assert settings_of(pair.a, alice, **era)["values"]["home_city"] == ""
+
+
+def test_a_setting_out_of_range_or_nothing_to_set_changes_nothing_and_says_why(pair, tokens):
+    alice = tokens["alice"]
+    wrong = update(pair.a, alice, {"zoo_count": 50, "home_city": "Oslo"})
+    assert wrong["isError"] is True
+    assert "zoo_count" in wrong["content"][0]["text"]
+    unknown = update(pair.a, alice, {"shoe_size": 44})
+    assert unknown["isError"] is True
+    nothing = update(pair.a, alice, {})
+    assert nothing["isError"] is True
+    assert nothing["content"][0]["text"] == "Nothing was changed: no setting was given."
+    assert settings_of(pair.a, alice)["values"]["home_city"] == ""  # nothing of the first kept
