@@ -26,7 +26,7 @@ from mcp.server.apps import Apps, Visibility
 from mcp.server.auth.middleware.auth_context import get_access_token
 from mcp.server.auth.provider import AccessToken
 from mcp.server.caching import CacheHint
-from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
+from mcp.server.context import CallNext, HandlerResult, ServerMiddleware, ServerRequestContext
 from mcp.server.mcpserver import Context, MCPServer, RequestStateSecurity
 from mcp.server.mcpserver.exceptions import ResourceNotFoundError
 from mcp.server.mcpserver.resources import TextResource
@@ -62,7 +62,8 @@ from app.mcp.settings import (
     SettingsGroup,
     SettingsStore,
     compose,
-    refuse_empty,
+    read_in_words,
+    update_in_words,
 )
 from app.mcp.widgets import Widget, WidgetBundleMissing
 from app.storage import StorageError
@@ -138,7 +139,7 @@ class MentionResults(BaseModel):
     items: list[MentionLink] = Field(description="What the person may @-mention, best first")
 
 
-def advertise(capabilities: Mapping[str, dict[str, Any]]) -> Callable[..., Awaitable[Any]]:
+def advertise(capabilities: Mapping[str, dict[str, Any]]) -> ServerMiddleware[Any]:
     """MCP middleware putting OpenAI's extension ``capabilities`` (``openai/mentions``,
     ``openai/settings``: openai/mcp-extensions docs/spec.md) in the capabilities of both eras:
     ``extensions`` of ``server/discover``, and ``experimental`` of a 2025 ``initialize``, whose
@@ -333,11 +334,12 @@ class ToolRegistry:
         self.tool(name=READ_TOOL, title="Your settings for this app",
                   description="The user's settings for this app: each one's current value, its "
                   "title, and the sections they are shown in.", read_only=True,
-                  **common)(handlers[READ_TOOL])
+                  **common)(read_in_words(handlers[READ_TOOL], declared.titles))
         self.tool(name=UPDATE_TOOL, title="Change your settings",
                   description="Change some of the user's settings for this app (only when the "
                   "user asks): `set` holds each setting to change and its new value.",
-                  read_only=False, **common)(refuse_empty(handlers[UPDATE_TOOL]))
+                  read_only=False, **common)(update_in_words(handlers[UPDATE_TOOL],
+                                                             declared.titles))
         self._capabilities[SETTINGS_CAPABILITY] = declared.capability
 
     def _declare_mentions(self) -> None:

@@ -13,11 +13,13 @@ account), logs, budgets and ``check`` like any other. Where the values are kept 
 from __future__ import annotations
 
 import functools
+import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Annotated, Any, Protocol, TypeVar
 
 from mcp.server.auth.middleware.auth_context import get_access_token
+from mcp.types import TextContent
 from openai_mcp_extensions import (
     OpenAISettings,
     OpenAISettingsCapability,
@@ -88,6 +90,12 @@ class DeclaredSettings:
     groups: tuple[SettingsGroup, ...]
 
     @property
+    def titles(self) -> dict[str, str]:
+        """Each setting's title, by key."""
+        return {key: info.title or key for group in self.groups
+                for key, info in group.model.model_fields.items()}
+
+    @property
     def capability(self) -> dict[str, Any]:
         return OpenAISettingsCapability(read_tool=READ_TOOL, update_tool=UPDATE_TOOL).model_dump(
             by_alias=True)
@@ -142,20 +150,46 @@ def compose(groups: Sequence[SettingsGroup], store: SettingsStore) -> DeclaredSe
     return DeclaredSettings(extension, tuple(groups))
 
 
-def refuse_empty(update: Callable[..., Any]) -> Callable[..., Any]:
+def _said(values: Mapping[str, Any], keys: Sequence[str], titles: Mapping[str, str]) -> str:
+    said = ((key, json.dumps(values.get(key), ensure_ascii=False)) for key in keys)
+    return "; ".join(f"{titles.get(key, key)} ({key}): {value}" for key, value in said)
+
+
+def read_in_words(read: Callable[..., Any], titles: Mapping[str, str]) -> Callable[..., Any]:
+    """The library's read handler, its result said in a text block too (it leaves ``content``
+    empty: a model reading the transcript would see nothing)."""
+
+    @functools.wraps(read)
+    async def described(*args: Any, **kwargs: Any) -> Any:
+        result = await read(*args, **kwargs)
+        values = (result.structured_content or {}).get("values", {})
+        result.content = [TextContent(type="text", text="The user's settings for this app: "
+                                      + _said(values, list(values), titles) + ".")]
+        return result
+
+    return described
+
+
+def update_in_words(update: Callable[..., Any], titles: Mapping[str, str]) -> Callable[..., Any]:
     """The library's update handler, told in words when nothing is to change (it raises a bare
-    ``ValueError``, which would reach the person as the SDK's wording)."""
+    ``ValueError``, which would reach the person as the SDK's wording), and what it saved said
+    in a text block."""
 
     @functools.wraps(update)
-    async def guarded(*args: Any, **kwargs: Any) -> Any:
+    async def described(*args: Any, **kwargs: Any) -> Any:
         changes = kwargs.get("set", args[0] if args else None)
-        if isinstance(changes, BaseModel) and not changes.model_fields_set:
+        changed = sorted(changes.model_fields_set) if isinstance(changes, BaseModel) else []
+        if not changed:
             raise ToolFailure("Nothing was changed: no setting was given.",
                               "Call update_settings with `set` holding the settings to change "
                               "(read_settings lists them).")
-        return await update(*args, **kwargs)
+        result = await update(*args, **kwargs)
+        values = (result.structured_content or {}).get("values", {})
+        result.content = [TextContent(type="text", text="Saved: " + _said(
+            values, changed, titles) + ".")]
+        return result
 
-    return guarded
+    return described
 
 
 def _subject() -> str:

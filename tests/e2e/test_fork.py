@@ -83,6 +83,9 @@ DEMO_TOOLS = {"cafes": ("recommend_cafe",), "search": ("search",),
 WIDGET_LOG = "log_widget_event"
 # The @-mention search comes with the features that offer something to mention, while one remains.
 MENTIONS, MENTION_SOURCES = "search_mentions", {"files", "recipes", "search"}
+# The settings tools come with the features that give the account's settings a section.
+SETTINGS, SETTINGS_SOURCES = {"read_settings", "update_settings"}, {
+    "cafes", "files", "recipes", "search", "zoo"}
 DEMO_TABLES = {"zoo": {"zoo_animals"}, "search": {"search_documents"}, "files": {"files"},
                "recipes": {"saved_recipes"}, "cafes": {"cafe_cities", "cafe_city_aliases", "cafe_city_names", "cafes"}}
 AUTHSERVER_TABLES = {"accounts", "account_identities", "oauth_clients", "oauth_grants", "oauth_authorization_codes",
@@ -235,6 +238,8 @@ def test_a_fork_without_a_demo_migrates_an_existing_database_boots_and_passes_it
     gone = {tool for feature in removal.features for tool in DEMO_TOOLS[feature]}
     if MENTION_SOURCES <= set(removal.features):
         gone.add(MENTIONS)
+    if SETTINGS_SOURCES <= set(removal.features):
+        gone |= SETTINGS
     resources = served[1] - len(removal.features)
     tools = sorted(set(served[0]) - gone - (set() if resources else {WIDGET_LOG}))
 

@@ -42,7 +42,8 @@ PASSWORD = "demo-password"
 ARGUMENTS = {"search": {"q": "pathlib"}, "get_zoo_animal_details": {"animal_id": "king-penguin-admiral"},
              "like_zoo_animal": {"animal_id": "king-penguin-admiral"}, "save_recipe": {"title": "Tea"},
              "delete_saved_recipe": {"recipe_id": "rcp_0000"}, "delete_file": {"file_id": "file_0000"},
-             "log_widget_event": {"event": "widget.mount"}}
+             "log_widget_event": {"event": "widget.mount"},
+             "update_settings": {"set": {"zoo_count": 10}}}
 
 
 class MemoryStorage(TokenStorage):

@@ -465,6 +465,8 @@ def test_a_home_city_set_on_one_replica_is_alices_cafe_city_on_the_other(pair, t
     try:
         changed = update(pair.a, alice, {"home_city": "Lisbon", "zoo_count": 3}, **era)
         assert changed["structuredContent"]["values"]["home_city"] == "Lisbon"
+        assert changed["content"][0]["text"] == (
+            'Saved: Home city (home_city): "Lisbon"; Animals to list (zoo_count): 3.')
         assert settings_of(pair.b, alice, **era)["values"]["zoo_count"] == 3
         # No city named and no location shared (a client without forms: no question either).
         cafes = result_of(call(pair.b, "recommend_cafe", {}, alice, version="2025-06-18"))
@@ -487,7 +489,7 @@ def test_a_setting_out_of_range_or_nothing_to_set_changes_nothing_and_says_why(p
     alice = tokens["alice"]
     wrong = update(pair.a, alice, {"zoo_count": 50, "home_city": "Oslo"})
     assert wrong["isError"] is True
-    assert "zoo_count" in wrong["content"][0]["text"]
+    assert "zoo_count" in wrong["content"][0]["text"], wrong
     unknown = update(pair.a, alice, {"shoe_size": 44})
     assert unknown["isError"] is True
     nothing = update(pair.a, alice, {})

@@ -72,11 +72,11 @@ def city_form(cities: list[str]) -> type[CafeCity]:
 class CafeSettings(BaseModel):
     """The cafés' section of the account's settings."""
 
-    home_city: str = Field("", max_length=MAX_HINT, title="Home city",
+    home_city: str = Field(default="", max_length=MAX_HINT, title="Home city",
                            description="Where to look for cafés when you don't name a city and "
                            "ChatGPT doesn't share your location")
     cafe_language: Literal["auto", "en", "es", "fr", "pt", "zh"] = Field(
-        "auto", title="Language of café descriptions",
+        default="auto", title="Language of café descriptions",
         description="auto: the language ChatGPT uses; else en, es, fr, pt or zh")
 
 

@@ -45,7 +45,7 @@ def search_result(q: str, results: SearchResults) -> CallToolResult:
 class SearchSettings(BaseModel):
     """Search's section of the account's settings."""
 
-    search_mine: bool = Field(True, title="Search my own documents",
+    search_mine: bool = Field(default=True, title="Search my own documents",
                               description="Include the notes and files kept with your account in "
                               "search results, beside the public documentation")
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Annotated
 
 from mcp.types import CallToolResult
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, WithJsonSchema
 
 from app.auth.resource_server import signed_in
 from app.auth.schemes import NOAUTH
@@ -31,7 +31,7 @@ ZOO_WIDGET = Widget(
 class ZooSettings(BaseModel):
     """The zoo's section of the account's settings."""
 
-    zoo_count: int = Field(10, ge=1, le=20, title="Animals to list",
+    zoo_count: int = Field(default=10, ge=1, le=20, title="Animals to list",
                            description="How many animals the zoo shows when you don't say (1-20)")
 
 
@@ -68,8 +68,10 @@ def register(registry: ToolRegistry, deps: Deps) -> None:
         invoked="Animals found",
     )
     async def get_zoo_animals(
-        count: Annotated[int | None, Field(ge=1, le=20, description="How many animals to list "
-                                           "(1-20); left out: the user's setting, else 10")] = None,
+        # Published as a plain integer (not "integer or null"): None only says it was left out.
+        count: Annotated[int | None, Field(ge=1, le=20), WithJsonSchema({
+            "type": "integer", "minimum": 1, "maximum": 20, "description": "How many animals to "
+            "list (1-20); left out: the user's setting, else 10"})] = None,
     ) -> Annotated[CallToolResult, ZooAnimals]:
         if count is None:  # the account's own choice when it has one (one read, linked only)
             subject = signed_in()
