@@ -13,6 +13,12 @@ from typing import Any, Protocol
 from urllib.parse import urlsplit
 
 from mcp.server.apps import APP_MIME_TYPE
+from openai_mcp_extensions import (
+    OpenAIFileEntrypoint,
+    OpenAIGlobalEntrypoint,
+    OpenAIUiToolMetadata,
+)
+from pydantic import ValidationError
 
 REQUIRED_HINTS = ("readOnlyHint", "destructiveHint", "openWorldHint")
 FILE_PROPS = ("download_url", "file_id", "mime_type", "file_name")
@@ -30,6 +36,7 @@ def lint(tools: list[dict[str, Any]], resources: Resources) -> list[str]:
         problems.append(f"tool {name}: listed {names.count(name)} times (clients keep only one)")
     for tool in tools:
         problems.extend(f"tool {tool.get('name', '?')}: {p}" for p in _lint_tool(tool, resources))
+        problems.extend(f"tool {tool.get('name', '?')}: {p}" for p in _lint_native(tool, names))
     for uri, res in sorted(resources.items()):
         if res.get("mimeType") == APP_MIME_TYPE or uri.startswith("ui://"):
             problems.extend(f"resource {uri}: {p}" for p in _lint_widget(res))
@@ -76,6 +83,39 @@ def _lint_tool(tool: dict[str, Any], resources: Resources) -> Iterator[str]:
         if (tool.get("inputSchema") or {}).get("properties"):
             yield "the profile tool must take no input"
         yield from _lint_profile_output(tool.get("outputSchema") or {})
+
+
+def _lint_native(tool: dict[str, Any], names: list[str]) -> Iterator[str]:
+    """ChatGPT's native keys (openai/mcp-extensions docs/spec.md): entrypoints, quick actions and
+    the @-mention search tool, as the host will call them."""
+    meta = _object(tool.get("_meta"))
+    schema = _object(tool.get("inputSchema"))
+    required = schema.get("required") or []
+    if "openai/ui" in meta:
+        try:
+            ui = OpenAIUiToolMetadata.model_validate(meta["openai/ui"])
+        except ValidationError as exc:
+            yield f"_meta.openai/ui is not what ChatGPT reads: {exc.errors()[0]['msg']}"
+            return
+        for entry in ui.entrypoints or []:
+            if isinstance(entry, OpenAIFileEntrypoint):
+                file = _object(_object(schema.get("properties")).get("file"))
+                if "file" not in required or not file:
+                    yield "a file entrypoint calls the tool with {file: {name, resourceUri}}: " \
+                          "its input must require `file`"
+            elif required:
+                yield f"a {entry.type} entrypoint calls the tool with {{}}: it requires " \
+                      f"{', '.join(map(str, required))}"
+            quick = entry.quick_action if isinstance(entry, OpenAIGlobalEntrypoint) else None
+            if quick is not None and quick.target.name not in names:
+                yield f"the quick action {quick.title!r} calls {quick.target.name!r}, which is " \
+                      "not listed"
+    if "mentions/search" in _object(meta.get("openai/extensions")):
+        hints = _object(tool.get("annotations"))
+        if hints.get("readOnlyHint") is not True:
+            yield "the @-mention search tool must be read-only"
+        if "app" not in (_object(meta.get("ui")).get("visibility") or []):
+            yield "the @-mention search tool needs \"app\" in ui.visibility (the host calls it)"
 
 
 PROFILE_FIELDS = {"id", "name", "email", "nickname"}
@@ -168,8 +208,9 @@ def _lint_widget_meta(meta: dict[str, Any]) -> Iterator[str]:
     if ui.get("prefersBorder") != meta.get("openai/widgetPrefersBorder"):
         yield "openai/widgetPrefersBorder must equal ui.prefersBorder"
     modes = _object(meta.get("openai/ui")).get("availableDisplayModes")
-    if not isinstance(modes, list) or not modes or not all(m in ("inline", "fullscreen", "pip") for m in modes):
-        yield "openai/ui.availableDisplayModes must be a non-empty subset of inline, fullscreen, pip"
+    # ChatGPT renders inline and fullscreen only: a pip offered to it is a mode it never shows.
+    if not isinstance(modes, list) or not modes or not all(m in ("inline", "fullscreen") for m in modes):
+        yield "openai/ui.availableDisplayModes must be a non-empty subset of inline, fullscreen"
     if not isinstance(meta.get("openai/widgetDescription"), str) or not meta["openai/widgetDescription"].strip():
         yield "openai/widgetDescription is missing"
     if not isinstance(csp, dict):

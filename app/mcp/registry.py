@@ -40,7 +40,12 @@ from mcp.types import (
 )
 from mcp_types import INVALID_REQUEST
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
-from openai_mcp_extensions import OpenAIExtensions
+from openai_mcp_extensions import (
+    OpenAIExtensions,
+    OpenAIFileEntrypoint,
+    OpenAIUiEntrypoint,
+    OpenAIUiToolMetadata,
+)
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
 from app import __version__
@@ -197,6 +202,7 @@ class ToolRegistry:
         file_params: list[str] | None = None,
         meta: dict[str, Any] | None = None,
         budget: str | ToolBudget | None = None,
+        entrypoints: Sequence[OpenAIUiEntrypoint] = (),
     ) -> Callable[[F], F]:
         for label, text in (("invoking", invoking), ("invoked", invoked)):
             if text is not None and len(text) > MAX_STATUS:
@@ -238,6 +244,10 @@ class ToolRegistry:
             tool_meta["openai/toolInvocation/invoked"] = invoked
         if file_params:
             tool_meta["openai/fileParams"] = list(file_params)
+        if entrypoints:
+            # Typed with OpenAI's own models: the sidebar, a conversation's side panel, a file.
+            tool_meta["openai/ui"] = OpenAIUiToolMetadata(entrypoints=list(entrypoints)).model_dump(
+                mode="json", by_alias=True, exclude_none=True)
         annotations = ToolAnnotations(
             title=title,
             read_only_hint=read_only,
@@ -248,6 +258,8 @@ class ToolRegistry:
 
         def decorator(fn: F) -> F:
             origin = f"{fn.__module__}.{fn.__qualname__}"
+            if problem := _entrypoint_problem(fn, entrypoints):
+                raise RegistryError(f"{name}: {problem}")
             if name in self._tools:
                 raise RegistryError(f"tool {name!r} is declared twice: by {self._tools[name].origin} and by {origin}")
             kwargs = {"name": name, "title": title, "description": description, "annotations": annotations}
@@ -316,6 +328,16 @@ class ToolRegistry:
             self._declare_mentions()
         if self._settings and self.settings_store is not None and READ_TOOL not in self._tools:
             self._declare_settings(self.settings_store)
+        if problem := self._quick_actions_problem():
+            raise RegistryError(problem)
+
+    def _quick_actions_problem(self) -> str | None:
+        for name, spec in self._tools.items():
+            for entry in (spec.meta.get("openai/ui") or {}).get("entrypoints", []):
+                target = ((entry.get("quickAction") or {}).get("target") or {}).get("name")
+                if target is not None and target not in self._tools:
+                    return f"{name}: its quick action calls {target!r}, which is no tool here"
+        return None
 
     def _declare_settings(self, store: SettingsStore) -> None:
         for group in self._settings:
@@ -499,6 +521,27 @@ class McpAdditions:
 
     def completion(self) -> Callable[[F], F]:
         return self._server.completion()
+
+
+def _entrypoint_problem(fn: Callable[..., Any], entrypoints: Sequence[OpenAIUiEntrypoint],
+                        ) -> str | None:
+    """Why the host could not call ``fn`` the way its entrypoints do (None: it can): a global or
+    thread entrypoint calls it with ``{}``, a file entrypoint with ``{file: {name, resourceUri}}``.
+    """
+    if not entrypoints:
+        return None
+    parameters = {name: p for name, p in inspect.signature(fn, eval_str=True).parameters.items()
+                  if not (isinstance(p.annotation, type) and issubclass(p.annotation, Context))}
+    for entry in entrypoints:
+        if isinstance(entry, OpenAIFileEntrypoint):
+            if "file" not in parameters:
+                return "a file entrypoint calls the tool with `file` ({name, resourceUri})"
+            continue
+        needed = [n for n, p in parameters.items() if p.default is inspect.Parameter.empty]
+        if needed:
+            return f"a {entry.type} entrypoint calls the tool with {{}}, and it needs " \
+                   f"{', '.join(needed)}"
+    return None
 
 
 def refusal(title: str, scopes: Sequence[str], resource_metadata_url: str, *, signed_in: bool) -> CallToolResult:

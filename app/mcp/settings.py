@@ -118,6 +118,9 @@ def compose(groups: Sequence[SettingsGroup], store: SettingsStore) -> DeclaredSe
             if info.is_required():
                 raise SettingsError(f"setting {key!r} of group {group.title!r} needs a default "
                                     "(what applies until the person chooses)")
+            if not info.title or not info.description:
+                raise SettingsError(f"setting {key!r} of group {group.title!r} needs a title and a "
+                                    "description (what the person reads beside it)")
             owner[key] = group.title
             # Required and without its default: the host's schema has a value for every property
             # (the library refuses schema defaults), the defaults are filled in here.

@@ -20,8 +20,11 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from openai_mcp_extensions import OpenAIUiResourceMetadata
+
 DIST = Path(str(files("app"))) / "static" / "widgets"
-DISPLAY_MODES = ("inline", "fullscreen", "pip")
+# What ChatGPT renders (openai/mcp-extensions docs/spec.md): never picture-in-picture.
+DISPLAY_MODES = ("inline", "fullscreen")
 HASH_CHARS = 12
 
 
@@ -136,7 +139,9 @@ class Widget:
             legacy_csp["redirect_domains"] = list(self.redirect_domains)
         return {
             "ui": {"prefersBorder": self.prefers_border, "csp": csp, "domain": domain},
-            "openai/ui": {"availableDisplayModes": list(self.display_modes)},
+            "openai/ui": OpenAIUiResourceMetadata(
+                available_display_modes=list(self.display_modes),  # pyright: ignore[reportArgumentType]
+            ).model_dump(by_alias=True, exclude_none=True),
             "openai/widgetDescription": self.description,
             "openai/widgetPrefersBorder": self.prefers_border,
             "openai/widgetCSP": legacy_csp,

@@ -496,3 +496,38 @@ def test_a_setting_out_of_range_or_nothing_to_set_changes_nothing_and_says_why(p
     assert nothing["isError"] is True
     assert nothing["content"][0]["text"] == "Nothing was changed: no setting was given."
     assert settings_of(pair.a, alice)["values"]["home_city"] == ""  # nothing of the first kept
+
+
+def test_entrypoints_are_typed_on_the_tools_and_no_widget_offers_pip(pair):
+    tools = {t["name"]: t for t in result_of(rpc(pair.a, "tools/list", {}))["tools"]}
+    ui = {name: t["_meta"]["openai/ui"]["entrypoints"] for name, t in tools.items()
+          if "openai/ui" in t["_meta"]}
+    [files] = ui["list_files"]
+    assert files["type"] == "global"
+    assert files["quickAction"]["title"] == "My files"
+    assert files["quickAction"]["target"] == {"type": "tool", "name": "list_files"}
+    [icon] = files["quickAction"]["icons"]
+    assert icon["src"].startswith("data:image/svg+xml;base64,")
+    assert icon["mimeType"] == "image/svg+xml"
+    [recipes] = ui["list_saved_recipes"]
+    assert recipes["quickAction"]["target"]["name"] == "save_recipe"
+    assert ui["get_zoo_animals"] == [{"type": "thread"}]
+    assert ui["recommend_cafe"] == [{"type": "thread"}]
+    for name in ("list_files", "list_saved_recipes", "get_zoo_animals", "recommend_cafe"):
+        assert not tools[name]["inputSchema"].get("required"), name  # the host calls them with {}
+    widgets = result_of(rpc(pair.a, "resources/list", {}))["resources"]
+    for widget in (w for w in widgets if w["uri"].startswith("ui://")):
+        [content] = result_of(rpc(pair.a, "resources/read", {"uri": widget["uri"]}))["contents"]
+        assert content["_meta"]["openai/ui"]["availableDisplayModes"] == ["inline", "fullscreen"]
+
+
+def test_a_quick_action_opens_its_widget(pair, tokens):
+    """What ChatGPT does with a quick action: the target tool with its fixed arguments; the
+    result names the widget the host opens full screen."""
+    tools = {t["name"]: t for t in result_of(rpc(pair.a, "tools/list", {}))["tools"]}
+    [entry] = tools["list_files"]["_meta"]["openai/ui"]["entrypoints"]
+    target = entry["quickAction"]["target"]
+    opened = result_of(call(pair.a, target["name"], target.get("arguments") or {},
+                            tokens["alice"]))
+    assert opened["isError"] is False and "files" in opened["structuredContent"]
+    assert tools[target["name"]]["_meta"]["ui"]["resourceUri"].startswith("ui://widget/files-")

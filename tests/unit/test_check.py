@@ -66,6 +66,17 @@ def test_a_conforming_descriptor_has_no_violations():
     assert _lint() == []
 
 
+def test_conforming_entrypoints_have_no_violations():
+    tool = _broken(["_meta", "openai/ui"], {"entrypoints": [
+        {"type": "file", "extensions": [".csv", ".pdf"]}]})
+    assert _lint(tool=tool) == []
+    anywhere = _broken(["inputSchema", "required"], [], base=_broken(["_meta", "openai/ui"], {
+        "entrypoints": [{"type": "thread"}, {"type": "global", "quickAction": {
+            "title": "Go", "icons": [{"src": "data:,"}],
+            "target": {"type": "tool", "name": "analyze_file"}}}]}))
+    assert _lint(tool=anywhere) == []
+
+
 @pytest.mark.parametrize(
     ("tool", "needle"),
     [
@@ -83,6 +94,27 @@ def test_a_conforming_descriptor_has_no_violations():
         (_broken(["_meta", "openai/fileParams"], ["missing"]), "not a top-level input property"),
         (_broken(["_meta", "ui", "visibility"], ["everyone"]), "ui.visibility"),
         (_broken(["_meta", "openai/profile"], True), "oauth2 security scheme"),
+        # ChatGPT's native keys: a global entrypoint on a tool that needs `file` (called with {}),
+        # a file entrypoint on a tool without `file`, a quick action to no listed tool, an
+        # entrypoint of a kind ChatGPT does not know, an @-mention search the host cannot call.
+        (_broken(["_meta", "openai/ui"], {"entrypoints": [{"type": "global"}]}),
+         "a global entrypoint calls the tool with {}: it requires file"),
+        (_broken(["_meta", "openai/ui"], {"entrypoints": [{"type": "thread"}]}),
+         "a thread entrypoint calls the tool with {}"),
+        (_broken(["inputSchema", "required"], [], base=_broken(
+            ["_meta", "openai/ui"], {"entrypoints": [{"type": "file", "extensions": [".csv"]}]})),
+         "its input must require `file`"),
+        (_broken(["_meta", "openai/ui"], {"entrypoints": [{"type": "global", "quickAction": {
+            "title": "Go", "icons": [{"src": "data:,"}], "target": {"type": "tool",
+                                                                  "name": "gone"}}}]}),
+         "calls 'gone', which is not listed"),
+        (_broken(["_meta", "openai/ui"], {"entrypoints": [{"type": "sidebar"}]}),
+         "_meta.openai/ui is not what ChatGPT reads"),
+        (_broken(["_meta", "openai/extensions"], {"mentions/search": {}}),
+         "needs \"app\" in ui.visibility"),
+        (_broken(["annotations", "readOnlyHint"], False, base=_broken(
+            ["_meta", "openai/extensions"], {"mentions/search": {}})),
+         "the @-mention search tool must be read-only"),
     ],
 )
 def test_each_planted_tool_violation_is_reported(tool, needle):
@@ -105,6 +137,9 @@ def test_each_planted_tool_violation_is_reported(tool, needle):
         (["contents", 0, "_meta", "ui", "prefersBorder"], None, True, "ui.prefersBorder is missing"),
         (["contents", 0, "_meta", "openai/ui"], None, True, "availableDisplayModes"),
         (["contents", 0, "_meta", "openai/ui", "availableDisplayModes"], ["tv"], False, "availableDisplayModes"),
+        # ChatGPT never renders picture-in-picture: offering it is a mistake, not an option.
+        (["contents", 0, "_meta", "openai/ui", "availableDisplayModes"], ["inline", "pip"], False,
+         "subset of inline, fullscreen"),
         (["contents", 0, "_meta", "openai/widgetDescription"], " ", False, "openai/widgetDescription is missing"),
         (["contents", 0, "_meta", "openai/widgetCSP", "resource_domains"], [], False,
          "ui.csp.resourceDomains and openai/widgetCSP.resource_domains must list the same domains"),

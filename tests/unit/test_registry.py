@@ -127,3 +127,32 @@ def test_a_widget_without_a_built_bundle_is_refused_with_the_build_command(monke
 def test_a_malformed_security_declaration_is_refused(security, needle):
     with pytest.raises(RegistryError, match=needle):
         _registry().tool(name="t", title="T", description="d", security=security, **HINTS)
+
+
+def test_an_entrypoint_on_a_tool_the_host_cannot_call_that_way_is_refused():
+    from app.mcp.entrypoints import OpenAIFileEntrypoint, OpenAIThreadEntrypoint
+
+    async def needs(animal_id: str) -> Annotated[CallToolResult, Out]: ...
+
+    with pytest.raises(RegistryError, match="a thread entrypoint calls the tool with {}, and it "
+                                            "needs animal_id"):
+        _registry().tool(name="t", title="T", description="d", security=[NOAUTH],
+                         entrypoints=[OpenAIThreadEntrypoint()], **HINTS)(needs)
+    with pytest.raises(RegistryError, match="a file entrypoint calls the tool with `file`"):
+        _registry().tool(name="t", title="T", description="d", security=[NOAUTH],
+                         entrypoints=[OpenAIFileEntrypoint(extensions=[".csv"])], **HINTS)(_out)
+
+
+def test_a_quick_action_to_no_tool_is_refused_once_every_tool_is_declared():
+    from app.mcp.entrypoints import OpenAIGlobalEntrypoint, quick_action
+
+    registry = _registry()
+    registry.tool(name="t", title="T", description="d", security=[NOAUTH], **HINTS,
+                  entrypoints=[OpenAIGlobalEntrypoint(quick_action=quick_action(
+                      "Go", "later", "<svg/>"))])(_out)
+    with pytest.raises(RegistryError, match="t: its quick action calls 'later', which is no tool"):
+        registry.complete()
+    registry.tool(name="later", title="L", description="d", security=[NOAUTH], **HINTS)(_out)
+    registry.complete()  # declared after the quick action that calls it: fine
+    [entry] = _tools(registry)["t"].meta["openai/ui"]["entrypoints"]
+    assert entry["quickAction"]["target"] == {"type": "tool", "name": "later"}

@@ -15,6 +15,7 @@ from app.feature import Deps
 from app.features.cafes import service
 from app.features.cafes.schemas import CafeRecommendations
 from app.i18n import lookup, requested_locale
+from app.mcp.entrypoints import OpenAIThreadEntrypoint
 from app.mcp.forms import Question, ask, can_ask
 from app.mcp.registry import ToolRegistry
 from app.mcp.results import request_meta, tool_result
@@ -108,6 +109,8 @@ def register(registry: ToolRegistry, deps: Deps) -> None:
         idempotent=True,
         security=[NOAUTH],
         widget=CAFE_WIDGET,
+        # From a conversation's side panel: cafés in the account's home city, else asked.
+        entrypoints=[OpenAIThreadEntrypoint()],
         invoking="Looking for cafés nearby…",
         invoked="Cafés found",
     )

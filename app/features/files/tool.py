@@ -33,6 +33,7 @@ from app.features.files.schemas import (
 )
 from app.features.files.usecases import FileUseCases
 from app.mcp.budgets import ToolBudget
+from app.mcp.entrypoints import OpenAIGlobalEntrypoint, quick_action
 from app.mcp.errors import ToolFailure
 from app.mcp.forms import Question, ask, must_ask, option, picker, picker_many, still_offered
 from app.mcp.progress import Progress
@@ -159,6 +160,10 @@ def files_widget(link_origin: str) -> Widget:
         redirect_domains=(link_origin,) if is_origin(link_origin) else (),
     )
 
+
+# A folder, drawn in the host's text colour.
+FILES_ICON = ('<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 24 24" fill="none" '
+              'stroke="currentColor" stroke-width="2"><path d="M3 6h6l2 2h10v11H3z"/></svg>')
 
 def register(registry: ToolRegistry, deps: Deps) -> None:
     lib = FileUseCases.of(deps)
@@ -313,6 +318,9 @@ def register(registry: ToolRegistry, deps: Deps) -> None:
         idempotent=True,
         security=[oauth2(READ_SCOPE)],
         widget=widget,
+        # In ChatGPT's sidebar, with a shortcut straight to the library.
+        entrypoints=[OpenAIGlobalEntrypoint(quick_action=quick_action(
+            "My files", "list_files", FILES_ICON))],
         invoking="Opening your files…",
         invoked="Files ready",
     )

@@ -24,6 +24,7 @@ from app.auth.schemes import oauth2
 from app.feature import Deps
 from app.features.recipes import service
 from app.features.recipes.schemas import RecipeDeleted, RecipeSaved, SavedRecipes
+from app.mcp.entrypoints import OpenAIGlobalEntrypoint, quick_action
 from app.mcp.errors import ToolFailure
 from app.mcp.forms import Question, ask, must_ask, option, picker, still_offered
 from app.mcp.registry import MentionLink, MentionSource, ToolRegistry
@@ -127,6 +128,11 @@ RECIPES_WIDGET = Widget(
 )
 
 
+# A bookmark with a plus, drawn in the host's text colour.
+SAVE_ICON = ('<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 24 24" fill="none" '
+             'stroke="currentColor" stroke-width="2"><path d="M6 3h12v18l-6-4-6 4z"/>'
+             '<path d="M12 7v6M9 10h6"/></svg>')
+
 def register(registry: ToolRegistry, deps: Deps) -> None:
     db = deps.db
 
@@ -140,6 +146,9 @@ def register(registry: ToolRegistry, deps: Deps) -> None:
         idempotent=True,
         security=[oauth2(READ_SCOPE)],
         widget=RECIPES_WIDGET,
+        # In ChatGPT's sidebar, with a shortcut to save one (save_recipe asks for the title).
+        entrypoints=[OpenAIGlobalEntrypoint(quick_action=quick_action(
+            "Save a recipe", "save_recipe", SAVE_ICON))],
         invoking="Opening your recipes…",
         invoked="Recipes ready",
     )

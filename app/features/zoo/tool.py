@@ -13,6 +13,7 @@ from app.db.cache import ReadCache
 from app.feature import Deps
 from app.features.zoo import service
 from app.features.zoo.schemas import AnimalDetails, AnimalDetailsOutput, Like, ZooAnimals
+from app.mcp.entrypoints import OpenAIThreadEntrypoint
 from app.mcp.registry import ToolRegistry
 from app.mcp.results import tool_result
 from app.mcp.settings import SettingsGroup
@@ -64,6 +65,8 @@ def register(registry: ToolRegistry, deps: Deps) -> None:
         idempotent=True,
         security=[NOAUTH],
         widget=ZOO_WIDGET,
+        # From a conversation's side panel: the animals, as many as the account's setting says.
+        entrypoints=[OpenAIThreadEntrypoint()],
         invoking="Visiting the enclosures…",
         invoked="Animals found",
     )
