@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import base64
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 from mcp_types import Icon
@@ -26,15 +27,21 @@ __all__ = ["OpenAIFileEntrypoint", "OpenAIGlobalEntrypoint", "OpenAIThreadEntryp
            "quick_action", "svg_icon"]
 
 
-def svg_icon(svg: str) -> Icon:
-    """An icon carried in the descriptor itself (a ``data:`` URI): no request to another
-    origin, nothing to host."""
-    data = base64.b64encode(svg.encode()).decode()
-    return Icon(src=f"data:image/svg+xml;base64,{data}", mime_type="image/svg+xml")
+MAX_ICON_BYTES = 8192  # carried in every tools/list: an icon, not a picture
 
 
-def quick_action(title: str, tool: str, svg: str,
+def svg_icon(svg: Path) -> Icon:
+    """An SVG file of the feature's folder, carried in the descriptor itself (a ``data:`` URI):
+    no request to another origin, nothing to host."""
+    data = svg.read_bytes()
+    if len(data) > MAX_ICON_BYTES:
+        raise ValueError(f"{svg}: {len(data)} bytes; an icon holds at most {MAX_ICON_BYTES}")
+    encoded = base64.b64encode(data).decode()
+    return Icon(src=f"data:image/svg+xml;base64,{encoded}", mime_type="image/svg+xml")
+
+
+def quick_action(title: str, tool: str, svg: Path,
                  arguments: Mapping[str, Any] | None = None) -> OpenAIUiQuickAction:
-    """A sidebar shortcut calling ``tool`` (of this server) with ``arguments``."""
+    """A sidebar shortcut calling ``tool`` (of this server) with ``arguments``; ``svg`` its icon."""
     return OpenAIUiQuickAction(title=title, icons=[svg_icon(svg)], target=(
         OpenAIUiQuickActionToolTarget(name=tool, arguments=dict(arguments) if arguments else None)))

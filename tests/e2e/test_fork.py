@@ -78,7 +78,7 @@ class Removal:
 # remains. A feature of the forker's own stays in every fork.
 DEMO_TOOLS = {"cafes": ("recommend_cafe",), "search": ("search",),
               "recipes": ("list_saved_recipes", "save_recipe", "delete_saved_recipe"),
-              "files": ("analyze_file", "compare_files", "list_files", "delete_file"),
+              "files": ("analyze_file", "compare_files", "list_files", "delete_file", "open_file"),
               "zoo": ("get_zoo_animal_details", "get_zoo_animals", "like_zoo_animal")}
 WIDGET_LOG = "log_widget_event"
 # The @-mention search comes with the features that offer something to mention, while one remains.

@@ -43,7 +43,8 @@ ARGUMENTS = {"search": {"q": "pathlib"}, "get_zoo_animal_details": {"animal_id":
              "like_zoo_animal": {"animal_id": "king-penguin-admiral"}, "save_recipe": {"title": "Tea"},
              "delete_saved_recipe": {"recipe_id": "rcp_0000"}, "delete_file": {"file_id": "file_0000"},
              "log_widget_event": {"event": "widget.mount"},
-             "update_settings": {"set": {"zoo_count": 10}}}
+             "update_settings": {"set": {"zoo_count": 10}},
+             "open_file": {"file": {"name": "a.csv", "resourceUri": "file:///host/1"}}}
 
 
 class MemoryStorage(TokenStorage):

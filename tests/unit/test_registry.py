@@ -143,13 +143,15 @@ def test_an_entrypoint_on_a_tool_the_host_cannot_call_that_way_is_refused():
                          entrypoints=[OpenAIFileEntrypoint(extensions=[".csv"])], **HINTS)(_out)
 
 
-def test_a_quick_action_to_no_tool_is_refused_once_every_tool_is_declared():
+def test_a_quick_action_to_no_tool_is_refused_once_every_tool_is_declared(tmp_path):
     from app.mcp.entrypoints import OpenAIGlobalEntrypoint, quick_action
 
+    icon = tmp_path / "go.svg"
+    icon.write_text('<svg xmlns="http://www.w3.org/2000/svg"/>')
     registry = _registry()
     registry.tool(name="t", title="T", description="d", security=[NOAUTH], **HINTS,
                   entrypoints=[OpenAIGlobalEntrypoint(quick_action=quick_action(
-                      "Go", "later", "<svg/>"))])(_out)
+                      "Go", "later", icon))])(_out)
     with pytest.raises(RegistryError, match="t: its quick action calls 'later', which is no tool"):
         registry.complete()
     registry.tool(name="later", title="L", description="d", security=[NOAUTH], **HINTS)(_out)

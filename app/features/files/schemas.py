@@ -107,3 +107,23 @@ class FileDeleted(BaseModel):
 
     deleted: bool = Field(description="False when no such file was in the library")
     file_id: str
+
+
+class ChosenFile(BaseModel):
+    """A file the person chose on their computer, as a file entrypoint hands it over
+    (``OpenAIFileEntrypointFile`` of openai-mcp-extensions, bounded): ``resourceUri`` is the
+    host's, which answers ``resources/read`` on it; this server cannot read it."""
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+    name: str = Field(min_length=1, max_length=255, description="The file's name")
+    resource_uri: str = Field(alias="resourceUri", min_length=1, max_length=2048,
+                              description="The host's URI of the file (opaque)")
+
+
+class FileOpening(BaseModel):
+    """What ``open_file`` hands the files widget: the file to read through the host."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    opening: ChosenFile

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Annotated, Any
 
 import anyio
@@ -20,11 +21,13 @@ from app.features.files.analysis import compare
 from app.features.files.ingest import FileRejected, Ingested, file_name_of
 from app.features.files.progress import FileProgress
 from app.features.files.schemas import (
+    ChosenFile,
     Comparison,
     FileAnalysis,
     FileDeleted,
     FileInfo,
     FileLibrary,
+    FileOpening,
     FileReference,
     FilesComparison,
     LibraryEntry,
@@ -33,7 +36,7 @@ from app.features.files.schemas import (
 )
 from app.features.files.usecases import FileUseCases
 from app.mcp.budgets import ToolBudget
-from app.mcp.entrypoints import OpenAIGlobalEntrypoint, quick_action
+from app.mcp.entrypoints import OpenAIFileEntrypoint, OpenAIGlobalEntrypoint, quick_action
 from app.mcp.errors import ToolFailure
 from app.mcp.forms import Question, ask, must_ask, option, picker, picker_many, still_offered
 from app.mcp.progress import Progress
@@ -161,9 +164,12 @@ def files_widget(link_origin: str) -> Widget:
     )
 
 
-# A folder, drawn in the host's text colour.
-FILES_ICON = ('<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 24 24" fill="none" '
-              'stroke="currentColor" stroke-width="2"><path d="M3 6h6l2 2h10v11H3z"/></svg>')
+# The quick action's icon: a folder, drawn in the host's text colour.
+FILES_ICON = Path(__file__).with_name("my-files.svg")
+# What a file entrypoint offers to open here: what the analysis reads (app/features/files/analysis).
+OPENABLE = (".csv", ".tsv", ".txt", ".md", ".log", ".json", ".jsonl", ".ndjson", ".pdf", ".png",
+            ".jpg", ".jpeg", ".gif", ".webp")
+
 
 def register(registry: ToolRegistry, deps: Deps) -> None:
     lib = FileUseCases.of(deps)
@@ -211,6 +217,31 @@ def register(registry: ToolRegistry, deps: Deps) -> None:
         result = await analysis_of(lib, ingested)
         return tool_result(result, analysis_text(result, ingested.recorded.reused),
                            {"analysis": widget_analysis(ingested)})
+
+    @registry.tool(
+        name="open_file",
+        title="Open a file",
+        description="Opens a file the user chose on their computer in the files app, which reads it "
+        "through ChatGPT and analyses it. ChatGPT calls it from a file entrypoint (Desktop).",
+        read_only=True,
+        destructive=False,
+        open_world=False,
+        idempotent=True,
+        security=[NOAUTH, oauth2(WRITE_SCOPE)],
+        widget=widget,
+        # The host calls it, never the model: the model has no way to name such a file.
+        visibility=["app"],
+        entrypoints=[OpenAIFileEntrypoint(extensions=list(OPENABLE))],
+        invoking="Opening the file…",
+        invoked="File opened",
+    )
+    async def open_file(file: ChosenFile) -> Annotated[CallToolResult, FileOpening]:
+        # Nothing is read here: the URI is the host's, and a path it may add in
+        # _meta["openai/resource"] is one on the user's machine, never trusted. The widget reads
+        # the bytes through the host, puts them in its file store and calls analyze_file
+        # (docs/chatgpt-contract.md, "File entrypoints": our design, not the spec's).
+        return tool_result(FileOpening(opening=file), f"Opening {file.name}: the files app reads "
+                           "it through ChatGPT, then analyses it.")
 
     @registry.tool(
         name="compare_files",

@@ -146,7 +146,8 @@ export class Bridge {
       // would leave the widget without its tool result forever. Until then, window.openai renders.
       const result = (await this.request("ui/initialize", {
         appInfo: this.appInfo,
-        appCapabilities: { availableDisplayModes: ["inline", "fullscreen", "pip"] },
+        // ChatGPT renders inline and full screen only.
+        appCapabilities: { availableDisplayModes: ["inline", "fullscreen"] },
         protocolVersion: PROTOCOL_VERSION,
       })) as { hostCapabilities?: Json; hostContext?: Json };
       this.hostCapabilities = result?.hostCapabilities ?? {};
@@ -367,6 +368,43 @@ export class Bridge {
       const text = typeof state.modelContent === "string" ? state.modelContent : JSON.stringify(state.modelContent);
       await this.request("ui/update-model-context", { content: [{ type: "text", text }] });
     }
+  }
+
+  /**
+   * Tell the model what the person selected here: MCP Apps `ui/update-model-context`, each call
+   * replacing what this widget said before. ChatGPT shows the block as a removable attachment,
+   * labelled by its `_meta` `openai/title` and `openai/thumbnail` (a block's `_meta` never reaches
+   * the model). Feature-detected: false when the host takes no model context.
+   */
+  async tellModel(text: string, about: { title?: string; thumbnail?: string } = {}): Promise<boolean> {
+    if (!this.snap.connected || !this.hostCapabilities.updateModelContext) return false;
+    const meta: Json = {};
+    if (about.title) meta["openai/title"] = about.title;
+    if (about.thumbnail) meta["openai/thumbnail"] = { src: about.thumbnail };
+    const block: Json = { type: "text", text };
+    if (Object.keys(meta).length) block._meta = meta;
+    await this.request("ui/update-model-context", { content: [block] });
+    return true;
+  }
+
+  /**
+   * The bytes of a file the HOST holds (a file entrypoint's `resourceUri`): `resources/read`, which
+   * the host answers itself for the URIs it hands out (openai/mcp-extensions docs/spec.md).
+   */
+  async readHostFile(uri: string): Promise<{ bytes: Uint8Array; mimeType: string | undefined }> {
+    if (!this.snap.connected) throw new Unsupported("this host cannot read files for the app");
+    const result = (await this.request("resources/read", { uri })) as { contents?: Json[] };
+    const content = result?.contents?.[0];
+    if (!content) throw new BridgeError("the host returned no contents for the file");
+    const mimeType = typeof content.mimeType === "string" ? content.mimeType : undefined;
+    if (typeof content.blob === "string") {
+      const raw = atob(content.blob);
+      const bytes = new Uint8Array(raw.length);
+      for (let i = 0; i < raw.length; i++) bytes[i] = raw.charCodeAt(i);
+      return { bytes, mimeType };
+    }
+    if (typeof content.text === "string") return { bytes: new TextEncoder().encode(content.text), mimeType };
+    throw new BridgeError("the host returned the file in a form the app cannot read");
   }
 
   /** A fresh temporary URL for a file returned by reference; null when the host cannot mint one. */

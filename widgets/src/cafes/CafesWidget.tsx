@@ -28,6 +28,7 @@ const TEXT = {
     since: "since {year}",
     openMap: "Open map",
     favourite: "Favourite",
+    select: "Select",
     mapFailed: "Could not open the map.",
     saveFailed: "Could not save your favourites.",
   },
@@ -38,6 +39,7 @@ const TEXT = {
     since: "depuis {year}",
     openMap: "Ouvrir la carte",
     favourite: "Favori",
+    select: "Sélectionner",
     mapFailed: "Impossible d’ouvrir la carte.",
     saveFailed: "Impossible d’enregistrer vos favoris.",
   },
@@ -48,6 +50,7 @@ const TEXT = {
     since: "desde {year}",
     openMap: "Abrir mapa",
     favourite: "Favorito",
+    select: "Seleccionar",
     mapFailed: "No se pudo abrir el mapa.",
     saveFailed: "No se pudieron guardar tus favoritos.",
   },
@@ -58,6 +61,7 @@ const TEXT = {
     since: "desde {year}",
     openMap: "Abrir mapa",
     favourite: "Favorito",
+    select: "Selecionar",
     mapFailed: "Não foi possível abrir o mapa.",
     saveFailed: "Não foi possível salvar seus favoritos.",
   },
@@ -68,6 +72,7 @@ const TEXT = {
     since: "始于 {year} 年",
     openMap: "打开地图",
     favourite: "收藏",
+    select: "选择",
     mapFailed: "无法打开地图。",
     saveFailed: "无法保存你的收藏。",
   },
@@ -78,6 +83,7 @@ export function CafesWidget() {
   const snap = useSnapshot();
   const { state, message } = useResultState();
   const [notice, setNotice] = useState("");
+  const [selected, setSelected] = useState<string | null>(null);
   const meta = snap.result?._meta;
   const lang = pickLanguage(snap.context.locale, meta?.locale);
   const t = tr(TEXT, lang);
@@ -95,6 +101,20 @@ export function CafesWidget() {
     } catch (err) {
       setNotice(t("mapFailed"));
       bridge.log("cafes.open_map_failed", "warning", { id: favouriteKey(cafe, detail) }, String((err as Error)?.message ?? err));
+    }
+  }
+
+  /** The person's pick, told to the model (what they will ask about next). */
+  async function select(cafe: Cafe, detail: CafeDetails | undefined) {
+    setSelected(cafe.name);
+    const where = [cafe.address || detail?.address, detail?.neighborhood, city].filter(Boolean).join(", ");
+    bridge.log("cafes.select", "info", { id: favouriteKey(cafe, detail) });
+    try {
+      await bridge.tellModel(`The user selected the café ${cafe.name}${where ? ` (${where})` : ""}.`, {
+        title: cafe.name,
+      });
+    } catch (err) {
+      bridge.log("cafes.select_failed", "warning", { id: favouriteKey(cafe, detail) }, String((err as Error)?.message ?? err));
     }
   }
 
@@ -139,7 +159,7 @@ export function CafesWidget() {
               return (
                 <li
                   key={cafe.name}
-                  class={`card c-card${fav ? " is-favourite" : ""}`}
+                  class={`card c-card${fav ? " is-favourite" : ""}${selected === cafe.name ? " is-selected" : ""}`}
                   data-testid="cafe-card"
                   data-cafe-id={detail?.id ?? ""}
                   data-cafe-name={cafe.name}
@@ -163,6 +183,15 @@ export function CafesWidget() {
                     </p>
                   )}
                   <div class="c-actions">
+                    <button
+                      class="btn"
+                      type="button"
+                      aria-pressed={selected === cafe.name}
+                      data-testid="cafe-select"
+                      onClick={() => void select(cafe, detail)}
+                    >
+                      {t("select")}
+                    </button>
                     <button
                       class="btn c-fav"
                       type="button"

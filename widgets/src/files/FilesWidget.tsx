@@ -11,6 +11,7 @@ import { COMMON, tr } from "../ui/i18n";
 import { Frame, type WidgetStateName } from "../ui/mount";
 import {
   type AnalysisData,
+  type ChosenFile,
   type Comparison,
   DownloadError,
   type FileReference,
@@ -102,6 +103,7 @@ export function FilesWidget() {
     const step = reduce({ kind: "loading" }, outcomeOf(snap.result), "first");
     show(step, "first");
     if (step.deleted) setNotice(step.deleted.deleted ? { key: "deletedUnknown" } : { key: "notFound" });
+    if (step.open) void openChosen(step.open);
     // Re-mounted after the user went to the library here (where files may have been deleted): back to it.
     const lastView = (snap.widgetState?.privateContent as { view?: string } | undefined)?.view;
     if (step.refresh || (lastView === "library" && step.screen.kind !== "signed-out")) void loadLibrary(PAGE);
@@ -229,6 +231,31 @@ export function FilesWidget() {
       setBusy(null);
       return;
     }
+    await analyzeHeld(file);
+  }
+
+  /**
+   * A file entrypoint's file: its bytes read through the host (`resources/read` on the host's
+   * URI), put in the host's file store (`uploadFile`), then analysed like any file the host holds.
+   * This relay is this app's design, not the spec's (docs/chatgpt-contract.md, "File entrypoints").
+   */
+  async function openChosen(chosen: ChosenFile) {
+    startAction({ what: "analyze", name: chosen.name });
+    let file: LibraryFile;
+    try {
+      const { bytes, mimeType } = await bridge.readHostFile(chosen.resourceUri);
+      file = await bridge.uploadFile(new File([bytes as BlobPart], chosen.name, { type: mimeType ?? "" }));
+    } catch (err) {
+      setBusy(null);
+      bridge.log("files.open_failed", "warning", undefined, (err as Error).message);
+      setScreen({ kind: "error", message: t("openFailed", { name: chosen.name }) }, true);
+      return;
+    }
+    bridge.log("files.open", "info", { mime_type: file.mimeType ?? null });
+    await analyzeHeld(file);
+  }
+
+  async function analyzeHeld(file: LibraryFile) {
     setBusy({ what: "analyze", name: file.fileName });
     bridge.log("files.upload", "info", { mime_type: file.mimeType ?? null });
     let url: string | null;

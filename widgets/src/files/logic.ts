@@ -69,7 +69,14 @@ export type Outcome =
   | { kind: "comparison"; files: AnalysisData[]; comparison: Comparison }
   | { kind: "library"; files: LibraryEntry[]; total: number }
   | { kind: "deleted"; fileId: string; deleted: boolean }
+  | { kind: "opening"; file: ChosenFile }
   | { kind: "unknown" };
+
+/** A file the person chose on their computer (open_file, from a file entrypoint). */
+export interface ChosenFile {
+  name: string;
+  resourceUri: string;
+}
 
 const isObject = (v: unknown): v is Json => typeof v === "object" && v !== null && !Array.isArray(v);
 const strings = (v: unknown): string[] => (Array.isArray(v) ? v.filter((s): s is string => typeof s === "string") : []);
@@ -129,6 +136,10 @@ export function outcomeOf(result: ToolResult | null | undefined): Outcome {
     );
     return { kind: "library", files, total: sc.total };
   }
+  const opening = isObject(sc.opening) ? sc.opening : null;
+  if (opening && typeof opening.name === "string" && typeof opening.resourceUri === "string") {
+    return { kind: "opening", file: { name: opening.name, resourceUri: opening.resourceUri } };
+  }
   if (typeof sc.deleted === "boolean" && typeof sc.file_id === "string") {
     return { kind: "deleted", fileId: sc.file_id, deleted: sc.deleted };
   }
@@ -172,6 +183,8 @@ export interface Step {
   /** The library must be fetched again (after a delete). */
   refresh?: boolean;
   deleted?: { fileId: string; deleted: boolean };
+  /** A file to read through the host and analyse (a file entrypoint opened the widget). */
+  open?: ChosenFile;
 }
 
 /** The next screen after an outcome. A failed action keeps what is shown and reports the error above it. */
@@ -201,6 +214,9 @@ export function reduce(screen: Screen, outcome: Outcome, origin: Origin): Step {
           : { kind: "loading" };
       return { screen: next, refresh: true, deleted: { fileId: outcome.fileId, deleted: outcome.deleted } };
     }
+    case "opening":
+      // Read through the host, then analysed: the widget's own steps (FilesWidget.openChosen).
+      return { screen: { kind: "loading" }, open: outcome.file };
     case "unknown":
       if (origin !== "first" && showing) return { screen, actionError: "" };
       return { screen: { kind: "error", message: "" } };

@@ -15,6 +15,10 @@
 //   forms: each form a call asked (key, message, schema, the sealed state's length, the answer);
 //     the form shows in #form-box (data-testid form, field-<name>, form-submit/decline/cancel)
 //   addToLibrary(file) -> fileId              put a File in the fake library (kept by /dev/files)
+//   openFile(file) -> Promise<result>        a file chosen on the computer, as a file entrypoint
+//                                            opens it (the host answers resources/read on its URI)
+//   openEntrypoint(tool) / quickAction(title) -> Promise<result>   the sidebar's buttons
+//   attachments(): what the widget told the model (ui/update-model-context), as ChatGPT shows it
 //   frame(): HTMLIFrameElement | null
 
 import { AppBridge, PostMessageTransport } from "@modelcontextprotocol/ext-apps/app-bridge";
@@ -69,6 +73,9 @@ interface Mounted {
 let mounted: Mounted | null = null;
 /** The fake file library: ChatGPT's file ids for files kept by the server's /dev/files store. */
 const files = new Map<string, { name: string; type: string; url: string }>();
+/** Files chosen on the computer for a file entrypoint, by the opaque URI the host hands the app:
+ *  the host, not the server, answers resources/read on them (openai/mcp-extensions docs/spec.md). */
+const hostFiles = new Map<string, File>();
 
 async function addToLibrary(file: File): Promise<string> {
   const resp = await fetch(`${location.origin}/dev/files`, {
@@ -97,6 +104,7 @@ function render(): void {
   text("violations", record.violations.length ? record.violations.join("\n") : "none");
   text("widget-calls", record.widgetCalls);
   text("requests", { links: record.links, messages: record.messages, modelContext: record.modelContext });
+  showAttachments();
   text("logs", record.logs.map((l) => `${l.seq} ${l.level} ${l.event} ${l.tool ?? ""} ${l.widget_event ?? ""}`).join("\n"));
   text("session", state.widgetSessionId ? `widget session ${state.widgetSessionId}` : "no widget mounted");
   $("files").textContent = [...files.entries()].map(([id, f]) => `${id}  ${f.name} (${f.type || "?"})`).join("\n") || "empty";
@@ -255,6 +263,7 @@ async function mount(m: Mounted): Promise<void> {
       serverTools: {},
       logging: {},
       message: { text: {} },
+      serverResources: {},
       updateModelContext: { text: {}, structuredContent: {} },
     },
     { hostContext: hostContext(modes) },
@@ -286,6 +295,18 @@ async function mount(m: Mounted): Promise<void> {
     record.messages.push({ via: "ui/message", ...params });
     render();
     return {};
+  };
+  bridge.onreadresource = async ({ uri }) => {
+    const file = hostFiles.get(uri);
+    // Widgets here read only the files the host handed them (a file entrypoint's).
+    if (!file) throw new Error(`unknown resource ${uri}`);
+    const bytes = new Uint8Array(await file.arrayBuffer());
+    let raw = "";
+    for (const b of bytes) raw += String.fromCharCode(b);
+    return {
+      contents: [{ uri, mimeType: file.type || "application/octet-stream", blob: btoa(raw),
+                   _meta: { "openai/resource": { representation: "blob" } } }],
+    } as any;
   };
   bridge.onupdatemodelcontext = async (params) => {
     record.modelContext.push(params as Json);
@@ -621,6 +642,112 @@ function pickerField(
   return () => [name, many ? checked() : checked()[0]];
 }
 
+// ---- entrypoints (the sidebar, a conversation's panel, a file) -------------------------------
+
+function entrypointsOf(tool: Json): Json[] {
+  const found = tool._meta?.["openai/ui"]?.entrypoints;
+  return Array.isArray(found) ? found : [];
+}
+
+/** What ChatGPT does from an entrypoint: the tool, called with `args`, its widget full screen. */
+async function openEntrypoint(name: string, args: Json = {}): Promise<Json> {
+  state.displayMode = "fullscreen";
+  ($("display-mode") as HTMLSelectElement).value = "fullscreen";
+  return call(name, args, { openai: true });
+}
+
+async function quickAction(title: string): Promise<Json> {
+  for (const tool of state.tools) {
+    for (const entry of entrypointsOf(tool)) {
+      const quick = entry.quickAction;
+      if (quick?.title === title) return openEntrypoint(quick.target.name, quick.target.arguments ?? {});
+    }
+  }
+  throw new Error(`no quick action titled ${title}`);
+}
+
+/** A file chosen on the computer: the tool whose file entrypoint takes its extension opens it. */
+async function openFile(file: File): Promise<Json> {
+  const ext = `.${(file.name.split(".").pop() ?? "").toLowerCase()}`;
+  const tool = state.tools.find((t) =>
+    entrypointsOf(t).some((e) => e.type === "file" && (e.extensions ?? []).includes(ext)));
+  if (!tool) throw new Error(`no tool of this server opens ${ext} files`);
+  const uri = `devhost-file://${crypto.randomUUID()}/${encodeURIComponent(file.name)}`;
+  hostFiles.set(uri, file);
+  return openEntrypoint(tool.name, { file: { name: file.name, resourceUri: uri } });
+}
+
+function showEntrypoints(): void {
+  const box = $("entrypoints");
+  const button = (label: string, testid: string, run: () => Promise<Json>) => {
+    const b = document.createElement("button");
+    b.textContent = label;
+    b.dataset.testid = testid;
+    b.onclick = () => void run().catch((e: Error) => ($("status").textContent = e.message));
+    return b;
+  };
+  const items: HTMLElement[] = [];
+  for (const tool of state.tools) {
+    for (const entry of entrypointsOf(tool)) {
+      const title = tool.title ?? tool.annotations?.title ?? tool.name;
+      if (entry.type === "global") {
+        items.push(button(`Sidebar: ${title}`, `entry-${tool.name}`, () => openEntrypoint(tool.name)));
+        if (entry.quickAction) {
+          const q = entry.quickAction;
+          items.push(button(`Quick action: ${q.title}`, `quick-${q.target.name}`, () => quickAction(q.title)));
+        }
+      } else if (entry.type === "thread") {
+        items.push(button(`This conversation: ${title}`, `thread-${tool.name}`, () => openEntrypoint(tool.name)));
+      } else if (entry.type === "file") {
+        const note = document.createElement("p");
+        note.textContent = `${title} opens ${(entry.extensions ?? []).join(" ")} files (drop one below)`;
+        items.push(note);
+      }
+    }
+  }
+  box.replaceChildren(...items);
+  const drop = $("drop-zone");
+  drop.ondragover = (e) => e.preventDefault();
+  drop.ondrop = (e) => {
+    e.preventDefault();
+    const file = e.dataTransfer?.files?.[0];
+    if (file) void openFile(file).catch((err: Error) => ($("status").textContent = err.message));
+  };
+  ($("open-file") as HTMLInputElement).onchange = (e) => {
+    const file = (e.target as HTMLInputElement).files?.[0];
+    if (file) void openFile(file).catch((err: Error) => ($("status").textContent = err.message));
+  };
+}
+
+/** The model context the widget set last (each update replaces the one before), as ChatGPT
+ *  shows it: an attachment per block, labelled by the block's `openai/title` and thumbnail. */
+function attachments(): Json[] {
+  const last = record.modelContext.at(-1);
+  return ((last?.content ?? []) as Json[]).map((b) => ({
+    title: b._meta?.["openai/title"] ?? null,
+    thumbnail: b._meta?.["openai/thumbnail"]?.src ?? null,
+    text: b.text ?? "",
+  }));
+}
+
+function showAttachments(): void {
+  $("attachments").replaceChildren(...attachments().map((a) => {
+    const li = document.createElement("li");
+    li.dataset.testid = "attachment";
+    if (a.thumbnail) {
+      const img = document.createElement("img");
+      img.src = a.thumbnail;
+      img.alt = "";
+      img.width = 24;
+      li.append(img);
+    }
+    const strong = document.createElement("strong");
+    strong.textContent = a.title ?? "(untitled)";
+    li.append(strong, ` ${a.text}`);
+    return li;
+  }));
+}
+
 async function remount(): Promise<void> {
   if (!mounted) throw new Error("nothing mounted");
   const again: Mounted = { ...mounted, bridge: undefined, iframe: undefined, delayInputMs: 0, delayResultMs: 0 };
@@ -666,6 +793,7 @@ async function start(): Promise<void> {
   ($("locale") as HTMLSelectElement).onchange = (e) => setLocale((e.target as HTMLSelectElement).value);
   ($("display-mode") as HTMLSelectElement).onchange = (e) => setDisplayMode((e.target as HTMLSelectElement).value as Mode);
   $("remount").onclick = () => void remount();
+  showEntrypoints();
   ($("add-file") as HTMLInputElement).onchange = async (e) => {
     for (const f of (e.target as HTMLInputElement).files ?? []) await addToLibrary(f).catch((err: Error) => violation(err.message));
   };
@@ -684,4 +812,8 @@ const ready = start();
   frame: () => mounted?.iframe ?? null,
   ...record,
   addToLibrary,
+  openFile,
+  openEntrypoint,
+  quickAction,
+  attachments,
 };

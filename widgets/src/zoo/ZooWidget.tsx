@@ -217,6 +217,14 @@ function AnimalPage(props: {
         else {
           const fetched = (result.structuredContent?.animal as Details) ?? null;
           setDetails((prev) => (fetched && likedHere.current && prev?.likes != null ? { ...fetched, likes: prev.likes } : fetched));
+          // The animal the person opened: what they will ask about next.
+          if (fetched?.name) {
+            void bridge
+              .tellModel(`The user is looking at ${fetched.name}, the ${String(fetched.species ?? "animal").toLowerCase()} (id ${props.id}).`, {
+                title: fetched.name,
+              })
+              .catch((err: Error) => bridge.log("zoo.context_failed", "warning", { animal_id: props.id }, err.message));
+          }
         }
       })
       .catch((err: Error) => live && setError(err.message));
