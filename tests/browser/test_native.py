@@ -12,7 +12,7 @@ import pytest
 
 from tests.browser.host import Host, expect
 
-pytestmark = [pytest.mark.demo("files", "cafes"), pytest.mark.authserver]
+pytestmark = [pytest.mark.demo("files", "cafes", "zoo", "recipes", "search"), pytest.mark.authserver]
 
 
 def test_a_csv_opened_from_the_computer_ends_analysed_in_the_files_widget(host: Host) -> None:
@@ -71,3 +71,42 @@ def test_a_cafe_selected_in_the_widget_reaches_the_model_as_an_attachment(host: 
     assert told["title"] == first
     assert told["text"].startswith(f"The user selected the café {first} (")
     assert "Paris" in told["text"]
+
+
+def test_the_settings_show_as_native_controls_and_a_change_reaches_the_tools(
+        host: Host, fresh_account) -> None:
+    host.sign_in(*fresh_account)
+    host.page.get_by_test_id("open-settings").click()
+    box = host.page.get_by_test_id("settings-box")
+    expect(box.locator("legend")).to_contain_text(["Cafés", "Files", "Recipes", "Search", "Zoo"])
+    count = host.page.get_by_test_id("setting-zoo_count")
+    expect(count).to_have_attribute("type", "number")
+    expect(count).to_have_attribute("max", "20")
+    expect(host.page.get_by_test_id("setting-search_mine")).to_be_checked()
+    language = host.page.get_by_test_id("setting-cafe_language")
+    assert language.evaluate("(s) => s.tagName") == "SELECT"
+    count.fill("4")
+    host.page.get_by_test_id("settings-save").click()
+    expect(host.page.get_by_test_id("settings-state")).to_have_text(
+        "Saved: Animals to list (zoo_count): 4.")
+    zoo = host.call("get_zoo_animals", {})
+    assert len(zoo["structuredContent"]["animals"]) == 4  # the account's choice, no argument
+    expect(host.page.get_by_test_id("setting-tool-list_files")).to_have_text("List my files")
+
+
+def test_anonymous_settings_say_to_connect_the_account(host: Host) -> None:
+    host.page.get_by_test_id("open-settings").click()
+    expect(host.page.get_by_test_id("settings-box")).to_contain_text(
+        "needs the user's account: ask the user to connect (sign in to) this app")
+
+
+def test_the_composer_offers_the_accounts_recipe_and_reads_it(host: Host, fresh_account) -> None:
+    host.sign_in(*fresh_account)
+    title = f"Mentionable stew {uuid.uuid4().hex[:6]}"
+    host.call("save_recipe", {"title": title})
+    host.page.get_by_test_id("composer").fill(f"try @{title[:18]}")
+    mention = host.page.get_by_test_id("mention").filter(has_text=title)
+    expect(mention).to_have_count(1)
+    assert mention.get_attribute("data-uri").startswith("app://recipes/")
+    mention.click()
+    expect(host.page.get_by_test_id("mention-read")).to_contain_text(f'"title": "{title}"')

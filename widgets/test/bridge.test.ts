@@ -192,6 +192,34 @@ describe("window.openai", () => {
     expect(await withLibrary.bridge.selectFiles(async () => file)).toEqual([{ fileId: "lib-1" }]);
   });
 
+  it("tells the model a selection as one titled block, and reads a host-held file", async () => {
+    const { bridge, sent, deliver, host } = await connected();
+    const told = bridge.tellModel("The user selected Le Procope.", { title: "Le Procope", thumbnail: "https://x.test/p.png" });
+    const ctx = sent.find((m) => m.method === "ui/update-model-context")!;
+    expect(ctx.params).toEqual({ content: [{ type: "text", text: "The user selected Le Procope.",
+      _meta: { "openai/title": "Le Procope", "openai/thumbnail": { src: "https://x.test/p.png" } } }] });
+    deliver({ jsonrpc: "2.0", id: ctx.id, result: {} }, host);
+    expect(await told).toBe(true);
+    const read = bridge.readHostFile("file://host/1");
+    const req = sent.find((m) => m.method === "resources/read")!;
+    expect(req.params).toEqual({ uri: "file://host/1" });
+    deliver({ jsonrpc: "2.0", id: req.id, result: { contents: [{ uri: "file://host/1", mimeType: "text/csv", blob: btoa("a,b\n") }] } }, host);
+    const { bytes, mimeType } = await read;
+    expect(new TextDecoder().decode(bytes)).toBe("a,b\n");
+    expect(mimeType).toBe("text/csv");
+  });
+
+  it("tells no model context to a host that takes none", async () => {
+    const h = scriptedHost();
+    const bridge = new Bridge({ name: "t", version: "1" }, { host: h.host, self: window });
+    const started = bridge.start();
+    await flush();
+    h.answer("ui/initialize", { ...INIT_RESULT, hostCapabilities: { serverTools: {} } });
+    await started;
+    expect(await bridge.tellModel("x", { title: "y" })).toBe(false);
+    expect(h.sent.some((m) => m.method === "ui/update-model-context")).toBe(false);
+  });
+
   it("reports a linking challenge from window.openai metadata as signed out", async () => {
     const { bridge } = await connected({ toolOutput: null,
       toolResponseMetadata: { "mcp/www_authenticate": ['Bearer error="insufficient_scope"'] } });

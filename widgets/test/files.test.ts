@@ -58,6 +58,12 @@ const challenge: ToolResult = {
 };
 
 describe("outcomeOf picks the view", () => {
+  it("open_file: a file to read through the host, then analyse", () => {
+    const o = outcomeOf({ structuredContent: { opening: { name: "t.csv", resourceUri: "file://host/1" } } });
+    expect(o).toEqual({ kind: "opening", file: { name: "t.csv", resourceUri: "file://host/1" } });
+    expect(reduce({ kind: "loading" }, o, "first")).toEqual({ screen: { kind: "loading" }, open: o.kind === "opening" ? o.file : null });
+  });
+
   it("analyze_file: the facts and the hidden analysis", () => {
     const o = outcomeOf(analysisResult);
     expect(o.kind).toBe("analysis");

@@ -19,6 +19,11 @@
 //                                            opens it (the host answers resources/read on its URI)
 //   openEntrypoint(tool) / quickAction(title) -> Promise<result>   the sidebar's buttons
 //   attachments(): what the widget told the model (ui/update-model-context), as ChatGPT shows it
+//   openSettings() -> Promise<result>        the app's settings (openai/settings' readTool) shown
+//     in #settings-box as native-like controls (data-testid setting-<key>, settings-save: the
+//     changed ones only, through the updateTool; a group's button calls its tool)
+//   mention(query) -> Promise<items>         the composer's @-mention search (openai/mentions'
+//     searchTool); the items show under #composer, a click reads one as a resource
 //   frame(): HTMLIFrameElement | null
 
 import { AppBridge, PostMessageTransport } from "@modelcontextprotocol/ext-apps/app-bridge";
@@ -748,6 +753,137 @@ function showAttachments(): void {
   }));
 }
 
+// ---- the app's settings and the composer's @-mentions (server/discover's extensions) ---------
+
+let extensions: Json = {};
+
+function settingControl(key: string, schema: Json, value: unknown): HTMLElement {
+  const label = document.createElement("label");
+  label.className = "setting";
+  const title = document.createElement("span");
+  title.textContent = schema.title ?? key;
+  let control: HTMLInputElement | HTMLSelectElement;
+  if (schema.type === "boolean") {
+    control = document.createElement("input");
+    control.type = "checkbox";
+    control.checked = value === true;
+  } else if (Array.isArray(schema.enum)) {
+    control = document.createElement("select");
+    for (const option of schema.enum) control.add(new Option(String(option), String(option)));
+    control.value = String(value);
+  } else {
+    control = document.createElement("input");
+    control.type = schema.type === "integer" || schema.type === "number" ? "number" : "text";
+    if (schema.minimum !== undefined) control.min = String(schema.minimum);
+    if (schema.maximum !== undefined) control.max = String(schema.maximum);
+    if (schema.maxLength !== undefined) control.maxLength = schema.maxLength;
+    control.value = String(value ?? "");
+  }
+  control.dataset.testid = `setting-${key}`;
+  control.dataset.key = key;
+  control.dataset.original = JSON.stringify(value);
+  label.append(title, control);
+  if (schema.description) {
+    const hint = document.createElement("small");
+    hint.textContent = schema.description;
+    label.append(hint);
+  }
+  return label;
+}
+
+function settingValue(control: HTMLInputElement | HTMLSelectElement, schema: Json): unknown {
+  if (control instanceof HTMLInputElement && control.type === "checkbox") return control.checked;
+  if (schema.type === "integer") return Number.parseInt(control.value, 10);
+  if (schema.type === "number") return Number(control.value);
+  return control.value;
+}
+
+/** What ChatGPT shows as the app's settings: the read tool's schema, values and layout. */
+async function openSettings(): Promise<Json> {
+  const names = extensions["openai/settings"];
+  if (!names) throw new Error("this server offers no settings (no openai/settings capability)");
+  const box = $("settings-box");
+  const result = await server.callTool(names.readTool, {}, hostMeta());
+  if (result.isError) {
+    box.replaceChildren(Object.assign(document.createElement("p"), {
+      textContent: (result.content ?? []).map((c: Json) => c.text).join(" "),
+    }));
+    return result;
+  }
+  const { schema, values, layout } = result.structuredContent;
+  const properties = schema.properties ?? {};
+  const sections = (layout ?? [{ title: "Settings", items: Object.keys(properties).map((p) => ({ kind: "property", property: p })) }]) as Json[];
+  const parts: HTMLElement[] = [];
+  for (const group of sections) {
+    const fieldset = document.createElement("fieldset");
+    fieldset.append(Object.assign(document.createElement("legend"), { textContent: group.title }));
+    for (const item of group.items) {
+      if (item.kind === "property") fieldset.append(settingControl(item.property, properties[item.property], values[item.property]));
+      else if (item.kind === "tool") {
+        const tool = state.tools.find((t) => t.name === item.tool);
+        const button = document.createElement("button");
+        button.type = "button";
+        button.textContent = tool?.title ?? tool?.annotations?.title ?? item.tool;
+        button.dataset.testid = `setting-tool-${item.tool}`;
+        button.onclick = () => void openEntrypoint(item.tool).catch((e: Error) => ($("status").textContent = e.message));
+        fieldset.append(button);
+      }
+    }
+    parts.push(fieldset);
+  }
+  const save = document.createElement("button");
+  save.type = "button";
+  save.textContent = "Save";
+  save.dataset.testid = "settings-save";
+  save.onclick = () => void saveSettings(properties).catch((e: Error) => ($("settings-state").textContent = e.message));
+  parts.push(save);
+  box.replaceChildren(...parts);
+  $("settings-state").textContent = "";
+  return result;
+}
+
+async function saveSettings(properties: Json): Promise<Json> {
+  const changed: Json = {};
+  for (const control of $("settings-box").querySelectorAll<HTMLInputElement | HTMLSelectElement>("[data-key]")) {
+    const key = control.dataset.key!;
+    const value = settingValue(control, properties[key]);
+    if (JSON.stringify(value) !== control.dataset.original) changed[key] = value;
+  }
+  if (!Object.keys(changed).length) {
+    $("settings-state").textContent = "nothing changed";
+    return {};
+  }
+  const result = await server.callTool(extensions["openai/settings"].updateTool, { set: changed }, hostMeta());
+  if (!result.isError) await openSettings(); // the values as stored now
+  $("settings-state").textContent = (result.content ?? []).map((c: Json) => c.text).join(" ");
+  return result;
+}
+
+/** The composer's @-mention search: what the person may mention, as they type after "@". */
+async function mention(query: string): Promise<Json[]> {
+  const names = extensions["openai/mentions"];
+  if (!names) throw new Error("this server offers no @-mentions (no openai/mentions capability)");
+  const result = await server.callTool(names.searchTool, { query }, hostMeta());
+  const items = (result.isError ? [] : result.structuredContent?.items ?? []) as Json[];
+  $("mentions").replaceChildren(...items.map((item) => {
+    const li = document.createElement("li");
+    const button = document.createElement("button");
+    button.type = "button";
+    button.dataset.testid = "mention";
+    button.dataset.uri = item.uri;
+    button.textContent = item.title ?? item.name;
+    button.onclick = async () => {
+      // Mentioned: the host reads the item (an account's own resource, or a public page's link).
+      const read = item.uri.startsWith("app://") ? await server.readResource(item.uri) : null;
+      $("mention-read").textContent = read ? (read.contents?.[0]?.text ?? JSON.stringify(read)) : item.uri;
+    };
+    li.append(button);
+    return li;
+  }));
+  if (result.isError) $("mention-read").textContent = (result.content ?? []).map((c: Json) => c.text).join(" ");
+  return items;
+}
+
 async function remount(): Promise<void> {
   if (!mounted) throw new Error("nothing mounted");
   const again: Mounted = { ...mounted, bridge: undefined, iframe: undefined, delayInputMs: 0, delayResultMs: 0 };
@@ -769,6 +905,8 @@ async function start(): Promise<void> {
     location.reload();
   };
   state.tools = await server.listTools();
+  // OpenAI's extensions, where a 2025-era initialize puts them (the server says both eras).
+  extensions = server.capabilities.experimental ?? {};
   const select = $("tool") as HTMLSelectElement;
   for (const t of state.tools) {
     const appOnly = JSON.stringify(t._meta?.ui?.visibility) === '["app"]';
@@ -794,6 +932,12 @@ async function start(): Promise<void> {
   ($("display-mode") as HTMLSelectElement).onchange = (e) => setDisplayMode((e.target as HTMLSelectElement).value as Mode);
   $("remount").onclick = () => void remount();
   showEntrypoints();
+  $("open-settings").onclick = () => void openSettings().catch((e: Error) => ($("settings-state").textContent = e.message));
+  ($("composer") as HTMLInputElement).oninput = (e) => {
+    const typed = (e.target as HTMLInputElement).value;
+    const at = typed.lastIndexOf("@");
+    if (at >= 0) void mention(typed.slice(at + 1)).catch((err: Error) => ($("mention-read").textContent = err.message));
+  };
   ($("add-file") as HTMLInputElement).onchange = async (e) => {
     for (const f of (e.target as HTMLInputElement).files ?? []) await addToLibrary(f).catch((err: Error) => violation(err.message));
   };
@@ -816,4 +960,6 @@ const ready = start();
   openEntrypoint,
   quickAction,
   attachments,
+  openSettings,
+  mention,
 };

@@ -33,6 +33,8 @@ export class McpError extends Error {}
 export class Server {
   private id = 0;
   private initialized: Promise<void> | null = null;
+  /** What initialize said the server offers (OpenAI's extensions in `experimental` on 2025). */
+  capabilities: Json = {};
 
   constructor(readonly origin: string = location.origin) {}
 
@@ -81,7 +83,9 @@ export class Server {
       protocolVersion: PROTOCOL,
       capabilities: { extensions: { "io.modelcontextprotocol/ui": { mimeTypes: ["text/html;profile=mcp-app"] } } },
       clientInfo: { name: "devhost", version: "1" },
-    }).then(() => undefined);
+    }).then((result) => {
+      this.capabilities = result.capabilities ?? {};
+    });
     return this.initialized;
   }
 

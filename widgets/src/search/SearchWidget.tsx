@@ -98,7 +98,10 @@ export function SearchWidget() {
     // State first: the row is marked at once, and the mark survives even if the host refuses the link.
     bridge
       .setWidgetState({ modelContent: { lastOpened: hit.title }, privateContent: { lastOpened: hit.id } })
-      .catch(() => undefined);
+      .catch(() => undefined)
+      // The page the person picked, as an attachment the model reads with the next message.
+      .then(() => bridge.tellModel(`The user opened the result "${hit.title}" (${href}).`, { title: hit.title }))
+      .catch((err: Error) => bridge.log("search.context_failed", "warning", { id: hit.id }, err.message));
     try {
       await bridge.openLink(href);
     } catch (err) {
