@@ -342,7 +342,7 @@ def privacy_kept(server: AuthorizationServer | None, features: Sequence[Feature]
                  deps: Deps, registry: ToolRegistry | None = None) -> list[Mapping[str, str]]:
     """What each installed part keeps about a person, in its own sentences (the privacy page)."""
     kept: list[Mapping[str, str]] = list(server.privacy()) if server is not None else []
-    if registry is not None and registry.has_settings:
+    if registry is not None and registry.keeps_settings:
         kept.append(SETTINGS_PRIVACY)
     for feature in features:
         if feature.privacy is not None:

@@ -20,7 +20,8 @@ PLAIN = {
     "float_parsing": "must be a number",
     "float_type": "must be a number",
     "bool_parsing": "must be true or false (also yes/no, on/off, 1/0)",
-    "bool_type": "must be true or false (also yes/no, on/off, 1/0)",
+    # A strict field (the settings' update) takes only true or false: no other form to offer.
+    "bool_type": "must be true or false",
     "string_type": "must be text",
     "string_too_short": "must be at least {min_length} characters long",
     "string_too_long": "must be at most {max_length} characters long",

@@ -74,6 +74,11 @@ class AccountRepository:
         found = self.session.execute(query).first()
         return found is None or found.disabled_at is None
 
+    def lock(self, account_id: str) -> None:
+        """The account's row locked until the transaction ends (PostgreSQL; SQLite's writers hold
+        the whole database already)."""
+        self.session.execute(select(Account.id).where(Account.id == account_id).with_for_update())
+
     def retire(self, account_id: str, when: int) -> None:
         """A deleted account: its grants revoked (every worker hears it) and deleted with their
         refresh tokens, its codes and upstream identities deleted; its row kept as a tombstone
@@ -157,8 +162,13 @@ def delete_account(uow: UnitOfWork, account_id: str,
     """What every feature keeps for the account (``forget``: app.parts.forget_everywhere), then
     the account itself (``retire``), in the caller's transaction: /account and ``users delete``.
     Returns how many items the features deleted."""
+    accounts = uow.repository(AccountRepository)
+    # First the account's row, locked: a write for it still running (which share-locked it,
+    # ``hold``) commits before ``forget`` looks, and one arriving later waits, then finds the
+    # account gone. Otherwise ``forget`` would miss the rows of a write committed after it read.
+    accounts.lock(account_id)
     kept = forget(uow, account_id)
-    uow.repository(AccountRepository).retire(account_id, int(time.time()))
+    accounts.retire(account_id, int(time.time()))
     return kept
 
 

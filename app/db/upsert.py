@@ -35,17 +35,21 @@ def insert_if_absent(session: Session, table: FromClause, values: Mapping[str, A
 
 
 def upsert(session: Session, table: FromClause, rows: Sequence[Mapping[str, Any]],
-           key: Sequence[str] = ("id",)) -> None:
+           key: Sequence[str] = ("id",), *, only_changed: bool = True) -> None:
+    """Insert ``rows``, or update those whose ``key`` exists. ``only_changed``: leave a row whose
+    values are all the same untouched; off for a row that changes on every write anyway (a time
+    stamp) or holds a column PostgreSQL cannot compare (``json`` has no ``=``)."""
     if not rows:
         return
     stmt = _insert(session, table)
     values = [c for c in rows[0] if c not in key]
     if values:
         # The WHERE keeps unchanged rows untouched: no rewrite, no trigger, no index churn.
+        changed = or_(*(table.c[c].is_distinct_from(stmt.excluded[c]) for c in values))
         stmt = stmt.on_conflict_do_update(
             index_elements=list(key),
             set_={c: stmt.excluded[c] for c in values},
-            where=or_(*(table.c[c].is_distinct_from(stmt.excluded[c]) for c in values)),
+            where=changed if only_changed else None,
         )
     else:
         stmt = stmt.on_conflict_do_nothing(index_elements=list(key))

@@ -209,7 +209,8 @@ def _lint_widget_meta(meta: dict[str, Any]) -> Iterator[str]:
         yield "openai/widgetPrefersBorder must equal ui.prefersBorder"
     modes = _object(meta.get("openai/ui")).get("availableDisplayModes")
     # ChatGPT renders inline and fullscreen only: a pip offered to it is a mode it never shows.
-    if not isinstance(modes, list) or not modes or not all(m in ("inline", "fullscreen") for m in modes):
+    shown = ("inline", "fullscreen")
+    if not isinstance(modes, list) or not modes or not all(m in shown for m in modes):
         yield "openai/ui.availableDisplayModes must be a non-empty subset of inline, fullscreen"
     if not isinstance(meta.get("openai/widgetDescription"), str) or not meta["openai/widgetDescription"].strip():
         yield "openai/widgetDescription is missing"

@@ -326,7 +326,10 @@ class ToolRegistry:
         registered: before anything reads the tools."""
         if self._mentions and MENTIONS_TOOL not in self._tools:
             self._declare_mentions()
-        if self._settings and self.settings_store is not None and READ_TOOL not in self._tools:
+        if self._settings and READ_TOOL not in self._tools:
+            if self.settings_store is None:
+                raise RegistryError("settings groups were declared, and no settings_store keeps "
+                                    "their values (the composition root gives app.preferences')")
             self._declare_settings(self.settings_store)
         if problem := self._quick_actions_problem():
             raise RegistryError(problem)
@@ -334,9 +337,17 @@ class ToolRegistry:
     def _quick_actions_problem(self) -> str | None:
         for name, spec in self._tools.items():
             for entry in (spec.meta.get("openai/ui") or {}).get("entrypoints", []):
-                target = ((entry.get("quickAction") or {}).get("target") or {}).get("name")
-                if target is not None and target not in self._tools:
-                    return f"{name}: its quick action calls {target!r}, which is no tool here"
+                target = (entry.get("quickAction") or {}).get("target") or {}
+                called = target.get("name")
+                if called is None:
+                    continue
+                if called not in self._tools:
+                    return f"{name}: its quick action calls {called!r}, which is no tool here"
+                given = set(target.get("arguments") or {})
+                if missing := [n for n in _needs_arguments(inspect.unwrap(self._tools[called].fn))
+                               if n not in given]:
+                    return (f"{name}: its quick action calls {called!r} without "
+                            f"{', '.join(missing)}, which it needs")
         return None
 
     def _declare_settings(self, store: SettingsStore) -> None:
@@ -345,6 +356,10 @@ class ToolRegistry:
                 if action not in self._tools:
                     raise RegistryError(f"settings group {group.title!r}: its button calls "
                                         f"{action!r}, which is no tool of this server")
+                if needed := _needs_arguments(inspect.unwrap(self._tools[action].fn)):
+                    raise RegistryError(f"settings group {group.title!r}: its button calls "
+                                        f"{action!r} with {{}}, and that tool needs "
+                                        f"{', '.join(needed)}")
         try:
             declared = compose(self._settings, store)
         except SettingsError as exc:
@@ -372,7 +387,7 @@ class ToolRegistry:
             name=MENTIONS_TOOL,
             title="Find something to mention",
             description="What the person may @-mention in the composer: their own saved items "
-            "when signed in, and public pages, matching the text typed so far.",
+            "and public pages, matching the text typed so far.",
             read_only=True,
             destructive=False,
             open_world=False,
@@ -399,9 +414,10 @@ class ToolRegistry:
                                                     exclude_none=True))
 
     @property
-    def has_settings(self) -> bool:
-        """Whether the account's settings are offered (some feature declared a group)."""
-        return READ_TOOL in self._tools
+    def keeps_settings(self) -> bool:
+        """Whether some account's choice may be kept: a settings group with settings of its own
+        (a group of buttons only keeps nothing)."""
+        return READ_TOOL in self._tools and any(g.model.model_fields for g in self._settings)
 
     @property
     def has_widgets(self) -> bool:
@@ -530,18 +546,36 @@ def _entrypoint_problem(fn: Callable[..., Any], entrypoints: Sequence[OpenAIUiEn
     """
     if not entrypoints:
         return None
-    parameters = {name: p for name, p in inspect.signature(fn, eval_str=True).parameters.items()
-                  if not (isinstance(p.annotation, type) and issubclass(p.annotation, Context))}
     for entry in entrypoints:
         if isinstance(entry, OpenAIFileEntrypoint):
-            if "file" not in parameters:
+            if "file" not in _parameters(fn):
                 return "a file entrypoint calls the tool with `file` ({name, resourceUri})"
             continue
-        needed = [n for n, p in parameters.items() if p.default is inspect.Parameter.empty]
-        if needed:
+        if needed := _needs_arguments(fn):
             return f"a {entry.type} entrypoint calls the tool with {{}}, and it needs " \
                    f"{', '.join(needed)}"
     return None
+
+
+def _parameters(fn: Callable[..., Any]) -> dict[str, inspect.Parameter]:
+    """``fn``'s parameters a caller gives (its ``Context`` is the SDK's to give)."""
+    try:
+        signature = inspect.signature(fn, eval_str=True)
+    except Exception:  # an annotation only a type checker resolves: read as written
+        signature = inspect.signature(fn)
+
+    def given_by_sdk(p: inspect.Parameter) -> bool:
+        hint = p.annotation
+        if isinstance(hint, str):
+            return hint.split("[")[0].rsplit(".", 1)[-1] == "Context"
+        return isinstance(hint, type) and issubclass(hint, Context)
+
+    return {n: p for n, p in signature.parameters.items() if not given_by_sdk(p)}
+
+
+def _needs_arguments(fn: Callable[..., Any]) -> list[str]:
+    """The arguments ``fn`` cannot be called without (a host calling it with ``{}`` fails)."""
+    return [n for n, p in _parameters(fn).items() if p.default is inspect.Parameter.empty]
 
 
 def refusal(title: str, scopes: Sequence[str], resource_metadata_url: str, *, signed_in: bool) -> CallToolResult:

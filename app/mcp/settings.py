@@ -30,15 +30,18 @@ from openai_mcp_extensions import (
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
 from app.mcp.errors import ToolFailure
+from app.plain import plain_error
+from app.preferences.values import filled
 
 SETTINGS_CAPABILITY = "openai/settings"
 READ_TOOL = "read_settings"
 UPDATE_TOOL = "update_settings"
+MAX_KEY = 64  # the preferences table's key column
 M = TypeVar("M", bound=BaseModel)
 
 
 class SettingsError(ValueError):
-    """Groups that cannot make one schema (the registry refuses them at start-up and in ``check``)."""
+    """Groups that cannot make one schema (refused at start-up and by ``check``)."""
 
 
 class Buttons(BaseModel):
@@ -67,19 +70,6 @@ class SettingsStore(Protocol):
     async def update(self, subject: str, changes: Mapping[str, Any]) -> Mapping[str, Any]:
         """Store ``changes`` (validated) for ``subject`` before returning everything it stored."""
         ...
-
-
-def filled(kind: type[M], stored: Mapping[str, Any]) -> M:
-    """``kind`` as the account chose it, each value checked on its own: one the group no longer
-    accepts (a changed type, a narrower range) falls back to its default alone."""
-    chosen: dict[str, Any] = {}
-    for key in kind.model_fields.keys() & stored.keys():
-        try:
-            kind.model_validate({key: stored[key]})
-        except ValidationError:
-            continue
-        chosen[key] = stored[key]
-    return kind.model_validate(chosen)
 
 
 @dataclass(frozen=True)
@@ -118,6 +108,9 @@ def compose(groups: Sequence[SettingsGroup], store: SettingsStore) -> DeclaredSe
             if info.is_required():
                 raise SettingsError(f"setting {key!r} of group {group.title!r} needs a default "
                                     "(what applies until the person chooses)")
+            if len(key) > MAX_KEY:
+                raise SettingsError(f"setting {key[:MAX_KEY]}... of group {group.title!r}: a key "
+                                    f"holds at most {MAX_KEY} characters")
             if not info.title or not info.description:
                 raise SettingsError(f"setting {key!r} of group {group.title!r} needs a title and a "
                                     "description (what the person reads beside it)")
@@ -148,6 +141,18 @@ def compose(groups: Sequence[SettingsGroup], store: SettingsStore) -> DeclaredSe
 
     @extension.update
     async def update(changes: dict[str, Any], _: Any) -> BaseModel:
+        # Each section's own rules (its validators too, which the composed schema has not kept)
+        # judge its part of the change before anything is stored.
+        for group in groups:
+            part = {k: v for k, v in changes.items() if k in group.model.model_fields}
+            for key, value in part.items():
+                try:
+                    group.model.model_validate({key: value})
+                except ValidationError as exc:
+                    said = plain_error(exc.errors()[0])
+                    raise ToolFailure(f"{group.model.model_fields[key].title} was not changed: "
+                                      f"{said}.", f"Call update_settings again with another "
+                                      f"value of `{key}`.") from None
         return current(await store.update(_subject(), changes))
 
     return DeclaredSettings(extension, tuple(groups))

@@ -139,8 +139,10 @@ class Widget:
             legacy_csp["redirect_domains"] = list(self.redirect_domains)
         return {
             "ui": {"prefersBorder": self.prefers_border, "csp": csp, "domain": domain},
+            # Inline first: offered both, ChatGPT would open full screen unless told otherwise.
             "openai/ui": OpenAIUiResourceMetadata(
-                available_display_modes=list(self.display_modes),  # pyright: ignore[reportArgumentType]
+                available_display_modes=list(self.display_modes),  # pyright: ignore
+                preferred_display_mode="inline" if "inline" in self.display_modes else None,
             ).model_dump(by_alias=True, exclude_none=True),
             "openai/widgetDescription": self.description,
             "openai/widgetPrefersBorder": self.prefers_border,

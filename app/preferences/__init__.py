@@ -11,16 +11,15 @@ from app.preferences.store import Preferences
 
 # What the privacy page says of them, when some feature offers settings.
 PRIVACY = {
-    "en": "The settings you choose for this app (a home city, how many results) are kept with "
-          "your account until you change them or delete your account.",
-    "es": "Los ajustes que eliges para esta app (una ciudad de origen, cuántos resultados) se "
-          "conservan con tu cuenta hasta que los cambias o eliminas tu cuenta.",
-    "fr": "Les réglages que vous choisissez pour cette app (une ville, le nombre de résultats) "
-          "sont conservés avec votre compte jusqu’à ce que vous les changiez ou supprimiez votre "
-          "compte.",
-    "pt": "As configurações que você escolhe para este app (uma cidade, quantos resultados) ficam "
-          "guardadas com a sua conta até você mudá-las ou excluir a sua conta.",
-    "zh": "你为此应用选择的设置（所在城市、结果数量）会随你的账户保存，直到你更改它们或删除账户。",
+    "en": "The settings you choose for this app are kept with your account until you change them "
+          "or delete your account.",
+    "es": "Los ajustes que eliges para esta app se conservan con tu cuenta hasta que los cambias "
+          "o eliminas tu cuenta.",
+    "fr": "Les réglages que vous choisissez pour cette app sont conservés avec votre compte "
+          "jusqu’à ce que vous les changiez ou supprimiez votre compte.",
+    "pt": "As configurações que você escolhe para este app ficam guardadas com a sua conta até "
+          "você mudá-las ou excluir a sua conta.",
+    "zh": "你为此应用选择的设置会随你的账户保存，直到你更改它们或删除账户。",
 }
 
 __all__ = ["PRIVACY", "Preferences"]

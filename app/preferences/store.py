@@ -12,8 +12,8 @@ from sqlalchemy.orm import Session
 
 from app.db import Database, UnitOfWork
 from app.db.upsert import rowcount, upsert
-from app.mcp.settings import filled
 from app.preferences.models import Preference
+from app.preferences.values import filled
 
 M = TypeVar("M", bound=BaseModel)
 _OF = select(Preference.key, Preference.value).where(Preference.subject == bindparam("subject"))
@@ -30,12 +30,14 @@ class PreferenceRepository:
 
     def put(self, subject: str, changes: Mapping[str, Any]) -> None:
         now = datetime.now(UTC)
+        # Every write: its time stamp changes, and PostgreSQL has no `=` for the json value.
         upsert(self.session, Preference.__table__,
                [{"subject": subject, "key": key, "value": value, "updated_at": now}
-                for key, value in changes.items()], key=("subject", "key"))
+                for key, value in changes.items()], key=("subject", "key"), only_changed=False)
 
     def delete_all(self, subject: str) -> int:
-        return rowcount(self.session.execute(delete(Preference).where(Preference.subject == subject)))
+        mine = delete(Preference).where(Preference.subject == subject)
+        return rowcount(self.session.execute(mine))
 
 
 class Preferences:

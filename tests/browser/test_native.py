@@ -12,7 +12,8 @@ import pytest
 
 from tests.browser.host import Host, expect
 
-pytestmark = [pytest.mark.demo("files", "cafes", "zoo", "recipes", "search"), pytest.mark.authserver]
+pytestmark = [pytest.mark.demo("files", "cafes", "zoo", "recipes", "search"),
+              pytest.mark.authserver]
 
 
 def test_a_csv_opened_from_the_computer_ends_analysed_in_the_files_widget(host: Host) -> None:

@@ -17,7 +17,7 @@ from tests.e2e import linking_steps as steps
 from tests.e2e.conftest import Linking
 from tests.e2e.oauth_client import call_tool
 
-pytestmark = [pytest.mark.demo("recipes"), pytest.mark.authserver]
+pytestmark = [pytest.mark.demo("recipes", "cafes"), pytest.mark.authserver]
 PASSWORD = "a-long-test-password"
 
 
@@ -49,6 +49,11 @@ def test_a_person_deletes_their_account_and_what_was_kept_for_it(linking: Linkin
     assert _saved(linking, access, "Kept until the account goes").status_code == 200
     _, others = steps.linked(linking, username="bob")
     assert _saved(linking, others["access_token"], "Bob's own").status_code == 200
+    # Settings are kept per account too (app/preferences): the leaver's go, bob's stay.
+    for token in (access, others["access_token"]):
+        chosen = call_tool(linking.resource, "update_settings", {"set": {"home_city": "Oslo"}},
+                           token=token)
+        assert chosen.json()["result"]["isError"] is False, chosen.text
 
     browser = httpx.Client(base_url=linking.base_url, follow_redirects=False, timeout=15,
                            headers={"accept-language": "en"})
@@ -87,6 +92,10 @@ def test_a_person_deletes_their_account_and_what_was_kept_for_it(linking: Linkin
                      id=account_id) == [(0,)]
     assert steps.sql(linking, "SELECT count(*) FROM saved_recipes WHERE account = :id",
                      id=account_id) == [(0,)]
+    assert steps.sql(linking, "SELECT count(*) FROM preferences WHERE subject = :id",
+                     id=account_id) == [(0,)]
+    assert steps.sql(linking, "SELECT count(*) FROM preferences p JOIN accounts a ON a.id = "
+                     "p.subject WHERE a.username = 'bob'") == [(1,)]
     # bob's account, link and recipes are untouched.
     kept = call_tool(linking.resource, "list_saved_recipes", token=others["access_token"])
     assert "Bob's own" in kept.text

@@ -30,8 +30,8 @@ from tests.e2e.server import LiveServer, free_port
 from tests.filehost import FileServer, serving_files
 from tests.wording import assert_readable
 
-pytestmark = [pytest.mark.demo("recipes", "files", "cafes"), pytest.mark.authserver,
-              pytest.mark.any_database]
+pytestmark = [pytest.mark.demo("recipes", "files", "cafes", "zoo", "search"),
+              pytest.mark.authserver, pytest.mark.any_database]
 SCOPE = "recipes.write files.write"
 PASSWORD = "demo-password"
 KEYS = ",".join(secrets.token_urlsafe(32) for _ in range(2))

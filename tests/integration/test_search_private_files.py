@@ -36,6 +36,22 @@ def test_a_kept_files_text_is_searchable_by_its_owner_only_until_deleted(deploye
     assert ok(anyio.run(call, deployed, "search", {"q": word}, "alice"))["results"] == []
 
 
+def test_an_account_that_leaves_its_own_documents_out_of_search_finds_public_pages_only(
+        deployed: Deployed, file_server: FileServer):
+    word = f"nightjar{uuid.uuid4().hex[:6]}"
+    ok(anyio.run(call, deployed, "analyze_file", {"file": file_arg(
+        file_server.offer(f"{word} notes\n".encode()), name="notes.txt")}, "alice"))
+    assert len(ok(anyio.run(call, deployed, "search", {"q": word}, "alice"))["results"]) == 1
+    ok(anyio.run(call, deployed, "update_settings", {"set": {"search_mine": False}}, "alice"))
+    try:
+        assert ok(anyio.run(call, deployed, "search", {"q": word}, "alice"))["results"] == []
+        pages = ok(anyio.run(call, deployed, "search", {"q": "json dumps"}, "alice"))["results"]
+        assert pages and all(p["url"].startswith("https://") for p in pages)
+    finally:
+        ok(anyio.run(call, deployed, "update_settings", {"set": {"search_mine": True}}, "alice"))
+    assert len(ok(anyio.run(call, deployed, "search", {"q": word}, "alice"))["results"]) == 1
+
+
 def test_an_anonymous_upload_is_never_searchable(deployed: Deployed, file_server: FileServer):
     word = f"kestrel{uuid.uuid4().hex[:6]}"
     ok(anyio.run(call, deployed, "analyze_file", {"file": file_arg(file_server.offer(f"{word} notes\n".encode()))}))

@@ -202,11 +202,24 @@ describe("window.openai", () => {
     expect(await told).toBe(true);
     const read = bridge.readHostFile("file://host/1");
     const req = sent.find((m) => m.method === "resources/read")!;
-    expect(req.params).toEqual({ uri: "file://host/1" });
+    expect(req.params).toEqual({ uri: "file://host/1", _meta: { "openai/resource": { representation: "blob" } } });
     deliver({ jsonrpc: "2.0", id: req.id, result: { contents: [{ uri: "file://host/1", mimeType: "text/csv", blob: btoa("a,b\n") }] } }, host);
     const { bytes, mimeType } = await read;
     expect(new TextDecoder().decode(bytes)).toBe("a,b\n");
     expect(mimeType).toBe("text/csv");
+  });
+
+  it("keeps the state's block when a selection is told, and the other way round", async () => {
+    const { bridge, sent, deliver, host } = await connected();
+    const state = bridge.setWidgetState({ modelContent: { favourites: ["A"] } });
+    deliver({ jsonrpc: "2.0", id: sent.at(-1)!.id, result: {} }, host);
+    await state;
+    const told = bridge.tellModel("The user selected B.", { title: "B" });
+    const both = sent.at(-1)!;
+    expect(both.method).toBe("ui/update-model-context");
+    expect(both.params.content.map((b: any) => b.text)).toEqual(['{"favourites":["A"]}', "The user selected B."]);
+    deliver({ jsonrpc: "2.0", id: both.id, result: {} }, host);
+    await told;
   });
 
   it("tells no model context to a host that takes none", async () => {

@@ -123,9 +123,9 @@ def register(registry: ToolRegistry, deps: Deps) -> None:
         subject = signed_in()
         chosen = (await db.read(lambda uow: Preferences.of(uow, subject, CafeSettings))
                   if subject else CafeSettings())
-        if chosen.cafe_language != "auto":
-            locale_tag = chosen.cafe_language
-        language = lookup(locale_tag, service.LANGUAGES)
+        # The region of ChatGPT's locale still names the default city (pt-BR: São Paulo).
+        language = (chosen.cafe_language if chosen.cafe_language != "auto"
+                    else lookup(locale_tag, service.LANGUAGES))
         hint = ((city.strip() or None if city else None) or _city_hint(meta)
                 or chosen.home_city.strip() or None)
         if hint is None and can_ask(ctx):  # no city anywhere: the person says which

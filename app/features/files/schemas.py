@@ -114,10 +114,11 @@ class ChosenFile(BaseModel):
     (``OpenAIFileEntrypointFile`` of openai-mcp-extensions, bounded): ``resourceUri`` is the
     host's, which answers ``resources/read`` on it; this server cannot read it."""
 
-    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+    # What else a host may add is ignored, as the library's model does.
+    model_config = ConfigDict(extra="ignore", populate_by_name=True)
 
-    name: str = Field(min_length=1, max_length=255, description="The file's name")
-    resource_uri: str = Field(alias="resourceUri", min_length=1, max_length=2048,
+    name: str = Field(min_length=1, max_length=255, pattern=r"\S", description="The file's name")
+    resource_uri: str = Field(alias="resourceUri", min_length=1, max_length=2048, pattern=r"\S",
                               description="The host's URI of the file (opaque)")
 
 

@@ -221,8 +221,9 @@ def register(registry: ToolRegistry, deps: Deps) -> None:
     @registry.tool(
         name="open_file",
         title="Open a file",
-        description="Opens a file the user chose on their computer in the files app, which reads it "
-        "through ChatGPT and analyses it. ChatGPT calls it from a file entrypoint (Desktop).",
+        description="Opens a file the user chose on their computer in the files app, which "
+        "reads it through ChatGPT and analyses it. ChatGPT calls it from a file entrypoint "
+        "(Desktop).",
         read_only=True,
         destructive=False,
         open_world=False,

@@ -25,6 +25,8 @@ const WWW_AUTHENTICATE = "mcp/www_authenticate";
 // The server rate-limits too; this keeps a widget in an error loop from flooding it.
 const LOG_BURST = 30;
 const LOG_WINDOW_MS = 60_000;
+// The largest file the widget reads from the host (the server's own limit is lower by default).
+const MAX_HOST_FILE_BYTES = 100_000_000;
 
 export interface Snapshot {
   /** Tool arguments: null until the host delivers them (approval flows deliver them late). */
@@ -77,6 +79,8 @@ export interface BridgeEnv {
 }
 
 export class Bridge {
+  // What this widget told the model last (ui/update-model-context), by source.
+  private readonly context: { state: Json | null; selection: Json | null } = { state: null, selection: null };
   private readonly listeners = new Set<() => void>();
   private readonly pending = new Map<number, Pending>();
   private nextId = 1;
@@ -366,7 +370,8 @@ export class Bridge {
     }
     if (this.snap.connected && this.hostCapabilities.updateModelContext && state.modelContent !== undefined) {
       const text = typeof state.modelContent === "string" ? state.modelContent : JSON.stringify(state.modelContent);
-      await this.request("ui/update-model-context", { content: [{ type: "text", text }] });
+      this.context.state = { type: "text", text };
+      await this.sendContext();
     }
   }
 
@@ -383,8 +388,16 @@ export class Bridge {
     if (about.thumbnail) meta["openai/thumbnail"] = { src: about.thumbnail };
     const block: Json = { type: "text", text };
     if (Object.keys(meta).length) block._meta = meta;
-    await this.request("ui/update-model-context", { content: [block] });
+    this.context.selection = block;
+    await this.sendContext();
     return true;
+  }
+
+  /** Each update replaces the widget's whole context: the state's block and the selection's go
+   *  together, so neither erases the other. */
+  private async sendContext(): Promise<void> {
+    const content = [this.context.state, this.context.selection].filter((b) => b !== null);
+    await this.request("ui/update-model-context", { content });
   }
 
   /**
@@ -393,10 +406,19 @@ export class Bridge {
    */
   async readHostFile(uri: string): Promise<{ bytes: Uint8Array; mimeType: string | undefined }> {
     if (!this.snap.connected) throw new Unsupported("this host cannot read files for the app");
-    const result = (await this.request("resources/read", { uri })) as { contents?: Json[] };
+    // The bytes as they are (a PDF, an image): a blob, never text the host decoded.
+    const result = (await this.request("resources/read", {
+      uri,
+      _meta: { "openai/resource": { representation: "blob" } },
+    })) as { contents?: Json[] };
     const content = result?.contents?.[0];
     if (!content) throw new BridgeError("the host returned no contents for the file");
     const mimeType = typeof content.mimeType === "string" ? content.mimeType : undefined;
+    const size = typeof content.blob === "string" ? (content.blob.length * 3) / 4 : 0;
+    if (size > MAX_HOST_FILE_BYTES) {
+      // Decoding it would hold it twice in the widget's memory; the server refuses less already.
+      throw new BridgeError(`the file is over ${MAX_HOST_FILE_BYTES / 1_000_000} MB`);
+    }
     if (typeof content.blob === "string") {
       const raw = atob(content.blob);
       const bytes = new Uint8Array(raw.length);

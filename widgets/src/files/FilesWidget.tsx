@@ -45,6 +45,17 @@ type Notice = { key: "deleted"; name: string } | { key: "deletedUnknown" | "notF
 
 const isShowing = (s: Screen) => s.kind === "analysis" || s.kind === "comparison" || s.kind === "library";
 
+/** A file entrypoint's file and where the host stored it (the widget state's `opened`). */
+interface Opened {
+  uri: string;
+  file: LibraryFile;
+}
+
+function openedOf(privateContent: unknown): Opened | null {
+  const found = (privateContent as { opened?: Opened } | null | undefined)?.opened;
+  return found && typeof found.uri === "string" && typeof found.file?.fileId === "string" ? found : null;
+}
+
 export function FilesWidget() {
   const bridge = useBridge();
   const snap = useSnapshot();
@@ -64,13 +75,17 @@ export function FilesWidget() {
   const listCall = useRef(0);
   const writtenState = useRef("");
   const fileInput = useRef<HTMLInputElement>(null);
+  // A file a file entrypoint opened, once it is in the host's file store: kept in the widget state,
+  // so a re-mount analyses it from there again instead of reading the host's URI a second time.
+  const opened = useRef<Opened | null>(openedOf(snap.widgetState?.privateContent));
 
   function setScreen(next: Screen, fromWidget: boolean) {
     current.current = next;
     setScreenState(next);
     if (!fromWidget || !isShowing(next)) return;
     // The model should know what the user did here (another file analysed, the library opened or changed).
-    const state = { modelContent: modelContentOf(next), privateContent: { view: next.kind } };
+    const privateContent = { view: next.kind, ...(opened.current ? { opened: opened.current } : {}) };
+    const state = { modelContent: modelContentOf(next), privateContent };
     const key = JSON.stringify(state);
     if (key === writtenState.current) return;
     writtenState.current = key;
@@ -240,6 +255,11 @@ export function FilesWidget() {
    * This relay is this app's design, not the spec's (docs/chatgpt-contract.md, "File entrypoints").
    */
   async function openChosen(chosen: ChosenFile) {
+    const held = opened.current;
+    if (held?.uri === chosen.resourceUri) {
+      await analyzeHeld(held.file); // re-mounted: the host's store has it already
+      return;
+    }
     startAction({ what: "analyze", name: chosen.name });
     let file: LibraryFile;
     try {
@@ -252,6 +272,7 @@ export function FilesWidget() {
       return;
     }
     bridge.log("files.open", "info", { mime_type: file.mimeType ?? null });
+    opened.current = { uri: chosen.resourceUri, file };
     await analyzeHeld(file);
   }
 
