@@ -37,6 +37,24 @@ def test_a_csv_opened_from_the_computer_ends_analysed_in_the_files_widget(host: 
     assert analysed["result"].get("isError") is not True
 
 
+def test_a_csv_dropped_on_the_page_opens_as_a_file_entrypoint(host: Host) -> None:
+    """The person's gesture itself: a file dropped on the emulator's drop zone."""
+    name = f"levels-{uuid.uuid4().hex[:6]}.csv"
+    host.page.evaluate("""(name) => {
+        const data = new DataTransfer();
+        data.items.add(new File(["site,level\\nA,7\\nB,9\\n"], name, {type: "text/csv"}));
+        const zone = document.querySelector("[data-testid=drop-zone]");
+        zone.dispatchEvent(new DragEvent("dragover", {dataTransfer: data, bubbles: true,
+                                                      cancelable: true}));
+        zone.dispatchEvent(new DragEvent("drop", {dataTransfer: data, bubbles: true,
+                                                  cancelable: true}));
+    }""", name)
+    expect(host.by_testid("file-name")).to_have_text(name, timeout=30_000)
+    expect(host.by_testid("csv-columns").get_by_test_id("csv-column")).to_have_count(2)
+    calls = host.page.evaluate("() => window.hostEmulator.widgetCalls.map((c) => c.name)")
+    assert calls.count("analyze_file") == 1
+
+
 def test_a_file_the_host_cannot_read_is_said_in_the_widget(host: Host) -> None:
     """The host answers resources/read for the URIs it handed out only: a URI it never gave
     (a stale entrypoint call) ends in the widget's own words, nothing analysed."""
