@@ -1,5 +1,6 @@
 """Each account's settings at rest (app/preferences): written again and again on SQLite and
-PostgreSQL, and deleted with the account even when a write for it is still running."""
+PostgreSQL (CI runs this module on both), and deleted with the account even when a write for it
+is still running."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from app.db import Database
 from app.preferences import Preferences
 from app.preferences.store import PreferenceRepository
 
-pytestmark = [pytest.mark.authserver, pytest.mark.any_database]
+pytestmark = [pytest.mark.authserver]
 
 
 def _account(db: Database) -> str:

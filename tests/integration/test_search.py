@@ -38,6 +38,27 @@ def test_the_function_a_query_names_ranks_first(db, query, expected_first):
     assert titles[0] == expected_first, titles
 
 
+MODULES = ("os", "sys", "re", "json", "pathlib", "asyncio", "collections", "itertools", "functools",
+           "datetime", "typing", "subprocess", "logging", "unittest", "argparse", "math", "random",
+           "dataclasses", "enum", "threading")
+
+
+@pytest.mark.parametrize("module", MODULES)
+def test_a_query_naming_a_module_finds_the_module_itself_first(db, module):
+    hits = _search(db, module)
+    assert hits[0].id == f"py:{module}", [h.id for h in hits]
+    assert hits[0].url == f"https://docs.python.org/3/library/{module}.html#module-{module}"
+    assert hits[0].score > max(h.score for h in hits[1:])
+    assert len({h.id for h in hits}) == len(hits)  # not twice
+
+
+def test_snippets_read_without_docstring_markup(db):
+    for query in ("re match", "json", "fnmatch", "functools wraps", "pathlib", "os path"):
+        for hit in _search(db, query):
+            assert "``" not in hit.snippet and ":func:`" not in hit.snippet, hit
+            assert ":mod:`" not in hit.snippet and "<built-in" not in hit.snippet, hit
+
+
 def test_a_module_and_its_function_lead_a_query_naming_both(db):
     titles = [h.title for h in _search(db, "json dumps")]
     assert titles[0].startswith("json — ") and titles[1] == "json.dumps", titles

@@ -237,6 +237,19 @@ def _record(module: str, origin: str, kind: str, qualname: str, doc: str, sig: s
     }
 
 
+def _listing_record(name: str, module: ModuleType, names: list[tuple[str, str]]) -> dict[str, str]:
+    """The page of a module whose docstring says too little: its own line, if any, then the
+    classes and functions it documents (classes first, in order)."""
+    doc = inspect.cleandoc(module.__doc__ or "").strip()
+    ordered = sorted(names, key=lambda item: (item[1] != "class", item[0].lower()))
+    shown = ", ".join(attr for attr, _ in ordered[:6]) + (", …" if len(ordered) > 6 else "")
+    listed = "; ".join(f"{attr} ({kind})" for attr, kind in ordered)
+    line = doc.splitlines()[0].strip() if doc else f"the {name} module"
+    body = f"{line}\n\nThe {name} module documents: {listed}."
+    return {"id": f"py:{name}", "title": f"{name} — {shown}", "url": _url(name, "", name),
+            "module": name, "kind": "module", "body": body[:MAX_BODY].rstrip()}
+
+
 def _members(cls: type):
     for name, member in sorted(vars(cls).items()):
         if name.startswith("_"):
@@ -298,6 +311,15 @@ def build() -> list[dict[str, str]]:
             add(_record(name, name, "module", "", doc, None))
 
     owners = sorted(_choose_owners(modules).items(), key=lambda item: (item[1][1], item[0]))
+    # A module without a docstring of its own (pathlib, dataclasses and enum in 3.11; asyncio's is
+    # one short line) still gets its page: what it documents, so that a search for its name finds
+    # the module itself first (app.features.search.service).
+    documented: dict[str, list[tuple[str, str]]] = {}
+    for (_, attr), (_, name, obj) in owners:
+        documented.setdefault(name, []).append((attr, "class" if inspect.isclass(obj) else "function"))
+    for name in sorted(by_object.values()):
+        if f"py:{name}" not in records and documented.get(name):
+            add(_listing_record(name, modules[name], documented[name]))
     for (origin, attr), (_, name, obj) in owners:
         if not inspect.isclass(obj):
             if doc := _doc(obj):

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from sqlalchemy import delete, func, select, text
+from sqlalchemy import bindparam, delete, func, select, text
 from sqlalchemy.orm import Session
 
 from app.db.upsert import rowcount, upsert
@@ -64,6 +64,12 @@ _POSTGRES = text(
 )
 
 
+# By its unique id; a public module page only (a private document never names a module).
+_MODULE = (select(Document.id, Document.title, Document.url, Document.body)
+           .where(Document.id == bindparam("id"), Document.kind == "module",
+                  Document.owner.is_(None)))
+
+
 class SearchRepository:
     def __init__(self, session: Session) -> None:
         self.session = session
@@ -87,6 +93,14 @@ class SearchRepository:
             query = _SQLITE
         rows = self.session.execute(query, {"match": match, "limit": limit, "viewer": viewer})
         return [Row(r.id, r.title, r.url, " ".join((r.snippet or "").split()), float(r.score)) for r in rows]
+
+    def module_page(self, name: str) -> Row | None:
+        """The public page of module ``name`` (its id is ``py:<name>``), its body's start as the
+        snippet (the service ranks it)."""
+        found = self.session.execute(_MODULE, {"id": f"py:{name}"}).first()
+        if found is None:
+            return None
+        return Row(found.id, found.title, found.url, " ".join(found.body[:300].split()), 0.0)
 
     def count(self) -> int:
         return int(self.session.scalar(select(func.count()).select_from(Document)) or 0)
