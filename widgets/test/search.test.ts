@@ -62,3 +62,20 @@ describe("links the host can open", () => {
     expect(openableUrl("https://notes.example/alice/1", linkOrigins({}))).toBe("https://notes.example/alice/1");
   });
 });
+
+describe("highlight marks why a result matched", () => {
+  it("marks each query word, case ignored, longest first, and leaves the rest", async () => {
+    const { highlight, queryWords } = await import("../src/search/logic");
+    const words = queryWords("JSON dumps a");
+    expect(words).toEqual(["json", "dumps"]);
+    expect(highlight("json.dumps(obj) — Serialize to JSON", words)).toEqual([
+      { text: "json", hit: true },
+      { text: ".", hit: false },
+      { text: "dumps", hit: true },
+      { text: "(obj) — Serialize to ", hit: false },
+      { text: "JSON", hit: true },
+    ]);
+    expect(highlight("a+b (c)", queryWords("(c)"))).toEqual([{ text: "a+b (c)", hit: false }]);
+    expect(highlight("nothing here", [])).toEqual([{ text: "nothing here", hit: false }]);
+  });
+});

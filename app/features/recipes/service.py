@@ -61,9 +61,16 @@ def _check_account(account: str) -> None:
 
 
 def saved(uow: UnitOfWork, account: str) -> SavedRecipes:
+    return saved_with_links(uow, account)[0]
+
+
+def saved_with_links(uow: UnitOfWork, account: str) -> tuple[SavedRecipes, dict[str, str]]:
+    """The account's recipes (the reference page's ``{id, title}`` shape) and, apart, the link
+    each was saved with, by id (for the widget only: ``_meta``)."""
     _check_account(account)
     rows = uow.repository(SavedRecipeRepository).newest_first(account)
-    return SavedRecipes(recipes=[RecipeSummary(id=r.id, title=r.title) for r in rows])
+    return (SavedRecipes(recipes=[RecipeSummary(id=r.id, title=r.title) for r in rows]),
+            {r.id: r.source_url for r in rows if r.source_url})
 
 
 def save(uow: UnitOfWork, account: str, title: str, source_url: str | None = None, *,

@@ -98,12 +98,16 @@ PICK = Question(
 )
 
 
-def saved_result(recipes: SavedRecipes) -> CallToolResult:
+def saved_result(recipes: SavedRecipes, links: dict[str, str] | None = None) -> CallToolResult:
+    """The list; ``links`` (each recipe's link, by id) for the widget only, in ``_meta``: the
+    structured shape stays the reference page's ``{id, title}``."""
     count = len(recipes.recipes)
+    meta = {"linksById": links} if links else None
     if not count:
-        return tool_result(recipes, "You have no saved recipes yet.")
+        return tool_result(recipes, "You have no saved recipes yet.", meta)
     titles = ", ".join(r.title for r in recipes.recipes)
-    return tool_result(recipes, f"You have {count} saved {'recipe' if count == 1 else 'recipes'}: {titles}.")
+    return tool_result(recipes, f"You have {count} saved {'recipe' if count == 1 else 'recipes'}: "
+                       f"{titles}.", meta)
 
 
 def saved_one_result(result: RecipeSaved, link_given: bool) -> CallToolResult:
@@ -153,7 +157,7 @@ def register(registry: ToolRegistry, deps: Deps) -> None:
     )
     async def list_saved_recipes() -> Annotated[CallToolResult, SavedRecipes]:
         account = linked_account("Saved recipes")
-        return saved_result(await db.read(lambda uow: service.saved(uow, account)))
+        return saved_result(*await db.read(lambda uow: service.saved_with_links(uow, account)))
 
     @registry.tool(
         name="save_recipe",

@@ -302,8 +302,18 @@ export class Bridge {
   }
 
   /** Open a link outside the widget. ChatGPT checks the host against the resource's redirect_domains. */
-  async openLink(href: string): Promise<void> {
+  /**
+   * Open `href` outside the widget. `anyOrigin`: a link to any site (a recipe's), which ChatGPT's
+   * openExternal would refuse outside the widget's redirect_domains: the MCP Apps request first,
+   * where the host asks the person.
+   */
+  async openLink(href: string, options: { anyOrigin?: boolean } = {}): Promise<void> {
     const openai = this.openai;
+    if (options.anyOrigin && this.snap.connected) {
+      const result = (await this.request("ui/open-link", { url: href })) as { isError?: boolean };
+      if (result?.isError) throw new BridgeError("the host refused to open the link");
+      return;
+    }
     if (openai?.openExternal) {
       await openai.openExternal({ href });
       return;

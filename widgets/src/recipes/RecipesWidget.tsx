@@ -3,10 +3,11 @@
 // sandboxed frames block window.confirm) go through the same tools, each followed by a fresh list.
 import { useEffect, useRef, useState } from "preact/hooks";
 import { useBridge, useSnapshot } from "../bridge";
-import type { Json } from "../bridge/types";
+import type { Json, ToolResult } from "../bridge/types";
 import { ConfirmDelete, useConfirmFocus } from "../ui/ConfirmDelete";
 import { COMMON, tr } from "../ui/i18n";
 import { Frame, type WidgetStateName } from "../ui/mount";
+import { httpUrl } from "../ui/urls";
 import {
   INITIAL_VIEW,
   MAX_TITLE,
@@ -40,6 +41,23 @@ export function RecipesWidget() {
   const writtenState = useRef("");
   const [busy, setBusy] = useState<"save" | "delete" | "list" | null>(null);
   const [confirming, setConfirming] = useState<string | null>(null);
+  // Each recipe's link, by id: from the results' widget-only _meta.linksById, and the links saved here.
+  const [links, setLinks] = useState<Record<string, string>>({});
+
+  function noteLinks(result: ToolResult | null | undefined, saved?: { id: string; url: unknown }) {
+    const found = linksOf(result?._meta);
+    if (saved && typeof saved.url === "string" && saved.url) found[saved.id] = saved.url;
+    if (Object.keys(found).length) setLinks((known) => ({ ...known, ...found }));
+  }
+
+  async function openRecipeLink(url: string) {
+    try {
+      // Any site: the host asks the person (ui/open-link) rather than ChatGPT's own allow-list.
+      await bridge.openLink(url, { anyOrigin: true });
+    } catch (err) {
+      bridge.log("recipes.open_link_failed", "warning", undefined, (err as Error).message);
+    }
+  }
 
   function setView(next: RecipesView) {
     current.current = next;
@@ -66,7 +84,9 @@ export function RecipesWidget() {
     setBusy((b) => b ?? "list");
     let outcome: Outcome;
     try {
-      outcome = outcomeOf(await bridge.callTool("list_saved_recipes", {}));
+      const result = await bridge.callTool("list_saved_recipes", {});
+      noteLinks(result);
+      outcome = outcomeOf(result);
     } catch (err) {
       outcome = { kind: "error", message: (err as Error).message };
     }
@@ -83,7 +103,9 @@ export function RecipesWidget() {
       return;
     }
     if (!snap.result) return;
-    const step = reduceFirst(outcomeOf(snap.result), snap.input);
+    const first = outcomeOf(snap.result);
+    noteLinks(snap.result, first.kind === "saved" ? { id: first.recipe.id, url: snap.input?.source_url } : undefined);
+    const step = reduceFirst(first, snap.input);
     apply(step);
     // Re-mounted after the user changed the list here: the host's result is older than the list.
     if (!step.refresh && step.view.status === "ready" && snap.widgetState?.privateContent) void refresh();
@@ -95,6 +117,7 @@ export function RecipesWidget() {
     let outcome: Outcome;
     try {
       outcome = outcomeOf(await bridge.callTool("save_recipe", args));
+      if (outcome.kind === "saved") noteLinks(null, { id: outcome.recipe.id, url: args.source_url });
     } catch (err) {
       outcome = { kind: "error", message: (err as Error).message };
     }
@@ -181,6 +204,8 @@ export function RecipesWidget() {
                 onAsk={() => setConfirming(r.id)}
                 onCancel={() => setConfirming(null)}
                 onConfirm={() => void remove(r)}
+                link={links[r.id] ?? null}
+                onOpenLink={(url) => void openRecipeLink(url)}
                 t={t}
               />
             ))}
@@ -206,9 +231,12 @@ function RecipeRow(props: {
   onAsk: () => void;
   onCancel: () => void;
   onConfirm: () => void;
+  link: string | null;
+  onOpenLink: (url: string) => void;
   t: T;
 }) {
   const { recipe, t } = props;
+  const link = httpUrl(props.link);
   const { noButton, deleteButton } = useConfirmFocus(props.confirming);
 
   return (
@@ -230,6 +258,21 @@ function RecipeRow(props: {
           </button>
         )}
       </div>
+      {link && (
+        <a
+          class="rc-link ellipsis"
+          href={link}
+          data-testid="recipe-link"
+          title={link}
+          aria-label={t("openLinkLabel", { title: recipe.title })}
+          onClick={(ev) => {
+            ev.preventDefault();
+            props.onOpenLink(link);
+          }}
+        >
+          {linkText(link)}
+        </a>
+      )}
       {props.confirming && (
         <ConfirmDelete
           class="rc-confirm"
@@ -315,4 +358,21 @@ function SaveForm(props: { busy: string | null; onSave: (args: Json) => Promise<
       </div>
     </form>
   );
+}
+
+/** The recipe links in a result's widget-only `_meta.linksById`. */
+function linksOf(meta: Json | null | undefined): Record<string, string> {
+  const found = (meta as { linksById?: unknown } | null | undefined)?.linksById;
+  const links: Record<string, string> = {};
+  if (found && typeof found === "object") {
+    for (const [id, url] of Object.entries(found)) if (typeof url === "string") links[id] = url;
+  }
+  return links;
+}
+
+/** A link as a person reads it: its host and path, without the scheme. */
+function linkText(url: string): string {
+  const parsed = new URL(url);
+  const path = parsed.pathname === "/" ? "" : parsed.pathname;
+  return `${parsed.host}${path}`;
 }

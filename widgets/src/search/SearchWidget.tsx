@@ -6,7 +6,7 @@ import { useState } from "preact/hooks";
 import { useBridge, useSnapshot } from "../bridge";
 import { tr } from "../ui/i18n";
 import { Frame, useResultState } from "../ui/mount";
-import { linkOrigins, openableUrl, readHits, readQuery, urlHost, type Hit } from "./logic";
+import { highlight, linkOrigins, openableUrl, queryWords, readHits, readQuery, urlHost, type Hit } from "./logic";
 import "./search.css";
 
 interface SearchState {
@@ -89,6 +89,7 @@ export function SearchWidget() {
   const t = tr(TEXT, snap.context.locale);
   const q = readQuery(snap.input);
   const hits = readHits(snap.result?.structuredContent);
+  const words = queryWords(q);
   const origins = linkOrigins(snap.result?._meta);
   const lastOpened = (snap.widgetState?.privateContent as SearchState | undefined)?.lastOpened ?? null;
 
@@ -168,10 +169,12 @@ export function SearchWidget() {
                             void open(hit, href);
                           }}
                         >
-                          {hit.title}
+                          <Marked text={hit.title} words={words} />
                         </a>
                       ) : (
-                        <span data-testid="search-result-title">{hit.title}</span>
+                        <span data-testid="search-result-title">
+                          <Marked text={hit.title} words={words} />
+                        </span>
                       )}
                     </h2>
                     {visited && (
@@ -187,7 +190,7 @@ export function SearchWidget() {
                   )}
                   {hit.snippet && (
                     <p class="s-snippet" data-testid="search-result-snippet">
-                      {hit.snippet}
+                      <Marked text={hit.snippet} words={words} />
                     </p>
                   )}
                   <div class="s-actions">
@@ -202,5 +205,22 @@ export function SearchWidget() {
         </>
       )}
     </Frame>
+  );
+}
+
+/** The query's words marked where they occur: why a result matched. */
+function Marked(props: { text: string; words: readonly string[] }) {
+  return (
+    <>
+      {highlight(props.text, props.words).map((run, i) =>
+        run.hit ? (
+          <mark key={i} class="s-hit" data-testid="search-hit">
+            {run.text}
+          </mark>
+        ) : (
+          run.text
+        ),
+      )}
+    </>
   );
 }

@@ -27,6 +27,27 @@ export function readHits(structured: Record<string, unknown> | null | undefined)
   return hits;
 }
 
+/** The words of a query, as the server matches them (letters and digits, lower case). */
+export function queryWords(q: string): string[] {
+  return [...new Set((q.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []).filter((w) => w.length > 1))].slice(0, 12);
+}
+
+/** `text` cut into runs, each `hit` where it holds one of `words` (case ignored): why it matched. */
+export function highlight(text: string, words: readonly string[]): { text: string; hit: boolean }[] {
+  if (!words.length || !text) return [{ text, hit: false }];
+  const escaped = [...words].sort((a, b) => b.length - a.length).map((w) => w.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"));
+  const runs: { text: string; hit: boolean }[] = [];
+  let last = 0;
+  for (const match of text.matchAll(new RegExp(escaped.join("|"), "giu"))) {
+    const at = match.index ?? 0;
+    if (at > last) runs.push({ text: text.slice(last, at), hit: false });
+    runs.push({ text: match[0], hit: true });
+    last = at + match[0].length;
+  }
+  if (last < text.length) runs.push({ text: text.slice(last), hit: false });
+  return runs;
+}
+
 /** An absolute http(s) URL, else null (the shared rule of what a widget may open). */
 export const safeHttpUrl = httpUrl;
 
