@@ -14,6 +14,7 @@ import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
+from urllib.parse import urlsplit
 
 import pytest
 
@@ -116,9 +117,17 @@ def host(browser, browser_server: LiveServer) -> Iterator[Host]:
     page = context.new_page()
     h = Host(page, browser_server.base_url)
     page.on("pageerror", lambda err: h.page_errors.append(str(err)))
+    # Every request a widget frame makes (the host page's own go to this server): its origin must
+    # be one the widgets' CSP metadata declares. `check` proves it of the HTML; this, at run time.
+    page.on("request", lambda request: h.widget_requests.append(request.url)
+            if request.frame != page.main_frame else None)
     try:
         h.open()
         yield h
+        declared = widget_origins(browser_server)
+        undeclared = undeclared_requests(h.widget_requests, declared)
+        assert undeclared == [], (f"a widget requested an origin its CSP does not declare: "
+                                  f"{undeclared[:5]} (declared: {sorted(declared)})")
         if h.check_violations:
             assert h.violations == [], f"the host emulator listed protocol violations: {h.violations}"
         # An exception is a bug even when the page looks right: in the host page (pageerror), or in a
@@ -128,3 +137,33 @@ def host(browser, browser_server: LiveServer) -> Iterator[Host]:
         assert widget_errors == [], f"a widget reported errors: {widget_errors}"
     finally:
         context.close()
+
+
+def undeclared_requests(urls: list[str], declared: frozenset[str]) -> list[str]:
+    """The http(s) requests whose origin no widget declares (data: and blob: stay in the frame)."""
+    return [url for url in urls
+            if url.startswith(("http:", "https:")) and origin_of(url) not in declared]
+
+
+def origin_of(url: str) -> str:
+    parts = urlsplit(url)
+    return f"{parts.scheme}://{parts.netloc}"
+
+
+_ORIGINS: dict[str, frozenset[str]] = {}
+
+
+def widget_origins(server: LiveServer) -> frozenset[str]:
+    """Every origin a widget of ``server`` declares (``ui.csp`` connect, resource and frame
+    domains), read once over MCP as a host reads them."""
+    if server.base_url not in _ORIGINS:
+        declared: set[str] = set()
+        for resource in server.rpc("resources/list")["result"]["resources"]:
+            if not resource["uri"].startswith("ui://"):
+                continue
+            [content] = server.rpc("resources/read", {"uri": resource["uri"]})["result"]["contents"]
+            csp = (content.get("_meta") or {}).get("ui", {}).get("csp", {})
+            for key in ("connectDomains", "resourceDomains", "frameDomains"):
+                declared.update(csp.get(key) or ())
+        _ORIGINS[server.base_url] = frozenset(declared)
+    return _ORIGINS[server.base_url]

@@ -39,6 +39,8 @@ class Host:
     # The after-test check (no protocol violations); a test about violations turns it off.
     check_violations: bool = True
     page_errors: list[str] = field(default_factory=list)
+    # The URL of every request a widget frame made (the after-test check holds them to the CSP).
+    widget_requests: list[str] = field(default_factory=list)
 
     # ---- window.hostEmulator ------------------------------------------------------------------
 

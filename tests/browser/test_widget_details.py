@@ -39,3 +39,19 @@ def test_a_saved_recipes_link_shows_and_opens_through_the_host(host: Host, fresh
     host.wait_for_record("links", f"(l) => l.url === {link!r}")
     [opened] = host.record("links")
     assert opened == {"via": "ui/open-link", "url": link}
+
+
+def test_a_request_a_widget_makes_to_an_undeclared_origin_is_caught(host: Host,
+                                                                   browser_server) -> None:
+    """The after-test check sees requests from inside a widget's frame: one to an origin no
+    widget declares is listed (the check itself, tried on a request made on purpose)."""
+    from tests.browser.conftest import undeclared_requests, widget_origins
+
+    host.call("search", {"q": "json"})
+    host.expect_state("search", "ready")
+    stray = "http://127.0.0.1:9/not-declared.png"
+    host.frame_object().evaluate("(u) => fetch(u).catch(() => null)", stray)
+    host.page.wait_for_timeout(300)
+    assert stray in host.widget_requests
+    assert undeclared_requests(host.widget_requests, widget_origins(browser_server)) == [stray]
+    host.widget_requests.clear()  # caught: this test made it on purpose
