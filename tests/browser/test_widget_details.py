@@ -55,3 +55,26 @@ def test_a_request_a_widget_makes_to_an_undeclared_origin_is_caught(host: Host,
     assert stray in host.widget_requests
     assert undeclared_requests(host.widget_requests, widget_origins(browser_server)) == [stray]
     host.widget_requests.clear()  # caught: this test made it on purpose
+
+
+def test_the_widgets_take_the_hosts_look_when_it_sends_one(host: Host) -> None:
+    """MCP Apps `styles.variables` (ChatGPT's fonts, colours, radii) over the widget's defaults;
+    without them, the widget's own theme."""
+    host.call("get_zoo_animals", {"count": 2})
+    host.expect_state("zoo", "ready")
+    frame = host.frame_object()
+    background = "() => getComputedStyle(document.body).backgroundColor"
+    assert frame.evaluate(background) == "rgb(255, 255, 255)"  # the widget's own light theme
+    host.page.evaluate("""() => window.hostEmulator.setHostStyles({
+        "--color-background-primary": "rgb(250, 245, 235)",
+        "--color-text-primary": "rgb(40, 30, 20)",
+        "--border-radius-lg": "3px",
+        "--font-sans": "Georgia, serif"})""")
+    frame.wait_for_function("() => getComputedStyle(document.body).backgroundColor"
+                            " === 'rgb(250, 245, 235)'")
+    assert frame.evaluate("() => getComputedStyle(document.body).color") == "rgb(40, 30, 20)"
+    assert "Georgia" in frame.evaluate("() => getComputedStyle(document.body).fontFamily")
+    radius = frame.evaluate("() => getComputedStyle(document.querySelector('.card'))"
+                            ".borderTopLeftRadius")
+    assert radius == "3px"
+    host.page.evaluate("() => window.hostEmulator.setHostStyles(null)")

@@ -241,6 +241,19 @@ describe("window.openai", () => {
 });
 
 describe("host context", () => {
+  it("takes the host's CSS variables, never a URL or anything that ends a declaration", () => {
+    const next = mergeContext(DEFAULT_CONTEXT, { styles: { variables: {
+      "--color-background-primary": "#101010",
+      "--font-sans": "Söhne, system-ui, sans-serif",
+      "--color-text-primary": "red; background: url(https://x.test/a.png)",
+      "--border-radius-lg": "url(https://x.test/b.png)",
+      "not-a-variable": "1px",
+      "--shadow-sm": 3,
+    } } });
+    expect(next.styles).toEqual({ "--color-background-primary": "#101010", "--font-sans": "Söhne, system-ui, sans-serif" });
+    expect(mergeContext(next, { theme: "dark" }).styles).toEqual(next.styles); // kept until the host sends others
+  });
+
   it("keeps what an update does not mention and drops invalid values", () => {
     const next = mergeContext(DEFAULT_CONTEXT, { theme: "sepia", displayMode: "fullscreen", availableDisplayModes: ["tv"] });
     expect(next.theme).toBe(DEFAULT_CONTEXT.theme);

@@ -64,7 +64,11 @@ export const DEFAULT_CONTEXT: HostContext = {
   maxHeight: null,
   safeArea: NO_INSETS,
   platform: null,
+  styles: {},
 };
+// A host style value is a colour, a length, a font list: never a URL (a request the widget's CSP
+// metadata does not declare) nor anything that could end the declaration.
+const STYLE_VALUE = /^[^;{}<>\\]{1,200}$/;
 
 interface Pending {
   resolve: (value: unknown) => void;
@@ -551,6 +555,16 @@ export function mergeContext(current: HostContext, incoming: Json): HostContext 
     };
   }
   if (typeof incoming.platform === "string") next.platform = incoming.platform;
+  const variables = (incoming.styles as { variables?: unknown } | undefined)?.variables;
+  if (variables && typeof variables === "object") {
+    const styles: Record<string, string> = {};
+    for (const [name, value] of Object.entries(variables as Record<string, unknown>)) {
+      if (/^--[a-z0-9-]{1,60}$/.test(name) && typeof value === "string" && STYLE_VALUE.test(value) && !/url\(/i.test(value)) {
+        styles[name] = value;
+      }
+    }
+    next.styles = styles;
+  }
   return next;
 }
 

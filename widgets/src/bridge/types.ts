@@ -28,6 +28,8 @@ export interface HostContext {
   maxHeight: number | null;
   safeArea: Insets;
   platform: string | null;
+  /** The host's CSS variables (MCP Apps `styles.variables`: fonts, colours, radii), by name. */
+  styles: Record<string, string>;
 }
 
 /** ChatGPT's structured widget state: what the model may see, what stays private, image ids. */

@@ -8,6 +8,7 @@
 //   ready: Promise<void>                      tools listed, sign-in finished
 //   call(name, args, {delayInputMs, delayResultMs, openai}) -> Promise<result>   call + mount its widget
 //   setTheme(t) / setLocale(l) / setDisplayMode(m)   host context changes (both channels)
+//   setHostStyles(vars | null)                the host's CSS variables (MCP Apps styles)
 //   remount() -> Promise<void>                tear down and mount the same result again (state kept)
 //   state: {widgetSessionId, initialized, displayMode, widgetStates, widgetErrors}
 //   violations, widgetCalls, links, messages, modelContext, logs, progress: arrays of what happened
@@ -59,6 +60,8 @@ const state = {
   // inside a widget frame is invisible to the host page otherwise.
   widgetErrors: [] as Json[],
   tools: [] as Json[],
+  // The host's CSS variables (MCP Apps styles), as ChatGPT sends its own: none until set.
+  hostStyles: null as Record<string, string> | null,
 };
 
 interface Mounted {
@@ -125,6 +128,7 @@ function hostContext(available: Mode[]): Json {
     safeAreaInsets: { top: 0, right: 0, bottom: 0, left: 0 },
     platform: "web",
     userAgent: "devhost",
+    ...(state.hostStyles ? { styles: { variables: state.hostStyles } } : {}),
   };
 }
 
@@ -451,6 +455,12 @@ function setTheme(theme: "light" | "dark"): void {
   ($("theme") as HTMLSelectElement).value = theme;
   document.documentElement.dataset.theme = theme;
   pushContext({ theme });
+}
+
+/** The host's own look, sent to the widget as MCP Apps `styles.variables` (null: none). */
+function setHostStyles(variables: Record<string, string> | null): void {
+  state.hostStyles = variables;
+  pushContext({});
 }
 
 function setLocale(locale: string): void {
@@ -950,6 +960,7 @@ const ready = start();
   call,
   remount,
   setTheme,
+  setHostStyles,
   setLocale,
   setDisplayMode,
   state,

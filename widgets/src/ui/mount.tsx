@@ -9,6 +9,9 @@ import "./styles.css";
 
 export type WidgetStateName = "loading" | "empty" | "error" | "signed-out" | "ready";
 
+/** The host variables set on the document, so that one the host stops sending goes too. */
+const applied = new Set<string>();
+
 function HostDocument({ children }: { children: ComponentChildren }) {
   const { context } = useSnapshot();
   useEffect(() => {
@@ -18,6 +21,13 @@ function HostDocument({ children }: { children: ComponentChildren }) {
     root.lang = context.locale;
     for (const side of ["top", "right", "bottom", "left"] as const) {
       root.style.setProperty(`--safe-${side}`, `${context.safeArea[side]}px`);
+    }
+    // The host's own look (fonts, colours, radii): styles.css reads these before its defaults.
+    for (const name of applied) if (!(name in context.styles)) root.style.removeProperty(name);
+    applied.clear();
+    for (const [name, value] of Object.entries(context.styles)) {
+      root.style.setProperty(name, value);
+      applied.add(name);
     }
   }, [context]);
   return <>{children}</>;
