@@ -174,10 +174,16 @@ def test_csv_types_and_statistics_are_exact_for_a_small_table(tmp_path):
     assert a.warnings == []
     d = a.details
     assert (d["delimiter"], d["quotechar"], d["has_header"], d["encoding"], d["rows"]) == (",", '"', True, "utf-8", 4)
+    # Twelve bins between the exact bounds (the last one closed), each value counted once.
+    id_bins = {"edges": [1.0, 1.25, 1.5, 1.75, 2.0, 2.25, 2.5, 2.75, 3.0, 3.25, 3.5, 3.75, 4.0],
+               "counts": [1, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 1], "sampled": False}
     assert column(a, "id") == {"name": "id", "type": "integer", "non_empty": 4, "empty": 0, "distinct": 4,
-                               "distinct_capped": False, "min": 1, "max": 4, "mean": 2.5}
-    assert column(a, "price") == {"name": "price", "type": "float", "non_empty": 3, "empty": 1, "distinct": 3,
-                                  "distinct_capped": False, "min": 2.5, "max": 4.25, "mean": 3.25}
+                               "distinct_capped": False, "min": 1, "max": 4, "mean": 2.5,
+                               "histogram": id_bins}
+    price = column(a, "price")
+    assert price.pop("histogram")["counts"] == [1, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 1]
+    assert price == {"name": "price", "type": "float", "non_empty": 3, "empty": 1, "distinct": 3,
+                     "distinct_capped": False, "min": 2.5, "max": 4.25, "mean": 3.25}
     assert column(a, "name") == {"name": "name", "type": "string", "non_empty": 4, "empty": 0, "distinct": 3,
                                  "distinct_capped": False, "min_length": 5, "max_length": 6,
                                  "top_values": [{"value": "apple", "count": 2}, {"value": "banana", "count": 1},
@@ -291,6 +297,19 @@ def test_the_plain_fast_path_and_the_csv_path_agree(tmp_path, monkeypatch):
     monkeypatch.setattr(tabular, "_split", lambda *args: None)
     slow = analyze(write(tmp_path, "slow.csv", body))
     assert fast.details == slow.details
+
+
+def test_a_numeric_columns_distribution_is_sampled_evenly_and_bounded(tmp_path, monkeypatch):
+    """A large column: its histogram comes from at most 2 x SAMPLE of its values, taken evenly
+    (every n-th), scaled to the column's count; the same whatever the blocks' sizes."""
+    monkeypatch.setattr(tabular, "CHUNK", 1009)
+    body = "v\n" + "".join(f"{i % 120}\n" for i in range(30_000))
+    a = analyze(write(tmp_path, "many.csv", body))
+    bins = column(a, "v")["histogram"]
+    assert bins["sampled"] is True and len(bins["counts"]) == 12 and len(bins["edges"]) == 13
+    assert (bins["edges"][0], bins["edges"][-1]) == (0.0, 119.0)
+    assert abs(sum(bins["counts"]) - 30_000) <= 12  # rounding, one per bin at most
+    assert max(bins["counts"]) - min(bins["counts"]) <= 0.05 * 2_500  # uniform values, even bins
 
 
 def test_ragged_rows_in_plain_blocks_are_caught(tmp_path, monkeypatch):
