@@ -9,7 +9,7 @@ import pytest
 
 from tests.browser.host import Host, expect
 
-pytestmark = [pytest.mark.demo("search", "recipes"), pytest.mark.authserver]
+pytestmark = [pytest.mark.demo("search", "recipes", "files", "zoo"), pytest.mark.authserver]
 
 
 def test_search_puts_the_module_first_and_marks_the_matched_words(host: Host) -> None:
@@ -78,3 +78,26 @@ def test_the_widgets_take_the_hosts_look_when_it_sends_one(host: Host) -> None:
                             ".borderTopLeftRadius")
     assert radius == "3px"
     host.page.evaluate("() => window.hostEmulator.setHostStyles(null)")
+
+
+def test_a_numeric_csv_is_drawn_as_histograms_with_words_beside_them(host: Host,
+                                                                     file_host) -> None:
+    rows = "".join(f"{i},{(i * 7) % 50},{'north' if i % 3 else 'south'}\n" for i in range(1, 301))
+    url = file_host.offer(("day,height,side\n" + rows).encode(), "text/csv", name="tides.csv")
+    host.call("analyze_file", {"file": {"download_url": url, "file_id": f"file_{uuid.uuid4().hex}",
+                                        "file_name": "tides.csv"}})
+    host.expect_state("files", "ready", timeout=30_000)
+    charts = host.by_testid("csv-chart")
+    expect(charts).to_have_count(3)
+    height = host.frame.locator("[data-testid=csv-chart][data-column=height]")
+    expect(height).to_have_attribute("data-kind", "histogram")
+    expect(height.locator("svg[role=img] rect")).to_have_count(12)
+    described = height.get_by_test_id("chart-text")
+    expect(described).to_contain_text("height: values from 0 to 49 in 12 bins; the most between")
+    assert height.locator("svg").get_attribute("aria-labelledby") == described.get_attribute("id")
+    side = host.frame.locator("[data-testid=csv-chart][data-column=side]")
+    expect(side).to_have_attribute("data-kind", "bars")
+    expect(side.locator("li")).to_have_text(["north200", "south100"])  # label, bar, count
+    host.page.evaluate("() => window.hostEmulator.setDisplayMode('fullscreen')")
+    host.frame.locator("[data-testid=csv-chart]").first.scroll_into_view_if_needed()
+    host.screenshot("files-charts")

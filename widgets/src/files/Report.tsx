@@ -229,7 +229,94 @@ function CsvDetails({ details: d, t, locale }: DetailProps) {
       {width > columns.length && columns.length > 0 && (
         <p class="muted">{t("columnsShown", { shown: formatNumber(columns.length, locale), total: formatNumber(width, locale) })}</p>
       )}
+      <Charts columns={columns} t={t} locale={locale} />
     </section>
+  );
+}
+
+const MAX_CHARTS = 12;
+
+/** A chart per column that has one: numbers as a histogram, text as bars of its top values. */
+function Charts(props: { columns: Json[]; t: T; locale: string }) {
+  const { t, locale } = props;
+  const charted = props.columns
+    .filter((c) => obj(c.histogram).counts !== undefined || list(c.top_values).length > 1)
+    .slice(0, MAX_CHARTS);
+  if (!charted.length) return null;
+  return (
+    <>
+      <h3>{t("distributions")}</h3>
+      <div class="fl-charts">
+        {charted.map((c, i) =>
+          obj(c.histogram).counts !== undefined ? (
+            <Histogram key={`${i}`} name={str(c.name) ?? ""} bins={obj(c.histogram)} t={t} locale={locale} />
+          ) : (
+            <Bars key={`${i}`} name={str(c.name) ?? ""} values={list(c.top_values).map(obj)} t={t} locale={locale} />
+          ),
+        )}
+      </div>
+    </>
+  );
+}
+
+const CHART_W = 240;
+const CHART_H = 64;
+
+function Histogram(props: { name: string; bins: Json; t: T; locale: string }) {
+  const counts = list(props.bins.counts).map((v) => num(v) ?? 0);
+  const edges = list(props.bins.edges).map((v) => num(v) ?? 0);
+  if (!counts.length || edges.length !== counts.length + 1) return null;
+  const total = counts.reduce((a, b) => a + b, 0) || 1;
+  const peak = counts.indexOf(Math.max(...counts));
+  const f = (v: number) => formatNumber(v, props.locale, 3);
+  const step = CHART_W / counts.length;
+  const top = Math.max(...counts) || 1;
+  const said = props.t("histogramAlt", {
+    name: props.name,
+    min: f(edges[0]!),
+    max: f(edges[edges.length - 1]!),
+    bins: String(counts.length),
+    from: f(edges[peak]!),
+    to: f(edges[peak + 1]!),
+    share: `${Math.round((100 * counts[peak]!) / total)}%`,
+  });
+  const id = `hist-${props.name.replace(/[^A-Za-z0-9_-]/g, "_")}`;
+  return (
+    <figure class="fl-chart" data-testid="csv-chart" data-kind="histogram" data-column={props.name}>
+      <figcaption class="fl-chart-name">{props.name}</figcaption>
+      <svg viewBox={`0 0 ${CHART_W} ${CHART_H}`} role="img" aria-labelledby={id} preserveAspectRatio="none">
+        {counts.map((n, i) => {
+          const h = n ? Math.max(1, (CHART_H * n) / top) : 0;
+          return <rect data-testid="chart-mark" x={i * step + 1} y={CHART_H - h} width={step - 2} height={h} />;
+        })}
+      </svg>
+      <div class="fl-chart-axis muted">
+        <span>{f(edges[0]!)}</span>
+        <span>{f(edges[edges.length - 1]!)}</span>
+      </div>
+      <p id={id} class="muted fl-small" data-testid="chart-text">
+        {said}
+        {props.bins.sampled === true ? ` ${props.t("sampledNote")}` : ""}
+      </p>
+    </figure>
+  );
+}
+
+function Bars(props: { name: string; values: Json[]; t: T; locale: string }) {
+  const top = Math.max(...props.values.map((v) => num(v.count) ?? 0)) || 1;
+  return (
+    <figure class="fl-chart" data-testid="csv-chart" data-kind="bars" data-column={props.name}>
+      <figcaption class="fl-chart-name">{props.name}</figcaption>
+      <ul class="fl-bars" aria-label={props.t("barsLabel", { name: props.name })}>
+        {props.values.map((v) => (
+          <li>
+            <span class="fl-bar-label ellipsis">{String(v.value ?? "")}</span>
+            <span class="fl-bar" data-testid="chart-mark" style={{ width: `${(100 * (num(v.count) ?? 0)) / top}%` }} />
+            <span class="muted fl-small">{formatNumber(v.count, props.locale)}</span>
+          </li>
+        ))}
+      </ul>
+    </figure>
   );
 }
 
