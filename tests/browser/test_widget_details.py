@@ -101,3 +101,23 @@ def test_a_numeric_csv_is_drawn_as_histograms_with_words_beside_them(host: Host,
     host.page.evaluate("() => window.hostEmulator.setDisplayMode('fullscreen')")
     host.frame.locator("[data-testid=csv-chart]").first.scroll_into_view_if_needed()
     host.screenshot("files-charts")
+
+
+def test_each_animal_shows_its_red_list_status_in_the_lists_colours(host: Host) -> None:
+    result = host.call("get_zoo_animals", {"count": 20})
+    host.expect_state("zoo", "ready")
+    statuses = {a["id"]: a["conservation_status"]
+                for a in result["_meta"]["allAnimalsById"].values()}
+    codes = {"Least Concern": "LC", "Near Threatened": "NT", "Vulnerable": "VU",
+             "Endangered": "EN", "Critically Endangered": "CR"}
+    cards = host.by_testid("animal-card")
+    expect(cards).to_have_count(20)
+    for i in range(20):
+        card = cards.nth(i)
+        badge = card.get_by_test_id("iucn")
+        expect(badge).to_have_attribute("data-code",
+                                        codes[statuses[card.get_attribute("data-animal-id")]])
+    critical = host.frame.locator("[data-testid=iucn][data-code=CR]").first
+    assert critical.evaluate("(e) => getComputedStyle(e).backgroundColor") == "rgb(216, 30, 5)"
+    host.set_locale("fr-FR")
+    expect(critical).to_have_attribute("title", "En danger critique")

@@ -5,6 +5,7 @@ import { useEffect, useRef, useState } from "preact/hooks";
 import { match, navigate, resultText, useBridge, useRoute, useSnapshot } from "../bridge";
 import { COMMON, tr } from "../ui/i18n";
 import { Frame, useResultState } from "../ui/mount";
+import { COLOURS, categoryName, categoryOf } from "./iucn";
 
 interface Animal {
   id: string;
@@ -160,7 +161,8 @@ export function ZooWidget() {
               <h2>
                 {a.name} {liked.has(a.id) ? "♥" : ""}
               </h2>
-              <span class="muted">{a.species}</span>
+              <span class="muted">{a.species}</span>{" "}
+              <Iucn status={byId[a.id]?.conservation_status} locale={snap.context.locale} />
             </button>
           ))}
         </div>
@@ -251,7 +253,14 @@ function AnimalPage(props: {
           <dl class="kv">
             {details.habitat && (<><dt>{t("habitat")}</dt><dd>{details.habitat}</dd></>)}
             {details.diet && (<><dt>{t("diet")}</dt><dd>{details.diet}</dd></>)}
-            {details.conservation_status && (<><dt>{t("status")}</dt><dd>{details.conservation_status}</dd></>)}
+            {details.conservation_status && (
+              <>
+                <dt>{t("status")}</dt>
+                <dd>
+                  <Iucn status={details.conservation_status} locale={props.locale} named />
+                </dd>
+              </>
+            )}
             {details.lifespan_years != null && (<><dt>{t("lifespan")}</dt><dd>{t("years", { n: details.lifespan_years })}</dd></>)}
             {details.weight_kg != null && (<><dt>{t("weight")}</dt><dd>{formatKg(details.weight_kg, props.locale)}</dd></>)}
             {details.enclosure && (<><dt>{t("enclosure")}</dt><dd>{details.enclosure}</dd></>)}
@@ -283,5 +292,23 @@ function AnimalPage(props: {
       ) : null}
       {error && <p class="state error" data-testid="error">{error}</p>}
     </article>
+  );
+}
+
+/** The IUCN Red List badge: its code in the list's colours, its name for whoever cannot see them
+ *  (and beside it, on the animal's page). Nothing for a status the list does not name. */
+function Iucn(props: { status: unknown; locale: string; named?: boolean }) {
+  const code = categoryOf(props.status);
+  if (!code) return props.named && typeof props.status === "string" ? <>{props.status}</> : null;
+  const name = categoryName(code, props.locale);
+  const { bg, fg } = COLOURS[code];
+  return (
+    <>
+      <span class="z-iucn" data-testid="iucn" data-code={code} title={name} style={{ background: bg, color: fg }}>
+        <span aria-hidden="true">{code}</span>
+        {!props.named && <span class="sr">{name}</span>}
+      </span>
+      {props.named && <span> {name}</span>}
+    </>
   );
 }

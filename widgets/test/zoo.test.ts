@@ -1,0 +1,34 @@
+// The zoo's IUCN badge: a status named in the data -> its Red List code, colours and names.
+import { describe, expect, it } from "vitest";
+import { COLOURS, NAMES, categoryName, categoryOf } from "../src/zoo/iucn";
+
+function luminance(hex: string): number {
+  const [r, g, b] = [1, 3, 5].map((i) => {
+    const c = parseInt(hex.slice(i, i + 2), 16) / 255;
+    return c <= 0.03928 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4;
+  });
+  return 0.2126 * r! + 0.7152 * g! + 0.0722 * b!;
+}
+
+describe("IUCN categories", () => {
+  it("reads the data's English names, any case, and nothing else", () => {
+    expect(categoryOf("Critically Endangered")).toBe("CR");
+    expect(categoryOf(" least concern ")).toBe("LC");
+    expect(categoryOf("Endangered")).toBe("EN");
+    expect(categoryOf("Fine")).toBeNull();
+    expect(categoryOf(3)).toBeNull();
+  });
+
+  it("names each category in every language, English where the widget does not speak one", () => {
+    for (const names of Object.values(NAMES)) expect(Object.keys(names).sort()).toEqual(Object.keys(COLOURS).sort());
+    expect(categoryName("VU", "fr-FR")).toBe("Vulnérable");
+    expect(categoryName("VU", "de-DE")).toBe("Vulnerable");
+  });
+
+  it("writes each code in a colour that contrasts with its badge (WCAG AA, 4.5:1)", () => {
+    for (const { bg, fg } of Object.values(COLOURS)) {
+      const [a, b] = [luminance(bg), luminance(fg)].sort((x, y) => y - x);
+      expect((a! + 0.05) / (b! + 0.05)).toBeGreaterThanOrEqual(4.5);
+    }
+  });
+});
