@@ -244,8 +244,8 @@ def _listing_record(name: str, module: ModuleType, names: list[tuple[str, str]])
     ordered = sorted(names, key=lambda item: (item[1] != "class", item[0].lower()))
     shown = ", ".join(attr for attr, _ in ordered[:6]) + (", …" if len(ordered) > 6 else "")
     listed = "; ".join(f"{attr} ({kind})" for attr, kind in ordered)
-    line = doc.splitlines()[0].strip() if doc else f"the {name} module"
-    body = f"{line}\n\nThe {name} module documents: {listed}."
+    listing = f"The {name} module documents: {listed}."
+    body = f"{doc.splitlines()[0].strip()}\n\n{listing}" if doc else listing
     return {"id": f"py:{name}", "title": f"{name} — {shown}", "url": _url(name, "", name),
             "module": name, "kind": "module", "body": body[:MAX_BODY].rstrip()}
 

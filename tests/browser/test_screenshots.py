@@ -1,0 +1,51 @@
+"""One screenshot per widget, display mode and theme, written to tests/browser/artifacts/ (CI
+keeps the folder): what each widget looks like to a person, inline and full screen, light and
+dark, as the host emulator shows it. Each is also a check: the widget reaches its ready state."""
+
+from __future__ import annotations
+
+import uuid
+
+import pytest
+
+from tests.browser.host import Host, artifacts_dir, expect
+
+pytestmark = [pytest.mark.demo("zoo", "cafes", "search", "recipes", "files"),
+              pytest.mark.authserver]
+MODES = ("inline", "fullscreen")
+THEMES = ("light", "dark")
+
+
+def _show(host: Host, widget: str, file_host, fresh_account) -> None:
+    if widget == "zoo":
+        host.call("get_zoo_animals", {"count": 6})
+    elif widget == "cafes":
+        host.call("recommend_cafe", {"city": "Paris"})
+    elif widget == "search":
+        host.call("search", {"q": "pathlib"})
+    elif widget == "recipes":
+        host.sign_in(*fresh_account)
+        host.call("save_recipe", {"title": "Lemon tart", "source_url": "https://example.org/tart"})
+        host.call("save_recipe", {"title": "Lentil soup"})
+    else:
+        rows = "".join(f"{i},{(i * 7) % 50},{'north' if i % 3 else 'south'}\n" for i in range(200))
+        url = file_host.offer(("day,height,side\n" + rows).encode(), "text/csv", name="tides.csv")
+        host.call("analyze_file", {"file": {"download_url": url, "file_name": "tides.csv",
+                                            "file_id": f"file_{uuid.uuid4().hex}"}})
+
+
+@pytest.mark.parametrize("theme", THEMES)
+@pytest.mark.parametrize("widget", ["zoo", "cafes", "search", "recipes", "files"])
+def test_a_screenshot_of_each_widget_in_each_mode(host: Host, widget: str, theme: str, file_host,
+                                                 fresh_account) -> None:
+    host.set_theme(theme)
+    _show(host, widget, file_host, fresh_account)
+    host.expect_state(widget, "ready", timeout=30_000)
+    frame = host.page.locator("iframe[data-testid=widget-frame]")
+    for mode in MODES:
+        host.page.evaluate("(m) => window.hostEmulator.setDisplayMode(m)", mode)
+        expect(host.page.locator("#frame-box")).to_have_attribute("data-display-mode", mode)
+        host.page.wait_for_timeout(300)  # the frame's new height
+        path = artifacts_dir() / f"widget-{widget}-{mode}-{theme}.png"
+        frame.screenshot(path=str(path))
+        assert path.stat().st_size > 2_000, path  # a picture, not an empty frame
