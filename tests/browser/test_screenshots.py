@@ -1,6 +1,7 @@
 """One screenshot per widget, display mode and theme, written to tests/browser/artifacts/ (CI
 keeps the folder): what each widget looks like to a person, inline and full screen, light and
-dark, as the host emulator shows it. Each is also a check: the widget reaches its ready state."""
+dark, as the host emulator shows it. Each view is also checked: the widget reaches its ready
+state, and axe-core finds no serious or critical violation of WCAG 2.1 AA in it."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import uuid
 
 import pytest
 
+from tests.browser.accessibility import serious
 from tests.browser.host import Host, artifacts_dir, expect
 
 pytestmark = [pytest.mark.demo("zoo", "cafes", "search", "recipes", "files"),
@@ -49,3 +51,5 @@ def test_a_screenshot_of_each_widget_in_each_mode(host: Host, widget: str, theme
         path = artifacts_dir() / f"widget-{widget}-{mode}-{theme}.png"
         frame.screenshot(path=str(path))
         assert path.stat().st_size > 2_000, path  # a picture, not an empty frame
+        # And what a person with a screen reader or low vision meets there (axe-core, WCAG 2.1 AA).
+        assert serious(host.frame_object()) == [], (widget, mode, theme)

@@ -264,7 +264,6 @@ function RecipeRow(props: {
           href={link}
           data-testid="recipe-link"
           title={link}
-          aria-label={t("openLinkLabel", { title: recipe.title })}
           onClick={(ev) => {
             ev.preventDefault();
             props.onOpenLink(link);
