@@ -121,3 +121,19 @@ def test_each_animal_shows_its_red_list_status_in_the_lists_colours(host: Host) 
     assert critical.evaluate("(e) => getComputedStyle(e).backgroundColor") == "rgb(216, 30, 5)"
     host.set_locale("fr-FR")
     expect(critical).to_have_attribute("title", "En danger critique")
+
+
+def test_each_animal_has_a_picture_of_its_own_named_for_a_screen_reader(host: Host) -> None:
+    result = host.call("get_zoo_animals", {"count": 20})
+    host.expect_state("zoo", "ready")
+    pictures = host.by_testid("animal-picture")
+    expect(pictures).to_have_count(20)
+    drawn = pictures.evaluate_all("(all) => all.map((p) => [p.dataset.species, p.innerHTML,"
+                                  " p.getAttribute('aria-label'), p.getBoundingClientRect().width])")
+    species = [a["species"] for a in result["structuredContent"]["animals"]]
+    assert [d[0] for d in drawn] == species
+    by_species = {d[0]: d[1] for d in drawn}
+    assert len(set(by_species.values())) == len(by_species)  # one drawing per species
+    assert all(d[2] == f"Illustration: {d[0]}" and d[3] >= 50 for d in drawn)
+    host.page.evaluate("() => window.hostEmulator.setDisplayMode('fullscreen')")
+    expect(pictures.first).to_have_js_property("clientWidth", 96)  # the gallery: bigger

@@ -32,3 +32,18 @@ describe("IUCN categories", () => {
     }
   });
 });
+
+describe("a picture for every animal", () => {
+  it("draws each of the zoo's 30 species, each differently, within a few KB", async () => {
+    const { PICTURES, pictureOf } = await import("../src/zoo/pictures");
+    const fs = await import("node:fs");
+    const animals = JSON.parse(fs.readFileSync("../app/features/zoo/data/animals.json", "utf8")) as { species: string }[];
+    const species = [...new Set(animals.map((a) => a.species))];
+    expect(species).toHaveLength(30);
+    for (const name of species) expect(pictureOf(name), name).toMatch(/^<circle cx="32" cy="32" r="31"/);
+    expect(new Set(Object.values(PICTURES)).size).toBe(Object.keys(PICTURES).length);
+    const bytes = Object.values(PICTURES).join("").length;
+    expect(bytes).toBeLessThan(20_000);
+    expect(pictureOf("Unicorn")).toBeNull();
+  });
+});

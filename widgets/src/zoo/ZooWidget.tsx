@@ -6,6 +6,7 @@ import { match, navigate, resultText, useBridge, useRoute, useSnapshot } from ".
 import { COMMON, tr } from "../ui/i18n";
 import { Frame, useResultState } from "../ui/mount";
 import { COLOURS, categoryName, categoryOf } from "./iucn";
+import { pictureOf } from "./pictures";
 
 interface Animal {
   id: string;
@@ -32,6 +33,7 @@ interface ZooState {
 const TEXT = {
   en: {
     title: "Zoo animals",
+    picture: "Illustration: {species}",
     empty: "No animals to show.",
     habitat: "Habitat",
     diet: "Diet",
@@ -47,6 +49,7 @@ const TEXT = {
   },
   fr: {
     title: "Animaux du zoo",
+    picture: "Illustration : {species}",
     empty: "Aucun animal à afficher.",
     habitat: "Habitat",
     diet: "Régime",
@@ -62,6 +65,7 @@ const TEXT = {
   },
   es: {
     title: "Animales del zoo",
+    picture: "Ilustración: {species}",
     empty: "No hay animales para mostrar.",
     habitat: "Hábitat",
     diet: "Dieta",
@@ -77,6 +81,7 @@ const TEXT = {
   },
   pt: {
     title: "Animais do zoológico",
+    picture: "Ilustração: {species}",
     empty: "Nenhum animal para mostrar.",
     habitat: "Hábitat",
     diet: "Dieta",
@@ -92,6 +97,7 @@ const TEXT = {
   },
   zh: {
     title: "动物园的动物",
+    picture: "插图：{species}",
     empty: "没有可显示的动物。",
     habitat: "栖息地",
     diet: "食性",
@@ -158,6 +164,7 @@ export function ZooWidget() {
                 bridge.log("zoo.open", "info", { animal_id: a.id });
               }}
             >
+              <Picture species={a.species} label={t("picture", { species: a.species })} />
               <h2>
                 {a.name} {liked.has(a.id) ? "♥" : ""}
               </h2>
@@ -245,6 +252,9 @@ function AnimalPage(props: {
       </div>
       {details ? (
         <>
+          {details.species && (
+            <Picture species={details.species} label={t("picture", { species: details.species })} large />
+          )}
           <h2 data-testid="animal-name">{details.name}</h2>
           <p class="muted">
             {details.species}
@@ -310,5 +320,23 @@ function Iucn(props: { status: unknown; locale: string; named?: boolean }) {
       </span>
       {props.named && <span> {name}</span>}
     </>
+  );
+}
+
+/** The species' illustration (zoo/pictures.ts), named for a screen reader; nothing for a species
+ *  the zoo has no picture of. */
+function Picture(props: { species: string; label: string; large?: boolean }) {
+  const body = pictureOf(props.species);
+  if (!body) return null;
+  return (
+    <svg
+      class={`z-pic${props.large ? " z-pic-large" : ""}`}
+      viewBox="0 0 64 64"
+      role="img"
+      aria-label={props.label}
+      data-testid="animal-picture"
+      data-species={props.species}
+      dangerouslySetInnerHTML={{ __html: body }}
+    />
   );
 }
