@@ -82,13 +82,20 @@ def test_the_widgets_take_the_hosts_look_when_it_sends_one(host: Host) -> None:
 
 def test_a_numeric_csv_is_drawn_as_histograms_with_words_beside_them(host: Host,
                                                                      file_host) -> None:
-    rows = "".join(f"{i},{(i * 7) % 50},{'north' if i % 3 else 'south'}\n" for i in range(1, 301))
-    url = file_host.offer(("day,height,side\n" + rows).encode(), "text/csv", name="tides.csv")
+    rows = "".join(f"{i},{(i * 7) % 50},{'north' if i % 3 else 'south'},2024-{1 + i % 12:02d}-15\n"
+                   for i in range(1, 301))
+    url = file_host.offer(("day,height,side,read_on\n" + rows).encode(), "text/csv",
+                          name="tides.csv")
     host.call("analyze_file", {"file": {"download_url": url, "file_id": f"file_{uuid.uuid4().hex}",
                                         "file_name": "tides.csv"}})
     host.expect_state("files", "ready", timeout=30_000)
     charts = host.by_testid("csv-chart")
-    expect(charts).to_have_count(3)
+    expect(charts).to_have_count(4)
+    over_time = host.frame.locator("[data-testid=csv-chart][data-column=read_on]")
+    expect(over_time).to_have_attribute("data-kind", "timeline")
+    expect(over_time.locator("svg[role=img] polyline")).to_have_count(1)
+    expect(over_time.get_by_test_id("chart-text")).to_contain_text(
+        "read_on: from 2024-01-15 to 2024-12-15; the most rows (")
     height = host.frame.locator("[data-testid=csv-chart][data-column=height]")
     expect(height).to_have_attribute("data-kind", "histogram")
     expect(height.locator("svg[role=img] rect")).to_have_count(12)

@@ -312,6 +312,19 @@ def test_a_numeric_columns_distribution_is_sampled_evenly_and_bounded(tmp_path, 
     assert max(bins["counts"]) - min(bins["counts"]) <= 0.05 * 2_500  # uniform values, even bins
 
 
+def test_a_date_column_is_counted_over_time(tmp_path):
+    days = [f"2024-{m:02d}-{d:02d}" for m in range(1, 13) for d in (1, 11, 21)]
+    times = ["2024-05-01T08:00:00Z", "2024-05-01T20:00:00+00:00", "2024-05-02 08:00"]
+    a = analyze(write(tmp_path, "dates.csv", "day,when\n" + "".join(
+        f"{d},{times[i % 3]}\n" for i, d in enumerate(days))))
+    line = column(a, "day")["timeline"]
+    assert line["edges"][0] == "2024-01-01" and line["edges"][-1] == "2024-12-21"
+    assert sum(line["counts"]) == 36 and min(line["counts"]) >= 2 and line["sampled"] is False
+    when = column(a, "when")["timeline"]  # times of day shown, zones read
+    assert (when["edges"][0], when["edges"][-1]) == ("2024-05-01T08:00+00:00", "2024-05-02T08:00+00:00")
+    assert when["counts"][0] == 12 and when["counts"][-1] == 12
+
+
 def test_ragged_rows_in_plain_blocks_are_caught(tmp_path, monkeypatch):
     monkeypatch.setattr(tabular, "CHUNK", 997)
     lines = [f"{i},{i},{i}" if i % 500 else f"{i},{i}" for i in range(1, 5001)]

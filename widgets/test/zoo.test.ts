@@ -36,8 +36,7 @@ describe("IUCN categories", () => {
 describe("a picture for every animal", () => {
   it("draws each of the zoo's 30 species, each differently, within a few KB", async () => {
     const { PICTURES, pictureOf } = await import("../src/zoo/pictures");
-    const fs = await import("node:fs");
-    const animals = JSON.parse(fs.readFileSync("../app/features/zoo/data/animals.json", "utf8")) as { species: string }[];
+    const animals = (await import("../../app/features/zoo/data/animals.json")).default as { species: string }[];
     const species = [...new Set(animals.map((a) => a.species))];
     expect(species).toHaveLength(30);
     for (const name of species) expect(pictureOf(name), name).toMatch(/^<circle cx="32" cy="32" r="31"/);

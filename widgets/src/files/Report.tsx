@@ -240,7 +240,8 @@ const MAX_CHARTS = 12;
 function Charts(props: { columns: Json[]; t: T; locale: string }) {
   const { t, locale } = props;
   const charted = props.columns
-    .filter((c) => obj(c.histogram).counts !== undefined || list(c.top_values).length > 1)
+    .filter((c) => obj(c.histogram).counts !== undefined || obj(c.timeline).counts !== undefined ||
+      list(c.top_values).length > 1)
     .slice(0, MAX_CHARTS);
   if (!charted.length) return null;
   return (
@@ -250,6 +251,8 @@ function Charts(props: { columns: Json[]; t: T; locale: string }) {
         {charted.map((c, i) =>
           obj(c.histogram).counts !== undefined ? (
             <Histogram key={`${i}`} name={str(c.name) ?? ""} bins={obj(c.histogram)} t={t} locale={locale} />
+          ) : obj(c.timeline).counts !== undefined ? (
+            <Timeline key={`${i}`} name={str(c.name) ?? ""} line={obj(c.timeline)} t={t} locale={locale} />
           ) : (
             <Bars key={`${i}`} name={str(c.name) ?? ""} values={list(c.top_values).map(obj)} t={t} locale={locale} />
           ),
@@ -297,6 +300,43 @@ function Histogram(props: { name: string; bins: Json; t: T; locale: string }) {
       <p id={id} class="muted fl-small" data-testid="chart-text">
         {said}
         {props.bins.sampled === true ? ` ${props.t("sampledNote")}` : ""}
+      </p>
+    </figure>
+  );
+}
+
+/** A date column over time: how many rows fall in each of its periods, as a line. */
+function Timeline(props: { name: string; line: Json; t: T; locale: string }) {
+  const counts = list(props.line.counts).map((v) => num(v) ?? 0);
+  const edges = list(props.line.edges).map((v) => str(v) ?? "");
+  if (!counts.length || edges.length !== counts.length + 1) return null;
+  const top = Math.max(...counts) || 1;
+  const step = CHART_W / (counts.length - 1 || 1);
+  const points = counts.map((n, i) => `${(i * step).toFixed(1)},${(CHART_H - 2 - ((CHART_H - 4) * n) / top).toFixed(1)}`);
+  const peak = counts.indexOf(Math.max(...counts));
+  const id = `line-${props.name.replace(/[^A-Za-z0-9_-]/g, "_")}`;
+  const said = props.t("timelineAlt", {
+    name: props.name,
+    first: edges[0]!,
+    last: edges[edges.length - 1]!,
+    from: edges[peak]!,
+    to: edges[peak + 1]!,
+    n: formatNumber(counts[peak], props.locale),
+  });
+  return (
+    <figure class="fl-chart" data-testid="csv-chart" data-kind="timeline" data-column={props.name}>
+      <figcaption class="fl-chart-name">{props.name}</figcaption>
+      <svg viewBox={`0 0 ${CHART_W} ${CHART_H}`} role="img" aria-labelledby={id} preserveAspectRatio="none">
+        <polygon points={`0,${CHART_H} ${points.join(" ")} ${CHART_W},${CHART_H}`} class="fl-area" />
+        <polyline data-testid="chart-mark" points={points.join(" ")} fill="none" class="fl-line" />
+      </svg>
+      <div class="fl-chart-axis muted">
+        <span>{edges[0]}</span>
+        <span>{edges[edges.length - 1]}</span>
+      </div>
+      <p id={id} class="muted fl-small" data-testid="chart-text">
+        {said}
+        {props.line.sampled === true ? ` ${props.t("sampledNote")}` : ""}
       </p>
     </figure>
   );

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from datetime import UTC, datetime
 from functools import reduce
 
 DISTINCT_CAP = 1000
@@ -108,7 +109,7 @@ class Column:
         self.last: str | None = None
         self.min_len: int | None = None
         self.max_len: int | None = None
-        self.sample: list[int | float] = []
+        self.sample: list = []  # numbers, or a date column's values as written
         self.stride = 1  # every stride-th value is kept
 
     def add(self, values: tuple[str, ...] | list[str]) -> None:
@@ -129,6 +130,7 @@ class Column:
                 self._numbers(numbers)
             elif self.type == "date":
                 self._dates(min(values).strip(), max(values).strip())
+                self._sample(values)
             elif self.type == "string" and not self.counting:
                 # Values went uncounted while the column looked numeric: top values now cover only the rest.
                 self.counting = True
@@ -143,14 +145,17 @@ class Column:
         if self.counting:
             self._count(values)
 
-    def _numbers(self, numbers: list[int] | list[float]) -> None:
+    def _sample(self, values: list) -> None:
         # The values at the column's positions that are multiples of the stride: the same sample
         # whatever the blocks' sizes (the fast and the CSV path agree).
-        self.sample.extend(numbers[(-self.count) % self.stride::self.stride])
+        self.sample.extend(values[(-self.count) % self.stride::self.stride])
         if len(self.sample) > 2 * SAMPLE:  # thinned to every other one, and from now on too
             self.sample = self.sample[::2]
             self.stride *= 2
-        self.count += len(numbers)
+        self.count += len(values)
+
+    def _numbers(self, numbers: list[int] | list[float]) -> None:
+        self._sample(numbers)
         self.total += sum(numbers)
         low, high = min(numbers), max(numbers)
         if self.low is None or low < self.low:
@@ -198,6 +203,8 @@ class Column:
                 out["histogram"] = histogram(self.sample, low, high, self.count)
         elif kind == "date":
             out["min"], out["max"] = self.first, self.last
+            if self.sample and (line := timeline(self.sample, self.count)) is not None:
+                out["timeline"] = line
         if kind == "string":
             out["min_length"], out["max_length"] = self.min_len, self.max_len
         if kind in ("string", "boolean"):
@@ -220,4 +227,32 @@ def histogram(sample: list[int | float], low: float, high: float, total: int) ->
     scale = total / len(sample)
     edges = [float(f"{low + i * width:.6g}") for i in range(BINS)] + [float(high)]
     return {"edges": edges, "counts": [round(n * scale) for n in counts],
+            "sampled": len(sample) < total}
+
+
+def timeline(sample: list[str], total: int) -> dict | None:
+    """A date column over time: ``BINS`` equal periods between its first and last moment, each
+    with how many of the column's ``total`` values fall in it (from ``sample`` as above). None when
+    the values cannot be read as moments or all are the same one."""
+    moments = []
+    for value in sample:
+        try:
+            moment = datetime.fromisoformat(value.strip().replace(" ", "T", 1))
+        except ValueError:
+            continue
+        moments.append(moment if moment.tzinfo else moment.replace(tzinfo=UTC))
+    if not moments:
+        return None
+    first, last = min(moments), max(moments)
+    span = (last - first).total_seconds()
+    if span <= 0:
+        return None
+    counts = [0] * BINS
+    for moment in moments:
+        counts[min(int((moment - first).total_seconds() / span * BINS), BINS - 1)] += 1
+    dated = all(len(v.strip()) == 10 for v in sample[:50])  # dates only: no time of day shown
+    edges = [first + (last - first) * i / BINS for i in range(BINS + 1)]
+    said = [e.date().isoformat() if dated else e.isoformat(timespec="minutes") for e in edges]
+    scale = total / len(moments)
+    return {"edges": said, "counts": [round(n * scale) for n in counts],
             "sampled": len(sample) < total}
