@@ -135,8 +135,9 @@ def test_each_animal_has_a_picture_of_its_own_named_for_a_screen_reader(host: Ho
     host.expect_state("zoo", "ready")
     pictures = host.by_testid("animal-picture")
     expect(pictures).to_have_count(20)
-    drawn = pictures.evaluate_all("(all) => all.map((p) => [p.dataset.species, p.innerHTML,"
-                                  " p.getAttribute('aria-label'), p.getBoundingClientRect().width])")
+    drawn = pictures.evaluate_all(
+        "(all) => all.map((p) => [p.dataset.species, p.innerHTML, p.getAttribute('aria-label'),"
+        " p.getBoundingClientRect().width])")
     species = [a["species"] for a in result["structuredContent"]["animals"]]
     assert [d[0] for d in drawn] == species
     by_species = {d[0]: d[1] for d in drawn}

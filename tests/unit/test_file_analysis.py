@@ -321,7 +321,8 @@ def test_a_date_column_is_counted_over_time(tmp_path):
     assert line["edges"][0] == "2024-01-01" and line["edges"][-1] == "2024-12-21"
     assert sum(line["counts"]) == 36 and min(line["counts"]) >= 2 and line["sampled"] is False
     when = column(a, "when")["timeline"]  # times of day shown, zones read
-    assert (when["edges"][0], when["edges"][-1]) == ("2024-05-01T08:00+00:00", "2024-05-02T08:00+00:00")
+    assert (when["edges"][0], when["edges"][-1]) == ("2024-05-01T08:00+00:00",
+                                                     "2024-05-02T08:00+00:00")
     assert when["counts"][0] == 12 and when["counts"][-1] == 12
 
 

@@ -316,7 +316,8 @@ def build() -> list[dict[str, str]]:
     # the module itself first (app.features.search.service).
     documented: dict[str, list[tuple[str, str]]] = {}
     for (_, attr), (_, name, obj) in owners:
-        documented.setdefault(name, []).append((attr, "class" if inspect.isclass(obj) else "function"))
+        kind = "class" if inspect.isclass(obj) else "function"
+        documented.setdefault(name, []).append((attr, kind))
     for name in sorted(by_object.values()):
         if f"py:{name}" not in records and documented.get(name):
             add(_listing_record(name, modules[name], documented[name]))
