@@ -53,3 +53,31 @@ def test_a_screenshot_of_each_widget_in_each_mode(host: Host, widget: str, theme
         assert path.stat().st_size > 2_000, path  # a picture, not an empty frame
         # And what a person with a screen reader or low vision meets there (axe-core, WCAG 2.1 AA).
         assert serious(host.frame_object()) == [], (widget, mode, theme)
+
+
+@pytest.mark.parametrize("theme", THEMES)
+def test_the_views_behind_a_tap_have_no_serious_accessibility_violation(
+        host: Host, theme: str, fresh_account) -> None:
+    """An animal's page, the files library, a selected café: a screenshot and axe-core each."""
+    host.set_theme(theme)
+    host.call("get_zoo_animals", {"count": 3})
+    host.expect_state("zoo", "ready")
+    host.by_testid("animal-card").first.click()
+    expect(host.by_testid("animal-details")).to_be_visible()
+    expect(host.by_testid("animal-name")).not_to_be_empty()
+    host.page.locator("iframe[data-testid=widget-frame]").screenshot(
+        path=str(artifacts_dir() / f"widget-zoo-animal-{theme}.png"))
+    assert serious(host.frame_object()) == [], ("zoo animal", theme)
+
+    host.call("recommend_cafe", {"city": "Lisbon"})
+    host.expect_state("cafes", "ready")
+    host.by_testid("cafe-select").first.click()
+    expect(host.by_testid("cafe-select").first).to_have_attribute("aria-pressed", "true")
+    assert serious(host.frame_object()) == [], ("café selected", theme)
+
+    host.sign_in(*fresh_account)
+    host.call("list_files", {})
+    host.expect_state("files", "empty", timeout=15_000)
+    host.page.locator("iframe[data-testid=widget-frame]").screenshot(
+        path=str(artifacts_dir() / f"widget-files-library-{theme}.png"))
+    assert serious(host.frame_object()) == [], ("files library", theme)
