@@ -145,3 +145,24 @@ def test_each_animal_has_a_picture_of_its_own_named_for_a_screen_reader(host: Ho
     assert all(d[2] == f"Illustration: {d[0]}" and d[3] >= 50 for d in drawn)
     host.page.evaluate("() => window.hostEmulator.setDisplayMode('fullscreen')")
     expect(pictures.first).to_have_js_property("clientWidth", 96)  # the gallery: bigger
+
+
+def test_an_image_shows_a_small_preview_painted_from_the_analysis(host: Host, file_host) -> None:
+    import io
+
+    from PIL import Image
+
+    picture = Image.new("RGB", (120, 60), "white")
+    picture.paste((0, 0, 255), (0, 0, 60, 60))
+    out = io.BytesIO()
+    picture.save(out, "PNG")
+    url = file_host.offer(out.getvalue(), "image/png", name="half.png")
+    host.call("analyze_file", {"file": {"download_url": url, "file_name": "half.png",
+                                        "file_id": f"file_{uuid.uuid4().hex}"}})
+    host.expect_state("files", "ready", timeout=30_000)
+    preview = host.by_testid("image-preview")
+    expect(preview).to_have_attribute("aria-label", "A small preview of the image")
+    assert (preview.get_attribute("width"), preview.get_attribute("height")) == ("24", "12")
+    left, right = preview.evaluate("""(c) => { const x = c.getContext('2d');
+        return [[...x.getImageData(1, 6, 1, 1).data], [...x.getImageData(22, 6, 1, 1).data]]; }""")
+    assert left[:3] == [0, 0, 255] and right[:3] == [255, 255, 255]

@@ -3,6 +3,7 @@ for bad content. Every fixture is generated in tmp_path."""
 
 from __future__ import annotations
 
+import base64
 import csv
 import gzip
 import hashlib
@@ -533,6 +534,20 @@ def test_png_dimensions_and_mode(tmp_path):
     d = a.details
     assert (d["format"], d["width"], d["height"], d["mode"], d["has_alpha"], d["frames"], d["decoded"]) == \
            ("PNG", 100, 80, "RGBA", True, 1, True)
+
+
+def test_a_decoded_image_has_a_small_preview_of_its_colours(tmp_path):
+    picture = Image.new("RGB", (120, 60), "white")
+    picture.paste((0, 0, 255), (0, 0, 60, 60))  # left half blue
+    out = io.BytesIO()
+    picture.save(out, "PNG")
+    preview = analyze(write(tmp_path, "half.png", out.getvalue())).details["preview"]
+    assert (preview["width"], preview["height"]) == (24, 12)
+    rgb = base64.b64decode(preview["rgb"])
+    assert len(rgb) == 24 * 12 * 3
+    assert rgb[:3] == bytes((0, 0, 255)) and rgb[23 * 3:24 * 3] == bytes((255, 255, 255))
+    transparent = analyze(write(tmp_path, "clear.png", png_bytes((10, 10), "RGBA")))
+    assert base64.b64decode(transparent.details["preview"]["rgb"])[:3] == b"\xff\xff\xff"  # on white
 
 
 def test_animated_gif_frames_and_jpeg_dpi(tmp_path):

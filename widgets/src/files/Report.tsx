@@ -1,6 +1,7 @@
 // One file's analysis: the facts of structuredContent, the summary and warnings, and a view per kind of the
 // hidden `_meta.analysis.details` (app/features/files/analysis/: tabular, plaintext, structured, images, pdfs, binary).
 import { type ComponentChildren, Fragment } from "preact";
+import { useEffect, useRef } from "preact/hooks";
 import type { Json } from "../bridge/types";
 import type { tr } from "../ui/i18n";
 import {
@@ -542,6 +543,7 @@ function ImageDetails({ details: d, t, locale }: DetailProps) {
   const dpi = list(d.dpi);
   return (
     <section data-testid="report-image">
+      <Preview preview={obj(d.preview)} label={t("imagePreview")} />
       <KV
         rows={[
           [t("format"), str(d.format)],
@@ -554,6 +556,42 @@ function ImageDetails({ details: d, t, locale }: DetailProps) {
         ]}
       />
     </section>
+  );
+}
+
+/** The analysis's small preview (RGB bytes, at most 24 a side) painted on a canvas and shown
+ *  larger: a thumbnail without loading an image, which a widget's CSP may refuse. */
+function Preview(props: { preview: Json; label: string }) {
+  const canvas = useRef<HTMLCanvasElement>(null);
+  const w = num(props.preview.width);
+  const h = num(props.preview.height);
+  const rgb = str(props.preview.rgb);
+  useEffect(() => {
+    const context = canvas.current?.getContext("2d");
+    if (!context || !w || !h || !rgb) return;
+    const raw = atob(rgb);
+    if (raw.length !== w * h * 3) return;
+    const pixels = context.createImageData(w, h);
+    for (let i = 0, j = 0; i < raw.length; i += 3, j += 4) {
+      pixels.data[j] = raw.charCodeAt(i);
+      pixels.data[j + 1] = raw.charCodeAt(i + 1);
+      pixels.data[j + 2] = raw.charCodeAt(i + 2);
+      pixels.data[j + 3] = 255;
+    }
+    context.putImageData(pixels, 0, 0);
+  }, [w, h, rgb]);
+  if (!w || !h || !rgb) return null;
+  return (
+    <canvas
+      ref={canvas}
+      class="fl-preview"
+      width={w}
+      height={h}
+      role="img"
+      aria-label={props.label}
+      data-testid="image-preview"
+      style={{ aspectRatio: `${w} / ${h}` }}
+    />
   );
 }
 

@@ -7,6 +7,7 @@ this module's own limit decides, before anything is decoded, without touching th
 
 from __future__ import annotations
 
+import base64
 from pathlib import Path
 from typing import IO
 
@@ -21,6 +22,7 @@ _ALPHA_MODES = frozenset({"RGBA", "RGBa", "LA", "La", "PA", "I;16A"})
 # Pillow's WebP plugin builds libwebp's decoder, and its canvas, when it opens the file: with its
 # own buffers a 7,000 x 7,000 WebP took 748 MiB, four bytes per pixel four times over.
 WEBP_BYTES_PER_PIXEL = 16
+PREVIEW = 24  # the preview's longest side, in pixels: 24 x 24 x 3 bytes, 2.3 KB in base64
 
 
 def _open_header(fp: IO[bytes], fmt: str) -> ImageFile.ImageFile:
@@ -72,7 +74,7 @@ def analyze_image(path: Path, sniffed: Sniffed, notes: Notes, *, max_pixels: int
             if frames > 1:
                 summary += f", {frames:,} frames"
             try:
-                _decode(im, fp, fmt)
+                details["preview"] = _decode(im, fp, fmt)
                 details["decoded"] = True
             except MemoryError:  # past the analysis's memory cap (slots.py): the header stands
                 notes.add("decoding its pixels needs more memory than an analysis may use: "
@@ -111,18 +113,33 @@ def _frames(im: ImageFile.ImageFile) -> int:
         return 1
 
 
-def _decode(im: ImageFile.ImageFile, fp: IO[bytes], fmt: str) -> None:
-    """Decode the pixels (the first frame), raising on truncated or corrupt data."""
+def _decode(im: ImageFile.ImageFile, fp: IO[bytes], fmt: str) -> dict:
+    """Decode the pixels (the first frame), raising on truncated or corrupt data; their preview."""
     if im.format == "PNG":
         # Chunk CRCs are only checked by verify(), which leaves the image unusable: decode from a fresh header.
         im.verify()
         with _open_header(fp, fmt) as again:
             again.load()
-        return
+            return preview(again)
     if im.format == "JPEG":
         # Decode at 1/8 scale: every byte is still read, for a 64th of the memory.
         im.draft(im.mode, (max(1, im.size[0] // 8), max(1, im.size[1] // 8)))
     im.load()
+    return preview(im)
+
+
+def preview(im: Image.Image) -> dict:
+    """The picture at most ``PREVIEW`` pixels a side, its RGB bytes in base64 (transparent parts
+    on white): a few KB the widget paints on a canvas, which no CSP can refuse (a ``data:`` image
+    may be)."""
+    scale = PREVIEW / max(im.size)
+    size = (max(1, round(im.size[0] * min(scale, 1))), max(1, round(im.size[1] * min(scale, 1))))
+    small = im.resize(size, Image.Resampling.BILINEAR, reducing_gap=2.0)  # never a full copy
+    rgba = small.convert("RGBA")
+    flat = Image.new("RGB", rgba.size, (255, 255, 255))
+    flat.paste(rgba, mask=rgba.getchannel("A"))
+    return {"width": flat.width, "height": flat.height,
+            "rgb": base64.b64encode(flat.tobytes()).decode("ascii")}
 
 
 def _dpi(value: object) -> list[float] | None:
