@@ -24,3 +24,15 @@ def test_search_says_top_result_for_one_hit_and_top_n_results_for_more():
 def test_the_widget_is_told_which_link_origins_the_host_will_open():
     for n in (0, 2):
         assert search_result("q", _hits(n)).meta == {"linkOrigins": ["https://docs.python.org"]}
+
+
+def test_snippets_read_without_docstring_markup():
+    from app.features.search.service import readable
+
+    assert readable("Use :func:`~os.path.join` or :mod:`json`, not ``eval``.") == (
+        "Use join or json, not eval.")
+    assert readable("See :class:`the path <pathlib.Path>` at <https://docs.python.org>") == (
+        "See the path at https://docs.python.org")
+    assert readable("match(pattern, string, flags=0, match=<built-in method match of re.Pattern "
+                    "object>)\n\n  more") == "match(pattern, string, flags=0, match=…) more"
+    assert readable("a < b and c > d") == "a < b and c > d"  # no repr: left alone
