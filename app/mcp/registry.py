@@ -334,6 +334,10 @@ class ToolRegistry:
         if problem := self._quick_actions_problem():
             raise RegistryError(problem)
 
+    def _needs(self, name: str) -> list[str]:
+        """The arguments declared tool ``name`` cannot be called without."""
+        return _needs_arguments(inspect.unwrap(self._tools[name].fn))
+
     def _quick_actions_problem(self) -> str | None:
         for name, spec in self._tools.items():
             for entry in (spec.meta.get("openai/ui") or {}).get("entrypoints", []):
@@ -344,8 +348,7 @@ class ToolRegistry:
                 if called not in self._tools:
                     return f"{name}: its quick action calls {called!r}, which is no tool here"
                 given = set(target.get("arguments") or {})
-                if missing := [n for n in _needs_arguments(inspect.unwrap(self._tools[called].fn))
-                               if n not in given]:
+                if missing := [n for n in self._needs(called) if n not in given]:
                     return (f"{name}: its quick action calls {called!r} without "
                             f"{', '.join(missing)}, which it needs")
         return None
@@ -356,7 +359,7 @@ class ToolRegistry:
                 if action not in self._tools:
                     raise RegistryError(f"settings group {group.title!r}: its button calls "
                                         f"{action!r}, which is no tool of this server")
-                if needed := _needs_arguments(inspect.unwrap(self._tools[action].fn)):
+                if needed := self._needs(action):
                     raise RegistryError(f"settings group {group.title!r}: its button calls "
                                         f"{action!r} with {{}}, and that tool needs "
                                         f"{', '.join(needed)}")

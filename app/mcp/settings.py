@@ -16,7 +16,7 @@ import functools
 import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Annotated, Any, Protocol, TypeVar
+from typing import Annotated, Any, Protocol
 
 from mcp.server.auth.middleware.auth_context import get_access_token
 from mcp.types import TextContent
@@ -37,7 +37,6 @@ SETTINGS_CAPABILITY = "openai/settings"
 READ_TOOL = "read_settings"
 UPDATE_TOOL = "update_settings"
 MAX_KEY = 64  # the preferences table's key column
-M = TypeVar("M", bound=BaseModel)
 
 
 class SettingsError(ValueError):
