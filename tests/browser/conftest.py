@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import uuid
 from collections.abc import Iterator
+from importlib.util import find_spec
 from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
@@ -20,6 +21,7 @@ import pytest
 
 from app.db import Database
 from app.settings import load_part
+from tests.browser.tiles import TileServer, serving_tiles
 from tests.e2e.server import LiveServer, free_port
 from tests.filehost import FileServer, serving_files
 
@@ -68,10 +70,27 @@ def file_host() -> Iterator[FileServer]:
         yield server
 
 
+@pytest.fixture(scope="session")
+def tile_host() -> Iterator[TileServer]:
+    """A loopback map tile server (tests/browser/tiles.py): the cafés' map draws from it."""
+    with serving_tiles() as server:
+        yield server
+
+
+@pytest.fixture
+def tiles(tile_host: TileServer) -> Iterator[TileServer]:
+    """The tile server, answering again after a test that made it fail."""
+    yield tile_host
+    tile_host.failing = False
+
+
 @pytest.fixture(scope="package")
-def browser_server(browser: object, database_url: str, file_host: FileServer,
+def browser_server(browser: object, database_url: str, file_host: FileServer, tile_host: TileServer,
                    tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
     port = free_port()
+    # The cafés' map tiles come from loopback (the widget's CSP declares that origin); a fork
+    # without the cafés is not told of a setting it does not read.
+    tiles = {"APP_CAFES_MAP_TILES": tile_host.template} if find_spec("app.features.cafes") else {}
     # The probe server: the discovered features (the demos' widgets) plus a test-only widget, so a core test
     # (the emulator's own strictness) needs no demo.
     server = LiveServer(database_url, tmp_path_factory.mktemp("browser-logs") / "server.log", port=port,
@@ -82,6 +101,7 @@ def browser_server(browser: object, database_url: str, file_host: FileServer,
         # Every test signs in with a fresh browser context, so registers a new client.
         "APP_LIMIT_REGISTRATIONS_PER_ADDRESS": "1000/hour",
         "APP_LIMIT_REGISTRATIONS_PER_NETWORK": "1000/hour",
+        **tiles,
     }).start()
     yield server
     server.stop()
@@ -95,9 +115,10 @@ def demo_password(database_url: str) -> str:
     return load_part(AuthServerSettings).demo_password
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture
 def fresh_account(database_url: str) -> tuple[str, str]:
-    """(username, password) of an account created for this session: it owns nothing."""
+    """(username, password) of an account created for this test: it owns nothing, whatever other
+    tests on the same worker saved before it."""
     from app.authserver.accounts import create_account  # here: a fork without it keeps this conftest
 
     username, password = f"browser-{uuid.uuid4().hex[:10]}", f"pw-{uuid.uuid4().hex}"

@@ -68,3 +68,17 @@ async def test_recommend_cafe_answers_in_the_requested_language_for_the_hinted_c
     assert result.structured_content["city"] == "Lisbon"
     assert result.content[0].text.startswith("Voici quelques cafés à Lisbonne qui")
     assert result.structured_content["cafes"]
+
+
+async def test_recommend_cafe_gives_the_widget_each_cafes_place_and_the_maps_tiles(
+        live_server: LiveServer):
+    async with Client(live_server.mcp_url, mode="legacy") as client:
+        result = await client.call_tool("recommend_cafe", {"city": "Vienna"})
+    meta = result.meta or {}
+    assert meta["map"] == {"tiles": "https://tile.openstreetmap.org/{z}/{x}/{y}.png",
+                           "attribution": "© OpenStreetMap contributors",
+                           "attributionUrl": "https://www.openstreetmap.org/copyright"}
+    landtmann = meta["cafesById"]["vienna-cafe-landtmann"]
+    assert (landtmann["lat"], landtmann["lon"]) == (48.2115, 16.3612)
+    # The model's view stays the reference page's shape: places are the widget's alone.
+    assert all(set(c) == {"name", "address"} for c in result.structured_content["cafes"])

@@ -62,7 +62,10 @@ def test_every_widget_is_a_hashed_ui_resource_with_every_chatgpt_key_and_self_co
         assert doc.external == [], f"{widget} loads {doc.external}: bundles must inline everything"
         cmeta = content["_meta"]
         assert cmeta["ui"]["domain"] == cmeta["openai/widgetDomain"] == "https://web-sandbox.oaiusercontent.com"
-        assert cmeta["ui"]["csp"] == {"connectDomains": [], "resourceDomains": []}
+        # Only the cafés' map draws from elsewhere: its tiles (APP_CAFES_MAP_TILES's origin).
+        tiles = ["https://tile.openstreetmap.org"] if widget == "cafes" else []
+        assert cmeta["ui"]["csp"] == {"connectDomains": [], "resourceDomains": tiles}
+        assert cmeta["openai/widgetCSP"]["resource_domains"] == tiles
         assert cmeta["ui"]["prefersBorder"] is cmeta["openai/widgetPrefersBorder"] is True
         assert cmeta["openai/widgetDescription"]
     cafes = next(r for u, r in resources.items() if "/cafes-" in u)["contents"][0]["_meta"]

@@ -7,9 +7,12 @@ import {
   mapUrl,
   osmSearchUrl,
   pickLanguage,
+  pinsOf,
   readCafes,
   readFavourites,
+  readMap,
   setFavourite,
+  spreadOffsets,
 } from "../src/cafes/logic";
 
 const flore = { name: "Café de Flore", address: "172 Boulevard Saint-Germain, 75006 Paris" };
@@ -78,5 +81,79 @@ describe("cafes helpers", () => {
     expect(readFavourites({ favourites: ["a", 1, "b"] })).toEqual(["a", "b"]);
     expect(readFavourites(null)).toEqual([]);
     expect(readFavourites({ favourites: "a" })).toEqual([]);
+  });
+});
+
+describe("the cafés' map", () => {
+  const tiles = "https://tile.example.org/{z}/{x}/{y}.png";
+
+  it("takes a tile template with z, x, y over http(s) only, and an https attribution link", () => {
+    const credit = { attribution: "© OSM", attributionUrl: "https://osm.example/c" };
+    expect(readMap({ tiles, ...credit })).toEqual({
+      tiles,
+      attribution: "© OSM",
+      attributionUrl: "https://osm.example/c",
+    });
+    expect(readMap({ tiles, attributionUrl: "javascript:alert(1)" })).toEqual({
+      tiles,
+      attribution: "",
+      attributionUrl: null,
+    });
+    expect(readMap({ tiles: "javascript:{z}{x}{y}" })).toBeNull();
+    expect(readMap({ tiles: "https://tile.example.org/{z}/{x}.png" })).toBeNull();
+    expect(readMap(null)).toBeNull();
+    expect(readMap("https://tile.example.org/{z}/{x}/{y}.png")).toBeNull();
+  });
+
+  it("pins the cafés that have a place, numbered as the list shows them", () => {
+    const cafes = [flore, { name: "Nowhere", address: "" }, { name: "Deux Magots", address: "" }];
+    const byName = detailsByName({
+      a: { ...floreDetail, lat: 48.8542, lon: 2.3326 },
+      b: { id: "b", name: "Nowhere", lat: null, lon: 2 },
+      c: { id: "c", name: "Deux Magots", lat: 48.854, lon: 2.3333 },
+      d: { id: "d", name: "Off the globe", lat: 91, lon: 0 },
+    });
+    expect(pinsOf(cafes, byName)).toEqual([
+      { id: "paris-cafe-de-flore", name: flore.name, number: 1, lat: 48.8542, lon: 2.3326 },
+      { id: "c", name: "Deux Magots", number: 3, lat: 48.854, lon: 2.3333 },
+    ]);
+    expect(pinsOf([{ name: "Off the globe", address: "" }], byName)).toEqual([]);
+  });
+
+  it("leaves pins apart where they are and sets close ones around their centre", () => {
+    const offsets = spreadOffsets(
+      [
+        { id: "alone", x: 0, y: 0 },
+        { id: "a", x: 100, y: 100 },
+        { id: "b", x: 104, y: 101 },
+        { id: "c", x: 300, y: 0 },
+      ],
+      30,
+    );
+    expect(offsets.get("alone")).toEqual({ dx: 0, dy: 0 });
+    expect(offsets.get("c")).toEqual({ dx: 0, dy: 0 });
+    const a = offsets.get("a")!;
+    const b = offsets.get("b")!;
+    const placed = [
+      [100 + a.dx, 100 + a.dy],
+      [104 + b.dx, 101 + b.dy],
+    ];
+    const apart = Math.hypot(placed[0][0] - placed[1][0], placed[0][1] - placed[1][1]);
+    expect(apart).toBeGreaterThanOrEqual(30);
+    // Around their centre, the first listed on top.
+    expect((placed[0][0] + placed[1][0]) / 2).toBeCloseTo(102, 5);
+    expect(placed[0][1]).toBeLessThan(placed[1][1]);
+  });
+
+  it("joins a chain of close pins into one group, each far enough from its neighbours", () => {
+    const points = [0, 20, 40, 60].map((x, i) => ({ id: String(i), x, y: 0 }));
+    const offsets = spreadOffsets(points, 30);
+    const placed = points.map((p) => [p.x + offsets.get(p.id)!.dx, p.y + offsets.get(p.id)!.dy]);
+    for (let i = 0; i < placed.length; i++) {
+      for (let j = i + 1; j < placed.length; j++) {
+        const apart = Math.hypot(placed[i][0] - placed[j][0], placed[i][1] - placed[j][1]);
+        expect(apart).toBeGreaterThanOrEqual(30 - 1e-9);
+      }
+    }
   });
 });

@@ -2,6 +2,7 @@
 
 from app.feature import Feature
 from app.features.cafes.seed import seed
+from app.features.cafes.settings import CafesSettings
 from app.features.cafes.tool import register
 
 FEATURE = Feature(
@@ -9,4 +10,5 @@ FEATURE = Feature(
     instructions="Use `recommend_cafe` to suggest cafés near the user.",
     tools=register,
     seed=seed,
+    settings=CafesSettings,
 )

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from sqlalchemy import ForeignKey, Integer, String, Text
+from sqlalchemy import Float, ForeignKey, Integer, String, Text
 from sqlalchemy.orm import Mapped, mapped_column
 
 from app.db.base import Base
@@ -43,3 +43,6 @@ class Cafe(Base):
     neighborhood: Mapped[str | None] = mapped_column(String(120))
     since: Mapped[int | None] = mapped_column(Integer)
     specialty: Mapped[str | None] = mapped_column(Text)
+    # WGS 84 degrees, placed by hand from the address (data/NOTICE.txt): a pin on the widget's map.
+    latitude: Mapped[float | None] = mapped_column(Float)
+    longitude: Mapped[float | None] = mapped_column(Float)

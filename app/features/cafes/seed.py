@@ -24,7 +24,9 @@ def seed(uow: UnitOfWork, demo_accounts: Sequence[AccountProfile] = ()) -> str:
     names = [{"city_key": c["key"], "language": lang, "name": name}
              for c in data for lang, name in sorted(c.get("names", {}).items())]
     cafes = [{"id": cafe["id"], "city_key": c["key"], "name": cafe["name"], "address": cafe["address"],
-              "neighborhood": cafe.get("neighborhood"), "since": cafe.get("since"), "specialty": cafe.get("specialty")}
+              "neighborhood": cafe.get("neighborhood"), "since": cafe.get("since"),
+              "specialty": cafe.get("specialty"),
+              "latitude": cafe.get("lat"), "longitude": cafe.get("lon")}
              for c in data for cafe in c["cafes"]]
     uow.repository(CafeRepository).save_all(
         cities, [{"alias": a, "city_key": k} for a, k in sorted(aliases.items())], names, cafes)

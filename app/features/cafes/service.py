@@ -94,7 +94,8 @@ def map_url(cafe: Cafe) -> str:
 
 def _detail(cafe: Cafe) -> dict:
     return {"id": cafe.id, "name": cafe.name, "address": cafe.address, "neighborhood": cafe.neighborhood,
-            "since": cafe.since, "specialty": cafe.specialty, "map_url": map_url(cafe)}
+            "since": cafe.since, "specialty": cafe.specialty, "map_url": map_url(cafe),
+            "lat": cafe.latitude, "lon": cafe.longitude}
 
 
 LANGUAGES = tuple(INTROS)

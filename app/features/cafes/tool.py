@@ -14,6 +14,7 @@ from app.db.cache import ReadCache
 from app.feature import Deps
 from app.features.cafes import service
 from app.features.cafes.schemas import CafeRecommendations
+from app.features.cafes.settings import CafesSettings, origin_of
 from app.i18n import lookup, requested_locale
 from app.mcp.entrypoints import OpenAIThreadEntrypoint
 from app.mcp.forms import Question, ask, can_ask
@@ -23,13 +24,28 @@ from app.mcp.settings import SettingsGroup
 from app.mcp.widgets import Widget
 from app.preferences import Preferences
 
-CAFE_WIDGET = Widget(
-    name="cafes",
-    title="Café finder",
-    description="Shows the recommended cafés as cards with their neighbourhood, address and a map link; "
-    "the list is already visible to the user.",
-    redirect_domains=(service.MAP_ORIGIN,),
-)
+
+def cafe_widget(settings: CafesSettings) -> Widget:
+    """The widget, declaring the origin its map tiles come from and the pages it opens."""
+    tiles = settings.tiles_origin
+    opened = dict.fromkeys([service.MAP_ORIGIN, origin_of(settings.map_attribution_url)
+                            if settings.map_attribution_url else service.MAP_ORIGIN])
+    return Widget(
+        name="cafes",
+        title="Café finder",
+        description="Shows the recommended cafés on a map and as cards with their neighbourhood, "
+        "address and a map link; the list is already visible to the user.",
+        resource_domains=(tiles,) if tiles else (),
+        redirect_domains=tuple(opened),
+    )
+
+
+def map_meta(settings: CafesSettings) -> dict[str, str] | None:
+    """What the widget's map needs (widget-only ``_meta.map``): None when no tiles are set."""
+    if not settings.map_tiles:
+        return None
+    return {"tiles": settings.map_tiles, "attribution": settings.map_attribution,
+            "attributionUrl": settings.map_attribution_url}
 
 
 MAX_HINT = 120
@@ -94,6 +110,9 @@ CITY = Question(
 
 def register(registry: ToolRegistry, deps: Deps) -> None:
     db = deps.db
+    shown_on = deps.part(CafesSettings)
+    widget, view = cafe_widget(shown_on), map_meta(shown_on)
+    map_view = {"map": view} if view else {}
     # Cafés change only when seeded: each answer is kept APP_CACHE_TTL seconds per worker.
     answers = ReadCache[service.Recommendation](deps.settings.cache_ttl)
     registry.settings_group(SettingsGroup("Cafés", CafeSettings))
@@ -108,7 +127,7 @@ def register(registry: ToolRegistry, deps: Deps) -> None:
         open_world=False,
         idempotent=True,
         security=[NOAUTH],
-        widget=CAFE_WIDGET,
+        widget=widget,
         # From a conversation's side panel: cafés in the account's home city, else asked.
         entrypoints=[OpenAIThreadEntrypoint()],
         invoking="Looking for cafés nearby…",
@@ -139,4 +158,5 @@ def register(registry: ToolRegistry, deps: Deps) -> None:
         if hint is None:
             lines.append(f"(The user's city is not known. If they are not in {rec.output.city}, "
                          "ask which city, then call recommend_cafe again with `city` set to it.)")
-        return tool_result(rec.output, "\n".join(lines), {"cafesById": rec.details, "locale": language})
+        return tool_result(rec.output, "\n".join(lines),
+                           {"cafesById": rec.details, "locale": language, **map_view})

@@ -1,19 +1,24 @@
 // Cafés: the recommended cafés of structuredContent ({city, cafes: [{name, address}]}) as cards,
-// completed by the widget-only `_meta.cafesById` (neighbourhood, since, specialty, map_url) matched
-// by name. "Open map" opens OpenStreetMap outside the widget; favourites live in widget state (the
-// model sees names, the widget keeps ids) and are shown again after a re-mount.
-import { useState } from "preact/hooks";
+// completed by the widget-only `_meta.cafesById` (neighbourhood, since, specialty, map_url, lat,
+// lon) matched by name, and a map of them from the tiles `_meta.map` names. The map and the list
+// move together: a pin picks its card, a card's "Select" lights its pin. "Open map" opens
+// OpenStreetMap outside the widget; favourites live in widget state (the model sees names, the
+// widget keeps ids) and are shown again after a re-mount.
+import { useMemo, useState } from "preact/hooks";
 import { useBridge, useSnapshot } from "../bridge";
 import { tr } from "../ui/i18n";
 import { Frame, useResultState } from "../ui/mount";
+import { CafeMap } from "./CafeMap";
 import {
   detailsByName,
   favouriteKey,
   isFavourite,
   mapUrl,
   pickLanguage,
+  pinsOf,
   readCafes,
   readFavourites,
+  readMap,
   setFavourite,
   type Cafe,
   type CafeDetails,
@@ -31,6 +36,9 @@ const TEXT = {
     select: "Select",
     mapFailed: "Could not open the map.",
     saveFailed: "Could not save your favourites.",
+    mapLabel: "Map of the cafés in {city}",
+    mapLabelNoCity: "Map of the cafés",
+    mapUnavailable: "The map could not be loaded; every café is listed below.",
   },
   fr: {
     title: "Cafés",
@@ -42,6 +50,9 @@ const TEXT = {
     select: "Sélectionner",
     mapFailed: "Impossible d’ouvrir la carte.",
     saveFailed: "Impossible d’enregistrer vos favoris.",
+    mapLabel: "Carte des cafés à {city}",
+    mapLabelNoCity: "Carte des cafés",
+    mapUnavailable: "La carte n’a pas pu être chargée ; tous les cafés sont listés ci-dessous.",
   },
   es: {
     title: "Cafeterías",
@@ -53,6 +64,9 @@ const TEXT = {
     select: "Seleccionar",
     mapFailed: "No se pudo abrir el mapa.",
     saveFailed: "No se pudieron guardar tus favoritos.",
+    mapLabel: "Mapa de las cafeterías en {city}",
+    mapLabelNoCity: "Mapa de las cafeterías",
+    mapUnavailable: "No se pudo cargar el mapa; todas las cafeterías están en la lista de abajo.",
   },
   pt: {
     title: "Cafés",
@@ -64,6 +78,9 @@ const TEXT = {
     select: "Selecionar",
     mapFailed: "Não foi possível abrir o mapa.",
     saveFailed: "Não foi possível salvar seus favoritos.",
+    mapLabel: "Mapa dos cafés em {city}",
+    mapLabelNoCity: "Mapa dos cafés",
+    mapUnavailable: "Não foi possível carregar o mapa; todos os cafés estão listados abaixo.",
   },
   zh: {
     title: "咖啡馆",
@@ -75,6 +92,9 @@ const TEXT = {
     select: "选择",
     mapFailed: "无法打开地图。",
     saveFailed: "无法保存你的收藏。",
+    mapLabel: "{city}咖啡馆地图",
+    mapLabelNoCity: "咖啡馆地图",
+    mapUnavailable: "地图无法加载；所有咖啡馆都列在下方。",
   },
 };
 
@@ -92,6 +112,20 @@ export function CafesWidget() {
   const cafes = readCafes(structured);
   const byName = detailsByName(meta?.cafesById);
   const saved = readFavourites(snap.widgetState?.privateContent);
+  const source = readMap(meta?.map);
+  const pins = useMemo(() => pinsOf(cafes, byName), [structured, meta?.cafesById]);
+  const [tilesFailed, setTilesFailed] = useState(false);
+  const showMap = source !== null && pins.length > 0 && !tilesFailed;
+  const numbers = new Map(pins.map((p) => [p.name, p.number]));
+
+  /** A pin was picked: its café is selected, as its card's button would, and its card shown. */
+  function pick(id: string) {
+    const cafe = cafes.find((c) => byName.get(c.name)?.id === id);
+    if (!cafe) return;
+    void select(cafe, byName.get(cafe.name));
+    const card = document.querySelector(`[data-cafe-id="${CSS.escape(id)}"]`);
+    card?.scrollIntoView({ block: "nearest" });
+  }
 
   async function openMap(cafe: Cafe, detail: CafeDetails | undefined) {
     setNotice("");
@@ -101,6 +135,15 @@ export function CafesWidget() {
     } catch (err) {
       setNotice(t("mapFailed"));
       bridge.log("cafes.open_map_failed", "warning", { id: favouriteKey(cafe, detail) }, String((err as Error)?.message ?? err));
+    }
+  }
+
+  async function openAttribution(url: string) {
+    try {
+      await bridge.openLink(url);
+    } catch (err) {
+      const reason = String((err as Error)?.message ?? err);
+      bridge.log("cafes.open_attribution_failed", "warning", {}, reason);
     }
   }
 
@@ -145,10 +188,46 @@ export function CafesWidget() {
         </p>
       )}
       {shown === "ready" && (
-        <div lang={lang}>
+        <div lang={lang} class={showMap ? "c-body has-map" : "c-body"}>
           {notice && (
             <p class="c-notice" role="alert" data-testid="action-error">
               {notice}
+            </p>
+          )}
+          {showMap && source && (
+            <figure class="c-figure">
+              <CafeMap
+                source={source}
+                pins={pins}
+                selected={selected ? byName.get(selected)?.id ?? null : null}
+                label={city ? t("mapLabel", { city }) : t("mapLabelNoCity")}
+                onPick={pick}
+                onTilesFailed={() => {
+                  setTilesFailed(true);
+                  const tiles = new URL(source.tiles.split("{")[0]).origin;
+                  bridge.log("cafes.tiles_failed", "warning", { tiles });
+                }}
+              />
+              {source.attribution && (
+                <figcaption class="c-attr" data-testid="map-attribution">
+                  {source.attributionUrl ? (
+                    <button
+                      class="link"
+                      type="button"
+                      onClick={() => void openAttribution(source.attributionUrl!)}
+                    >
+                      {source.attribution}
+                    </button>
+                  ) : (
+                    source.attribution
+                  )}
+                </figcaption>
+              )}
+            </figure>
+          )}
+          {tilesFailed && (
+            <p class="c-map-note" role="status" data-testid="map-unavailable">
+              {t("mapUnavailable")}
             </p>
           )}
           <ul class="list" data-testid="cafe-list">
@@ -165,7 +244,14 @@ export function CafesWidget() {
                   data-cafe-name={cafe.name}
                   data-favourite={fav ? "true" : "false"}
                 >
-                  <h2 data-testid="cafe-name">{cafe.name}</h2>
+                  <h2 data-testid="cafe-name">
+                    {numbers.has(cafe.name) && (
+                      <span class="c-num" aria-hidden="true">
+                        {numbers.get(cafe.name)}
+                      </span>
+                    )}
+                    {cafe.name}
+                  </h2>
                   {detail?.neighborhood && (
                     <p class="c-meta" data-testid="cafe-neighborhood">
                       {detail.neighborhood}

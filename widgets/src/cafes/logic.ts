@@ -16,6 +16,24 @@ export interface CafeDetails {
   since?: number | null;
   specialty?: string | null;
   map_url?: string | null;
+  lat?: number | null;
+  lon?: number | null;
+}
+
+/** The server's map settings (`_meta.map`): a tile URL template and the attribution it asks for. */
+export interface MapSource {
+  tiles: string;
+  attribution: string;
+  attributionUrl: string | null;
+}
+
+/** A café with a place on the map, numbered as the list numbers it (1-based). */
+export interface Pin {
+  id: string;
+  name: string;
+  number: number;
+  lat: number;
+  lon: number;
 }
 
 /** The cafés of a `recommend_cafe` structuredContent, dropping malformed rows. */
@@ -101,4 +119,81 @@ export function setFavourite(saved: readonly string[], cafe: Cafe, detail: CafeD
 export function readFavourites(privateContent: unknown): string[] {
   const favs = (privateContent as { favourites?: unknown } | null | undefined)?.favourites;
   return Array.isArray(favs) ? favs.filter((x): x is string => typeof x === "string") : [];
+}
+
+/**
+ * `_meta.map` when usable: an http(s) tile template with {z}, {x} and {y}, else null (no map,
+ * the list alone). The attribution link is kept only when it is https.
+ */
+export function readMap(raw: unknown): MapSource | null {
+  if (!raw || typeof raw !== "object") return null;
+  const { tiles, attribution, attributionUrl } = raw as Record<string, unknown>;
+  if (typeof tiles !== "string" || !/^https?:\/\//.test(tiles)) return null;
+  if (!["{z}", "{x}", "{y}"].every((p) => tiles.includes(p))) return null;
+  return {
+    tiles,
+    attribution: typeof attribution === "string" ? attribution : "",
+    attributionUrl: httpsUrl(attributionUrl),
+  };
+}
+
+const isDegree = (v: unknown, limit: number): v is number =>
+  typeof v === "number" && Number.isFinite(v) && Math.abs(v) <= limit;
+
+/** The cafés that have a place (valid latitude and longitude), numbered in list order. */
+export function pinsOf(cafes: readonly Cafe[], byName: Map<string, CafeDetails>): Pin[] {
+  const pins: Pin[] = [];
+  cafes.forEach((cafe, index) => {
+    const detail = byName.get(cafe.name);
+    if (detail && isDegree(detail.lat, 90) && isDegree(detail.lon, 180)) {
+      const { lat, lon } = detail;
+      pins.push({ id: detail.id, name: cafe.name, number: index + 1, lat, lon });
+    }
+  });
+  return pins;
+}
+
+export interface Point {
+  id: string;
+  x: number;
+  y: number;
+}
+
+/**
+ * How far to move each pin (in pixels) so that none covers another: pins closer than `gap` to a
+ * pin of their group are set on a circle around the group's centre, in the order given (the
+ * list's numbers run clockwise from the top); a pin alone stays on its point. Two cafés across
+ * a street are one point at city scale.
+ */
+export function spreadOffsets(
+  points: readonly Point[],
+  gap: number,
+): Map<string, { dx: number; dy: number }> {
+  const groups: Point[][] = [];
+  for (const point of points) {
+    const close = (q: Point) => Math.hypot(q.x - point.x, q.y - point.y) < gap;
+    const near = groups.filter((g) => g.some(close));
+    // A point near two groups joins them into one.
+    const joined = [...near.flat(), point];
+    for (const g of near) groups.splice(groups.indexOf(g), 1);
+    groups.push(joined);
+  }
+  const offsets = new Map<string, { dx: number; dy: number }>();
+  for (const group of groups) {
+    if (group.length === 1) {
+      offsets.set(group[0].id, { dx: 0, dy: 0 });
+      continue;
+    }
+    const cx = group.reduce((s, p) => s + p.x, 0) / group.length;
+    const cy = group.reduce((s, p) => s + p.y, 0) / group.length;
+    // Neighbours on the circle stand `gap` apart: the chord between them is 2r·sin(π/n).
+    const radius = gap / (2 * Math.sin(Math.PI / group.length));
+    const ordered = points.filter((p) => group.includes(p));
+    ordered.forEach((p, i) => {
+      const angle = -Math.PI / 2 + (2 * Math.PI * i) / group.length;
+      const dx = cx + radius * Math.cos(angle) - p.x;
+      offsets.set(p.id, { dx, dy: cy + radius * Math.sin(angle) - p.y });
+    });
+  }
+  return offsets;
 }
