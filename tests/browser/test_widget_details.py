@@ -166,3 +166,41 @@ def test_an_image_shows_a_small_preview_painted_from_the_analysis(host: Host, fi
     left, right = preview.evaluate("""(c) => { const x = c.getContext('2d');
         return [[...x.getImageData(1, 6, 1, 1).data], [...x.getImageData(22, 6, 1, 1).data]]; }""")
     assert left[:3] == [0, 0, 255] and right[:3] == [255, 255, 255]
+
+
+def test_a_comparison_draws_the_shared_columns_of_each_table_side_by_side(host: Host,
+                                                                          file_host) -> None:
+    """Two exports of the same readings, the second drifted upwards and without the `side`
+    column: each shared column is a row with one chart per file; a column one file lacks is not
+    drawn as shared."""
+    before = "".join(f"{i},{i % 10}\n" for i in range(200))
+    after = "".join(f"{i},{40 + i % 10},{'n' if i % 2 else 's'}\n" for i in range(200))
+    offered = [("before.csv", "day,height\n" + before), ("after.csv", "day,height,side\n" + after)]
+    files = [{"download_url": file_host.offer(body.encode(), "text/csv", name=name),
+              "file_id": f"file_{uuid.uuid4().hex}", "file_name": name} for name, body in offered]
+    host.call("compare_files", {"files": files})
+    host.expect_state("files", "ready", timeout=30_000)
+    rows = host.by_testid("side-column")
+    expect(rows).to_have_count(2)
+    assert rows.evaluate_all("(rs) => rs.map((r) => r.dataset.column)") == ["day", "height"]
+    height = host.frame.locator("[data-testid=side-column][data-column=height]")
+    cells = height.get_by_test_id("side-cell")
+    expect(cells).to_have_count(2)
+    expect(cells.locator("figcaption")).to_have_text(["before.csv", "after.csv"])
+    expect(cells.locator("[data-testid=csv-chart][data-kind=histogram]")).to_have_count(2)
+    expect(cells.nth(0).get_by_test_id("chart-text")).to_contain_text(
+        "height (before.csv): values from 0 to 9")
+    expect(cells.nth(1).get_by_test_id("chart-text")).to_contain_text(
+        "height (after.csv): values from 40 to 49")
+    # One axis for the row: both read 0 to 49, and the drift shows as bars moved right.
+    for cell in (cells.nth(0), cells.nth(1)):
+        expect(cell.locator(".fl-chart-axis span")).to_have_text(["0", "49"])
+    xs = [cell.locator("svg rect").evaluate_all("(rs) => rs.map((r) => +r.getAttribute('x'))")
+          for cell in (cells.nth(0), cells.nth(1))]
+    assert max(xs[0]) < 240 * 10 / 49 < min(xs[1]), xs
+    # Each chart's words are its own: no id is used twice in the frame.
+    ids = host.frame.locator("[id]").evaluate_all("(es) => es.map((e) => e.id)")
+    assert len(ids) == len(set(ids)), sorted(i for i in ids if ids.count(i) > 1)
+    host.page.evaluate("() => window.hostEmulator.setDisplayMode('fullscreen')")
+    height.scroll_into_view_if_needed()
+    host.screenshot("files-side-by-side")

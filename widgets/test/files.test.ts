@@ -293,3 +293,20 @@ describe("strings", () => {
     for (const lang of ["fr", "es", "pt", "zh"]) expect(Object.keys(TEXT[lang] ?? {}).sort()).toEqual(keys);
   });
 });
+
+describe("the comparison's shared axis", () => {
+  const hist = (edges: number[], counts: number[]) => ({ histogram: { edges, counts } });
+
+  it("spans every file's range and the tallest share of any file", async () => {
+    const { sharedScale } = await import("../src/files/Report");
+    const columns = [hist([0, 5, 10], [3, 1]), hist([40, 45, 50], [1, 1]), { name: "text" }];
+    const scale = sharedScale(columns);
+    expect(scale).toEqual({ min: 0, max: 50, peak: 0.75 });
+  });
+
+  it("is none when no column has a histogram that holds together", async () => {
+    const { sharedScale } = await import("../src/files/Report");
+    expect(sharedScale([{ top_values: [] }, hist([0, 1], [1, 2])])).toBeNull();
+    expect(sharedScale([hist([3, 3], [2])])).toBeNull(); // one value: no range to draw
+  });
+});

@@ -244,14 +244,14 @@ export function CafesWidget() {
                   data-cafe-name={cafe.name}
                   data-favourite={fav ? "true" : "false"}
                 >
-                  <h2 data-testid="cafe-name">
+                  <div class="c-title">
                     {numbers.has(cafe.name) && (
-                      <span class="c-num" aria-hidden="true">
+                      <span class="c-num" aria-hidden="true" data-testid="cafe-number">
                         {numbers.get(cafe.name)}
                       </span>
                     )}
-                    {cafe.name}
-                  </h2>
+                    <h2 data-testid="cafe-name">{cafe.name}</h2>
+                  </div>
                   {detail?.neighborhood && (
                     <p class="c-meta" data-testid="cafe-neighborhood">
                       {detail.neighborhood}

@@ -30,7 +30,7 @@ import {
   reduce,
   resolveDownload,
 } from "./logic";
-import { type T, KV, Report, kindName } from "./Report";
+import { type T, ColumnChart, KV, Report, hasChart, kindName, sharedScale } from "./Report";
 import { TEXT } from "./text";
 import "./files.css";
 
@@ -557,6 +557,72 @@ function FileRow(props: {
   );
 }
 
+const MAX_SIDE_BY_SIDE = 8;
+
+/**
+ * The tables' shared columns one under the other, each drawn once per file side by side (the
+ * frame scrolls sideways past three): where two exports of the same data drifted shows at once.
+ */
+function SideBySide(props: { files: AnalysisData[]; columns: string[]; t: T; locale: string }) {
+  const { t, locale } = props;
+  const tables = props.files.filter((d) => d.file.kind === "csv" && d.analysis);
+  const columnsOf = tables.map((d) => {
+    const cols = Array.isArray(d.analysis?.details.columns) ? d.analysis.details.columns : [];
+    const byName = new Map<string, Record<string, unknown>>();
+    for (const col of cols as Record<string, unknown>[]) {
+      if (col && typeof col.name === "string") byName.set(col.name, col);
+    }
+    return byName;
+  });
+  const shown = props.columns
+    .filter((name) => columnsOf.some((cols) => cols.has(name) && hasChart(cols.get(name)!)))
+    .slice(0, MAX_SIDE_BY_SIDE);
+  if (tables.length < 2 || !shown.length) return null;
+  const grid = { gridTemplateColumns: `repeat(${tables.length}, minmax(180px, 1fr))` };
+  return (
+    <>
+      <h3>{t("sideBySide")}</h3>
+      <div class="fl-scroll" tabIndex={0} role="region" aria-label={t("sideBySide")}>
+        {shown.map((name, row) => {
+          // One axis for the row: the files' histograms are read against each other.
+          const scale = sharedScale(columnsOf.map((cols) => cols.get(name) ?? {}));
+          return (
+            <section class="fl-side" data-testid="side-column" data-column={name} key={name}>
+              <h4>
+                <code>{name}</code>
+              </h4>
+              <div class="fl-side-row" style={grid}>
+                {tables.map((d, i) => {
+                  const col = columnsOf[i]!.get(name);
+                  return (
+                    <div data-testid="side-cell" data-file-id={d.file.id} key={d.file.id}>
+                      {col && hasChart(col) ? (
+                        <ColumnChart
+                          column={col}
+                          name={`${name} (${d.file.name})`}
+                          caption={d.file.name}
+                          uid={`side${row}-${i}-`}
+                          scale={scale ?? undefined}
+                          t={t}
+                          locale={locale}
+                        />
+                      ) : (
+                        <p class="muted fl-small">
+                          {d.file.name}: {t("sideAbsent")}
+                        </p>
+                      )}
+                    </div>
+                  );
+                })}
+              </div>
+            </section>
+          );
+        })}
+      </div>
+    </>
+  );
+}
+
 function ComparisonView(props: {
   files: AnalysisData[];
   comparison: Comparison;
@@ -665,6 +731,7 @@ function ComparisonView(props: {
           )}
         </>
       )}
+      {tabular && <SideBySide files={files} columns={c.shared_columns} t={t} locale={locale} />}
       {files.map((d) => (
         <details class="card fl-details" data-testid="comparison-file" data-file-id={d.file.id} key={d.file.id}>
           <summary>{t("reportFor", { name: d.file.name })}</summary>

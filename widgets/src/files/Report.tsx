@@ -121,7 +121,14 @@ export function Report(props: ReportProps) {
         </section>
       )}
       {data.analysis ? (
-        <KindDetails kind={data.analysis.kind || f.kind} details={data.analysis.details} sha256={f.sha256} t={t} locale={locale} />
+        <KindDetails
+          kind={data.analysis.kind || f.kind}
+          details={data.analysis.details}
+          sha256={f.sha256}
+          uid={`${f.id}-`}
+          t={t}
+          locale={locale}
+        />
       ) : (
         <p class="muted" data-testid="no-details">
           {t("noDetails")}
@@ -141,7 +148,14 @@ export function Report(props: ReportProps) {
   );
 }
 
-export function KindDetails(props: { kind: string; details: Json; sha256?: string; t: T; locale: string }) {
+export function KindDetails(props: {
+  kind: string;
+  details: Json;
+  sha256?: string;
+  uid?: string; // makes the ids of its parts unique where several reports share a frame
+  t: T;
+  locale: string;
+}) {
   switch (props.kind) {
     case "csv":
       return <CsvDetails {...props} />;
@@ -160,9 +174,9 @@ export function KindDetails(props: { kind: string; details: Json; sha256?: strin
   }
 }
 
-type DetailProps = { details: Json; sha256?: string; t: T; locale: string };
+type DetailProps = { details: Json; sha256?: string; uid?: string; t: T; locale: string };
 
-function CsvDetails({ details: d, t, locale }: DetailProps) {
+function CsvDetails({ details: d, uid, t, locale }: DetailProps) {
   const n = (v: unknown) => (num(v) === null ? null : formatNumber(v, locale));
   const sep = delimiterKey(d.delimiter);
   const columns = list(d.columns).map(obj);
@@ -230,7 +244,7 @@ function CsvDetails({ details: d, t, locale }: DetailProps) {
       {width > columns.length && columns.length > 0 && (
         <p class="muted">{t("columnsShown", { shown: formatNumber(columns.length, locale), total: formatNumber(width, locale) })}</p>
       )}
-      <Charts columns={columns} t={t} locale={locale} />
+      <Charts columns={columns} uid={uid} t={t} locale={locale} />
     </section>
   );
 }
@@ -238,43 +252,102 @@ function CsvDetails({ details: d, t, locale }: DetailProps) {
 const MAX_CHARTS = 12;
 
 /** A chart per column that has one: numbers as a histogram, text as bars of its top values. */
-function Charts(props: { columns: Json[]; t: T; locale: string }) {
+function Charts(props: { columns: Json[]; uid?: string; t: T; locale: string }) {
   const { t, locale } = props;
-  const charted = props.columns
-    .filter((c) => obj(c.histogram).counts !== undefined || obj(c.timeline).counts !== undefined ||
-      list(c.top_values).length > 1)
-    .slice(0, MAX_CHARTS);
+  const charted = props.columns.filter(hasChart).slice(0, MAX_CHARTS);
   if (!charted.length) return null;
   return (
     <>
       <h3>{t("distributions")}</h3>
       <div class="fl-charts">
-        {charted.map((c, i) =>
-          obj(c.histogram).counts !== undefined ? (
-            <Histogram key={`${i}`} name={str(c.name) ?? ""} bins={obj(c.histogram)} t={t} locale={locale} />
-          ) : obj(c.timeline).counts !== undefined ? (
-            <Timeline key={`${i}`} name={str(c.name) ?? ""} line={obj(c.timeline)} t={t} locale={locale} />
-          ) : (
-            <Bars key={`${i}`} name={str(c.name) ?? ""} values={list(c.top_values).map(obj)} t={t} locale={locale} />
-          ),
-        )}
+        {charted.map((c, i) => (
+          <ColumnChart key={`${i}`} column={c} uid={props.uid} t={t} locale={locale} />
+        ))}
       </div>
     </>
   );
 }
 
+/** Whether a column has a chart: a histogram, a timeline, or more than one top value. */
+export function hasChart(c: Json): boolean {
+  return obj(c.histogram).counts !== undefined || obj(c.timeline).counts !== undefined ||
+    list(c.top_values).length > 1;
+}
+
+/**
+ * A column's chart: numbers as a histogram, dates as a line over time, text as bars of its top
+ * values. `name` is what the text alternative calls it, `caption` what the figure shows (its
+ * name by default), `uid` keeps the text's id unique where a column is drawn twice.
+ */
+export function ColumnChart(props: {
+  column: Json;
+  t: T;
+  locale: string;
+  name?: string;
+  caption?: string;
+  uid?: string;
+  scale?: Scale;
+}) {
+  const { column: c, t, locale } = props;
+  const name = props.name ?? str(c.name) ?? "";
+  const column = str(c.name) ?? "";
+  const common = { name, column, caption: props.caption, uid: props.uid, t, locale };
+  if (obj(c.histogram).counts !== undefined) {
+    return <Histogram bins={obj(c.histogram)} scale={props.scale} {...common} />;
+  }
+  if (obj(c.timeline).counts !== undefined) return <Timeline line={obj(c.timeline)} {...common} />;
+  const top = list(c.top_values).map(obj);
+  if (top.length > 1) return <Bars values={top} {...common} />;
+  return null;
+}
+
+/** A histogram's axes shared with others (the comparison): the range drawn, the tallest share. */
+export type Scale = { min: number; max: number; peak: number };
+
+/** The scale that holds every one of these columns' histograms, or null when none has one. */
+export function sharedScale(columns: Json[]): Scale | null {
+  let min = Infinity;
+  let max = -Infinity;
+  let peak = 0;
+  for (const c of columns) {
+    const counts = list(obj(c.histogram).counts).map((v) => num(v) ?? 0);
+    const edges = list(obj(c.histogram).edges).map((v) => num(v) ?? 0);
+    if (!counts.length || edges.length !== counts.length + 1) continue;
+    const total = counts.reduce((a, b) => a + b, 0) || 1;
+    min = Math.min(min, edges[0]!);
+    max = Math.max(max, edges[edges.length - 1]!);
+    peak = Math.max(peak, Math.max(...counts) / total);
+  }
+  return Number.isFinite(min) && max > min ? { min, max, peak: peak || 1 } : null;
+}
+
+type ChartProps = {
+  name: string;
+  column: string;
+  caption?: string;
+  uid?: string;
+  t: T;
+  locale: string;
+};
+
+const chartId = (kind: string, props: ChartProps) =>
+  `${kind}-${(props.uid ?? "") + props.name}`.replace(/[^A-Za-z0-9_-]/g, "_");
+
 const CHART_W = 240;
 const CHART_H = 64;
 
-function Histogram(props: { name: string; bins: Json; t: T; locale: string }) {
+function Histogram(props: ChartProps & { bins: Json; scale?: Scale }) {
   const counts = list(props.bins.counts).map((v) => num(v) ?? 0);
   const edges = list(props.bins.edges).map((v) => num(v) ?? 0);
   if (!counts.length || edges.length !== counts.length + 1) return null;
   const total = counts.reduce((a, b) => a + b, 0) || 1;
   const peak = counts.indexOf(Math.max(...counts));
   const f = (v: number) => formatNumber(v, props.locale, 3);
-  const step = CHART_W / counts.length;
-  const top = Math.max(...counts) || 1;
+  // Alone, its own range and tallest bin; beside others, the range and share they all fit in.
+  const scale = props.scale ?? { min: edges[0]!, max: edges[edges.length - 1]!, peak: 0 };
+  const span = scale.max - scale.min || 1;
+  const x = (v: number) => (CHART_W * (v - scale.min)) / span;
+  const top = props.scale ? scale.peak * total : Math.max(...counts) || 1;
   const said = props.t("histogramAlt", {
     name: props.name,
     min: f(edges[0]!),
@@ -284,19 +357,27 @@ function Histogram(props: { name: string; bins: Json; t: T; locale: string }) {
     to: f(edges[peak + 1]!),
     share: `${Math.round((100 * counts[peak]!) / total)}%`,
   });
-  const id = `hist-${props.name.replace(/[^A-Za-z0-9_-]/g, "_")}`;
+  const id = chartId("hist", props);
   return (
-    <figure class="fl-chart" data-testid="csv-chart" data-kind="histogram" data-column={props.name}>
-      <figcaption class="fl-chart-name">{props.name}</figcaption>
+    <figure
+      class="fl-chart"
+      data-testid="csv-chart"
+      data-kind="histogram"
+      data-column={props.column}
+    >
+      <figcaption class="fl-chart-name">{props.caption ?? props.name}</figcaption>
       <svg viewBox={`0 0 ${CHART_W} ${CHART_H}`} role="img" aria-labelledby={id} preserveAspectRatio="none">
         {counts.map((n, i) => {
           const h = n ? Math.max(1, (CHART_H * n) / top) : 0;
-          return <rect data-testid="chart-mark" x={i * step + 1} y={CHART_H - h} width={step - 2} height={h} />;
+          const left = x(edges[i]!);
+          const width = Math.max(1, x(edges[i + 1]!) - left - 2);
+          const y = CHART_H - h;
+          return <rect data-testid="chart-mark" x={left + 1} y={y} width={width} height={h} />;
         })}
       </svg>
       <div class="fl-chart-axis muted">
-        <span>{f(edges[0]!)}</span>
-        <span>{f(edges[edges.length - 1]!)}</span>
+        <span>{f(scale.min)}</span>
+        <span>{f(scale.max)}</span>
       </div>
       <p id={id} class="muted fl-small" data-testid="chart-text">
         {said}
@@ -307,7 +388,7 @@ function Histogram(props: { name: string; bins: Json; t: T; locale: string }) {
 }
 
 /** A date column over time: how many rows fall in each of its periods, as a line. */
-function Timeline(props: { name: string; line: Json; t: T; locale: string }) {
+function Timeline(props: ChartProps & { line: Json }) {
   const counts = list(props.line.counts).map((v) => num(v) ?? 0);
   const edges = list(props.line.edges).map((v) => str(v) ?? "");
   if (!counts.length || edges.length !== counts.length + 1) return null;
@@ -315,7 +396,7 @@ function Timeline(props: { name: string; line: Json; t: T; locale: string }) {
   const step = CHART_W / (counts.length - 1 || 1);
   const points = counts.map((n, i) => `${(i * step).toFixed(1)},${(CHART_H - 2 - ((CHART_H - 4) * n) / top).toFixed(1)}`);
   const peak = counts.indexOf(Math.max(...counts));
-  const id = `line-${props.name.replace(/[^A-Za-z0-9_-]/g, "_")}`;
+  const id = chartId("line", props);
   const said = props.t("timelineAlt", {
     name: props.name,
     first: edges[0]!,
@@ -325,8 +406,13 @@ function Timeline(props: { name: string; line: Json; t: T; locale: string }) {
     n: formatNumber(counts[peak], props.locale),
   });
   return (
-    <figure class="fl-chart" data-testid="csv-chart" data-kind="timeline" data-column={props.name}>
-      <figcaption class="fl-chart-name">{props.name}</figcaption>
+    <figure
+      class="fl-chart"
+      data-testid="csv-chart"
+      data-kind="timeline"
+      data-column={props.column}
+    >
+      <figcaption class="fl-chart-name">{props.caption ?? props.name}</figcaption>
       <svg viewBox={`0 0 ${CHART_W} ${CHART_H}`} role="img" aria-labelledby={id} preserveAspectRatio="none">
         <polygon points={`0,${CHART_H} ${points.join(" ")} ${CHART_W},${CHART_H}`} class="fl-area" />
         <polyline data-testid="chart-mark" points={points.join(" ")} fill="none" class="fl-line" />
@@ -343,11 +429,16 @@ function Timeline(props: { name: string; line: Json; t: T; locale: string }) {
   );
 }
 
-function Bars(props: { name: string; values: Json[]; t: T; locale: string }) {
+function Bars(props: ChartProps & { values: Json[] }) {
   const top = Math.max(...props.values.map((v) => num(v.count) ?? 0)) || 1;
   return (
-    <figure class="fl-chart" data-testid="csv-chart" data-kind="bars" data-column={props.name}>
-      <figcaption class="fl-chart-name">{props.name}</figcaption>
+    <figure
+      class="fl-chart"
+      data-testid="csv-chart"
+      data-kind="bars"
+      data-column={props.column}
+    >
+      <figcaption class="fl-chart-name">{props.caption ?? props.name}</figcaption>
       <ul class="fl-bars" aria-label={props.t("barsLabel", { name: props.name })}>
         {props.values.map((v) => (
           <li>
