@@ -58,7 +58,7 @@ def test_no_two_cafes_share_a_point() -> None:
 
 def test_the_notice_names_the_source_of_the_coordinates_and_of_the_tiles() -> None:
     notice = (DATA / "NOTICE.txt").read_text(encoding="utf-8")
-    assert "Placed by hand by the project's maintainers from each street address" in notice
+    assert "Typed by hand by the project's maintainers from each café's street address" in notice
     assert "© OpenStreetMap contributors" in notice and "Open Database License" in notice
 
 
