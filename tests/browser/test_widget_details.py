@@ -136,13 +136,15 @@ def test_each_animal_has_a_picture_of_its_own_named_for_a_screen_reader(host: Ho
     pictures = host.by_testid("animal-picture")
     expect(pictures).to_have_count(20)
     drawn = pictures.evaluate_all(
-        "(all) => all.map((p) => [p.dataset.species, p.innerHTML, p.getAttribute('aria-label'),"
-        " p.getBoundingClientRect().width])")
-    species = [a["species"] for a in result["structuredContent"]["animals"]]
-    assert [d[0] for d in drawn] == species
+        "(all) => all.map((p) => [p.dataset.scientificName, p.innerHTML,"
+        " p.getAttribute('aria-label'), p.getBoundingClientRect().width])")
+    details = result["_meta"]["allAnimalsById"]
+    animals = result["structuredContent"]["animals"]
+    assert [d[0] for d in drawn] == [details[a["id"]]["scientific_name"] for a in animals]
     by_species = {d[0]: d[1] for d in drawn}
     assert len(set(by_species.values())) == len(by_species)  # one drawing per species
-    assert all(d[2] == f"Illustration: {d[0]}" and d[3] >= 50 for d in drawn)
+    assert [d[2] for d in drawn] == [f"Illustration: {a['species']}" for a in animals]
+    assert all(d[3] >= 50 for d in drawn)
     host.page.evaluate("() => window.hostEmulator.setDisplayMode('fullscreen')")
     expect(pictures.first).to_have_js_property("clientWidth", 96)  # the gallery: bigger
 

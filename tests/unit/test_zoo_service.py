@@ -49,6 +49,16 @@ def test_liking_an_unknown_animal_is_a_lookup_error():
 def test_the_zoo_says_one_animal_not_one_animals():
     one = ZooAnimals(animals=[AnimalSummary(id="a", name="Ada", species="Red panda")])
     two = ZooAnimals(animals=[*one.animals, AnimalSummary(id="b", name="Bo", species="Otter")])
-    assert animals_result(one, {}).content[0].text == "1 animal at the zoo: Ada the red panda."
-    assert animals_result(two, {}).content[0].text == "2 animals at the zoo: Ada the red panda, Bo the otter."
-    assert animals_result(ZooAnimals(animals=[]), {}).content[0].text == "The zoo is empty."
+    assert animals_result(one, {}, {}).content[0].text == "1 animal at the zoo: Ada the red panda."
+    assert (animals_result(two, {}, {}).content[0].text
+            == "2 animals at the zoo: Ada the red panda, Bo the otter.")
+    assert animals_result(ZooAnimals(animals=[]), {}, {}).content[0].text == "The zoo is empty."
+
+
+def test_the_transcript_names_the_species_in_english_whatever_the_widget_shows():
+    shown = ZooAnimals(animals=[AnimalSummary(id="a", name="Ada", species="Panda roux")])
+    result = animals_result(shown, {}, {"a": "Red panda"}, "fr")
+    assert result.content[0].text == "1 animal at the zoo: Ada the red panda."
+    assert result.structured_content == {
+        "animals": [{"id": "a", "name": "Ada", "species": "Panda roux"}]}
+    assert result.meta == {"allAnimalsById": {}, "locale": "fr"}

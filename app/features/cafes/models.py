@@ -46,3 +46,15 @@ class Cafe(Base):
     # WGS 84 degrees, placed by hand from the address (data/NOTICE.txt): a pin on the widget's map.
     latitude: Mapped[float | None] = mapped_column(Float)
     longitude: Mapped[float | None] = mapped_column(Float)
+
+
+class CafeText(Base):
+    """A café's description in one language other than English (its name, address and
+    neighbourhood are proper names: the same in every language)."""
+
+    __tablename__ = "cafe_texts"
+
+    cafe_id: Mapped[str] = mapped_column(ForeignKey("cafes.id", ondelete="CASCADE"),
+                                         primary_key=True)
+    language: Mapped[str] = mapped_column(String(8), primary_key=True)
+    specialty: Mapped[str] = mapped_column(Text)

@@ -1,10 +1,12 @@
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from app.db.upsert import upsert
-from app.features.cafes.models import Cafe, City, CityAlias, CityName
+from app.features.cafes.models import Cafe, CafeText, City, CityAlias, CityName
 
 
 class CafeRepository:
@@ -34,8 +36,16 @@ class CafeRepository:
         return list(self.session.scalars(select(Cafe).where(Cafe.city_key == city_key)
                                          .order_by(Cafe.since.is_(None), Cafe.since, Cafe.name).limit(limit)))
 
-    def save_all(self, cities: list[dict], aliases: list[dict], names: list[dict], cafes: list[dict]) -> None:
+    def specialties(self, cafe_ids: list[str], language: str) -> dict[str, str]:
+        """The descriptions of these cafés in ``language``, where one is kept, by café id."""
+        return dict(self.session.execute(
+            select(CafeText.cafe_id, CafeText.specialty)
+            .where(CafeText.cafe_id.in_(cafe_ids), CafeText.language == language)).all())
+
+    def save_all(self, cities: list[dict], aliases: list[dict], names: list[dict],
+                 cafes: list[dict], texts: Sequence[dict] = ()) -> None:
         upsert(self.session, City.__table__, cities, key=("key",))
         upsert(self.session, CityAlias.__table__, aliases, key=("alias",))
         upsert(self.session, CityName.__table__, names, key=("city_key", "language"))
         upsert(self.session, Cafe.__table__, cafes)
+        upsert(self.session, CafeText.__table__, list(texts), key=("cafe_id", "language"))

@@ -9,9 +9,10 @@ from importlib.resources import files
 from app.db import UnitOfWork
 from app.feature import AccountProfile
 from app.features.cafes.repository import CafeRepository
-from app.features.cafes.service import normalize_city
+from app.features.cafes.service import LANGUAGES, normalize_city
 
-CAFES = files("app.features.cafes") / "data" / "cafes.json"
+DATA = files("app.features.cafes") / "data"
+CAFES = DATA / "cafes.json"
 
 
 def seed(uow: UnitOfWork, demo_accounts: Sequence[AccountProfile] = ()) -> str:
@@ -28,6 +29,17 @@ def seed(uow: UnitOfWork, demo_accounts: Sequence[AccountProfile] = ()) -> str:
               "specialty": cafe.get("specialty"),
               "latitude": cafe.get("lat"), "longitude": cafe.get("lon")}
              for c in data for cafe in c["cafes"]]
+    known = {cafe["id"] for cafe in cafes}
+    texts = [{"cafe_id": cafe_id, "language": lang, "specialty": words["specialty"]}
+             for lang, by_id in translations().items()
+             for cafe_id, words in by_id.items() if cafe_id in known]
     uow.repository(CafeRepository).save_all(
-        cities, [{"alias": a, "city_key": k} for a, k in sorted(aliases.items())], names, cafes)
-    return f"{len(cities)} cities, {len(cafes)} cafés"
+        cities, [{"alias": a, "city_key": k} for a, k in sorted(aliases.items())], names, cafes,
+        texts)
+    return f"{len(cities)} cities, {len(cafes)} cafés in {len(LANGUAGES)} languages"
+
+
+def translations() -> dict[str, dict[str, dict[str, str]]]:
+    """``data/i18n/<language>.json``: each café's description, by language and café id."""
+    return {lang: json.loads((DATA / "i18n" / f"{lang}.json").read_text(encoding="utf-8"))
+            for lang in LANGUAGES if lang != "en"}

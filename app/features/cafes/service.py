@@ -47,6 +47,8 @@ class Recommendation:
     output: CafeRecommendations
     intro: str
     details: dict[str, dict]
+    # The city as the answer's language writes it (the structured `city` stays its English name).
+    city_name: str = ""
 
 
 def normalize_city(raw: str) -> str:
@@ -76,10 +78,13 @@ def recommend(uow: UnitOfWork, language: str, locale_tag: str | None, city_hint:
     if city is None:  # seed data missing: an honest empty answer, not an error
         return Recommendation(CafeRecommendations(city="", cafes=[]), "No cafés are known yet.", {})
     cafes = repo.cafes_in(city.key, MAX_CAFES)
+    said = repo.specialties([c.id for c in cafes], language) if language != "en" else {}
+    city_name = repo.city_name(city, language)
     return Recommendation(
         CafeRecommendations(city=city.name, cafes=[CafeOut(name=c.name, address=c.address) for c in cafes]),
-        intro.format(city=repo.city_name(city, language), requested=(city_hint or "").strip()[:80]),
-        {c.id: _detail(c) for c in cafes},
+        intro.format(city=city_name, requested=(city_hint or "").strip()[:80]),
+        {c.id: _detail(c, said.get(c.id)) for c in cafes},
+        city_name,
     )
 
 
@@ -92,9 +97,10 @@ def map_url(cafe: Cafe) -> str:
     return f"{MAP_ORIGIN}/search?{urlencode({'query': f'{cafe.name}, {cafe.address}'})}"
 
 
-def _detail(cafe: Cafe) -> dict:
+def _detail(cafe: Cafe, specialty: str | None = None) -> dict:
+    """What the widget shows of a café, its description in the answer's language when kept."""
     return {"id": cafe.id, "name": cafe.name, "address": cafe.address, "neighborhood": cafe.neighborhood,
-            "since": cafe.since, "specialty": cafe.specialty, "map_url": map_url(cafe),
+            "since": cafe.since, "specialty": specialty or cafe.specialty, "map_url": map_url(cafe),
             "lat": cafe.latitude, "lon": cafe.longitude}
 
 

@@ -159,4 +159,5 @@ def register(registry: ToolRegistry, deps: Deps) -> None:
             lines.append(f"(The user's city is not known. If they are not in {rec.output.city}, "
                          "ask which city, then call recommend_cafe again with `city` set to it.)")
         return tool_result(rec.output, "\n".join(lines),
-                           {"cafesById": rec.details, "locale": language, **map_view})
+                           {"cafesById": rec.details, "locale": language, "cityName": rec.city_name,
+                            **map_view})

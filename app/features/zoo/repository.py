@@ -1,10 +1,12 @@
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from app.db.upsert import upsert
-from app.features.zoo.models import Animal
+from app.features.zoo.models import Animal, AnimalText
 
 
 class AnimalRepository:
@@ -23,5 +25,11 @@ class AnimalRepository:
         already hold the database write lock from BEGIN IMMEDIATE)."""
         return self.session.get(Animal, animal_id, with_for_update=True, populate_existing=True)
 
-    def save_all(self, animals: list[dict]) -> None:
+    def texts(self, language: str) -> dict[str, AnimalText]:
+        """Every animal's words in ``language``, by animal id (none for English: the animals')."""
+        rows = self.session.scalars(select(AnimalText).where(AnimalText.language == language))
+        return {row.animal_id: row for row in rows}
+
+    def save_all(self, animals: list[dict], texts: Sequence[dict] = ()) -> None:
         upsert(self.session, Animal.__table__, animals)
+        upsert(self.session, AnimalText.__table__, list(texts), key=("animal_id", "language"))

@@ -10,6 +10,10 @@ from app.features.zoo.schemas import AnimalDetails, AnimalSummary, Like, ZooAnim
 from app.mcp.errors import ToolFailure
 
 
+# The languages the zoo's words are kept in (data/i18n/<language>.json beside English).
+LANGUAGES = ("en", "es", "fr", "pt", "zh")
+
+
 class AnimalNotFound(ToolFailure):
     advice = "Use an animal id from get_zoo_animals (call it again if unsure)."
 
@@ -23,9 +27,20 @@ def list_animals(uow: UnitOfWork, count: int) -> tuple[ZooAnimals, dict[str, Ani
     return listing([AnimalDetails.model_validate(a) for a in uow.repository(AnimalRepository).first(count)], count)
 
 
-def all_animals(uow: UnitOfWork) -> list[AnimalDetails]:
-    """Every animal, by name: a few dozen rows of reference data, which the tools cache per process."""
-    return [AnimalDetails.model_validate(a) for a in uow.repository(AnimalRepository).first(None)]
+def all_animals(uow: UnitOfWork, language: str = "en") -> list[AnimalDetails]:
+    """Every animal, by name, in ``language`` where its words are kept in it (else English): a few
+    dozen rows of reference data, which the tools cache per process and language."""
+    repo = uow.repository(AnimalRepository)
+    texts = repo.texts(language) if language != "en" else {}
+    animals = []
+    for row in repo.first(None):
+        animal = AnimalDetails.model_validate(row)
+        if (words := texts.get(animal.id)) is not None:
+            animal = animal.model_copy(update={
+                "species": words.species, "habitat": words.habitat, "diet": words.diet,
+                "fun_fact": words.fun_fact, "enclosure": words.enclosure})
+        animals.append(animal)
+    return animals
 
 
 def listing(animals: Sequence[AnimalDetails], count: int) -> tuple[ZooAnimals, dict[str, AnimalDetails]]:

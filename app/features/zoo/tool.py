@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Annotated
 
+from mcp.server.mcpserver import Context
 from mcp.types import CallToolResult
 from pydantic import BaseModel, Field, WithJsonSchema
 
@@ -15,7 +17,8 @@ from app.features.zoo import service
 from app.features.zoo.schemas import AnimalDetails, AnimalDetailsOutput, Like, ZooAnimals
 from app.mcp.entrypoints import OpenAIThreadEntrypoint
 from app.mcp.registry import ToolRegistry
-from app.mcp.results import tool_result
+from app.i18n import lookup, requested_locale
+from app.mcp.results import request_meta, tool_result
 from app.mcp.settings import SettingsGroup
 from app.mcp.widgets import Widget
 from app.preferences import Preferences
@@ -36,12 +39,23 @@ class ZooSettings(BaseModel):
                            description="How many animals the zoo shows when you don't say (1-20)")
 
 
-def animals_result(summary: ZooAnimals, details: dict[str, AnimalDetails]) -> CallToolResult:
-    """Names for the transcript, the list for model + widget, the full records for the widget only."""
-    names = ", ".join(f"{a.name} the {a.species.lower()}" for a in summary.animals)
+def animals_result(summary: ZooAnimals, details: dict[str, AnimalDetails],
+                   species: Mapping[str, str], language: str = "en") -> CallToolResult:
+    """Names for the transcript (in English, the model's working language: it answers in the
+    person's), the list for model + widget and the full records for the widget only, both in the
+    person's language."""
+    names = ", ".join(f"{a.name} the {species.get(a.id, a.species).lower()}"
+                      for a in summary.animals)
     count = len(summary.animals)
     text = f"{count} {'animal' if count == 1 else 'animals'} at the zoo: {names}." if count else "The zoo is empty."
-    return tool_result(summary, text, {"allAnimalsById": {k: v.model_dump(mode="json") for k, v in details.items()}})
+    return tool_result(summary, text, {
+        "allAnimalsById": {k: v.model_dump(mode="json") for k, v in details.items()},
+        "locale": language})
+
+
+def language_of(ctx: Context) -> str:
+    """The person's language among the zoo's, from the locale ChatGPT sends (else English)."""
+    return lookup(requested_locale(request_meta(ctx.request_context.meta)), service.LANGUAGES)
 
 
 def register(registry: ToolRegistry, deps: Deps) -> None:
@@ -49,8 +63,9 @@ def register(registry: ToolRegistry, deps: Deps) -> None:
     # Reference data: fresh in this worker after a like, at most APP_CACHE_TTL seconds old elsewhere.
     animals = ReadCache[list[AnimalDetails]](deps.settings.cache_ttl)
 
-    async def zoo() -> list[AnimalDetails]:
-        return await animals.get("all", lambda: db.read(service.all_animals))
+    async def zoo(language: str = "en") -> list[AnimalDetails]:
+        return await animals.get(language, lambda: db.read(
+            lambda uow: service.all_animals(uow, language)))
 
     registry.settings_group(SettingsGroup("Zoo", ZooSettings))
 
@@ -71,6 +86,7 @@ def register(registry: ToolRegistry, deps: Deps) -> None:
         invoked="Animals found",
     )
     async def get_zoo_animals(
+        ctx: Context,
         # Published as a plain integer (not "integer or null"): None only says it was left out.
         count: Annotated[int | None, Field(ge=1, le=20), WithJsonSchema({
             "type": "integer", "minimum": 1, "maximum": 20, "description": "How many animals to "
@@ -80,7 +96,10 @@ def register(registry: ToolRegistry, deps: Deps) -> None:
             subject = signed_in()
             count = (await db.read(lambda uow: Preferences.of(uow, subject, ZooSettings))
                      ).zoo_count if subject else ZooSettings().zoo_count
-        return animals_result(*service.listing(await zoo(), count))
+        language = language_of(ctx)
+        summary, details = service.listing(await zoo(language), count)
+        species = {a.id: a.species for a in await zoo()}  # English, for the transcript
+        return animals_result(summary, details, species, language)
 
     @registry.tool(
         name="get_zoo_animal_details",
@@ -98,12 +117,15 @@ def register(registry: ToolRegistry, deps: Deps) -> None:
         invoked="Animal details ready",
     )
     async def get_zoo_animal_details(
+        ctx: Context,
         animal_id: Annotated[str, Field(min_length=1, max_length=64, description="Animal id from get_zoo_animals")],
     ) -> Annotated[CallToolResult, AnimalDetailsOutput]:
-        animal = service.find(await zoo(), animal_id)
-        text = (f"{animal.name} is a {animal.species} ({animal.scientific_name}), "
-                f"IUCN status: {animal.conservation_status}. {animal.fun_fact}")
-        return tool_result(AnimalDetailsOutput(animal=animal), text)
+        language = language_of(ctx)
+        animal = service.find(await zoo(language), animal_id)
+        said = service.find(await zoo(), animal_id) if language != "en" else animal
+        text = (f"{said.name} is a {said.species} ({said.scientific_name}), "
+                f"IUCN status: {said.conservation_status}. {said.fun_fact}")
+        return tool_result(AnimalDetailsOutput(animal=animal), text, {"locale": language})
 
     @registry.tool(
         name="like_zoo_animal",

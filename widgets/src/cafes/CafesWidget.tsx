@@ -108,7 +108,10 @@ export function CafesWidget() {
   const lang = pickLanguage(snap.context.locale, meta?.locale);
   const t = tr(TEXT, lang);
   const structured = snap.result?.structuredContent;
-  const city = typeof structured?.city === "string" ? structured.city.trim() : "";
+  // The city as the answer's language writes it (`_meta.cityName`), else its English name.
+  const english = typeof structured?.city === "string" ? structured.city.trim() : "";
+  const named = typeof meta?.cityName === "string" ? meta.cityName.trim() : "";
+  const city = named || english;
   const cafes = readCafes(structured);
   const byName = detailsByName(meta?.cafesById);
   const saved = readFavourites(snap.widgetState?.privateContent);
@@ -176,7 +179,7 @@ export function CafesWidget() {
 
   const shown = state === "ready" && cafes.length === 0 ? "empty" : state;
   const title = (
-    <span data-testid="cafes-heading" data-city={city}>
+    <span data-testid="cafes-heading" data-city={english}>
       {city ? t("heading", { city }) : t("title")}
     </span>
   );

@@ -164,7 +164,10 @@ export function ZooWidget() {
                 bridge.log("zoo.open", "info", { animal_id: a.id });
               }}
             >
-              <Picture species={a.species} label={t("picture", { species: a.species })} />
+              <Picture
+                scientificName={byId[a.id]?.scientific_name}
+                label={t("picture", { species: a.species })}
+              />
               <h2>
                 {a.name} {liked.has(a.id) ? "♥" : ""}
               </h2>
@@ -253,7 +256,11 @@ function AnimalPage(props: {
       {details ? (
         <>
           {details.species && (
-            <Picture species={details.species} label={t("picture", { species: details.species })} large />
+            <Picture
+              scientificName={details.scientific_name}
+              label={t("picture", { species: details.species })}
+              large
+            />
           )}
           <h2 data-testid="animal-name">{details.name}</h2>
           <p class="muted">
@@ -325,8 +332,10 @@ function Iucn(props: { status: unknown; locale: string; named?: boolean }) {
 
 /** The species' illustration (zoo/pictures.ts), named for a screen reader; nothing for a species
  *  the zoo has no picture of. */
-function Picture(props: { species: string; label: string; large?: boolean }) {
-  const body = pictureOf(props.species);
+/** A species' drawing, found by its scientific name (the species' own name is in the person's
+ * language, which the drawings do not depend on). */
+function Picture(props: { scientificName?: string | null; label: string; large?: boolean }) {
+  const body = pictureOf(props.scientificName);
   if (!body) return null;
   return (
     <svg
@@ -335,7 +344,7 @@ function Picture(props: { species: string; label: string; large?: boolean }) {
       role="img"
       aria-label={props.label}
       data-testid="animal-picture"
-      data-species={props.species}
+      data-scientific-name={props.scientificName ?? ""}
       dangerouslySetInnerHTML={{ __html: body }}
     />
   );
