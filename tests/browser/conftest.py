@@ -79,7 +79,9 @@ def tile_host() -> Iterator[TileServer]:
 
 @pytest.fixture
 def tiles(tile_host: TileServer) -> Iterator[TileServer]:
-    """The tile server, answering again after a test that made it fail."""
+    """The tile server, its list of requests this test's alone, answering again after a test that
+    made it fail."""
+    tile_host.paths.clear()
     yield tile_host
     tile_host.failing = False
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 import struct
+import sys
 import threading
 import zlib
 from collections.abc import Iterator
@@ -33,6 +34,11 @@ LIGHT, DARK = png(256, 256, (232, 236, 228)), png(256, 256, (214, 222, 206))
 class TileServer(ThreadingHTTPServer):
     daemon_threads = True
     failing = False
+
+    def handle_error(self, request: object, client_address: object) -> None:
+        """Leaflet drops the tiles a zoom moved past: a reset connection is a browser's right."""
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            super().handle_error(request, client_address)  # pyright: ignore[reportArgumentType]
 
     def __init__(self) -> None:
         super().__init__(("127.0.0.1", 0), TileHandler)

@@ -11,7 +11,7 @@ from importlib.resources import files
 
 import pytest
 
-from app.features.cafes.settings import CafesSettings
+from app.features.cafes.settings import CafesMapSettings
 from app.features.cafes.tool import cafe_widget, map_meta
 from app.settings import SettingsError, load_part
 
@@ -72,14 +72,14 @@ def test_the_notice_names_the_source_of_the_coordinates_and_of_the_tiles() -> No
 ])
 def test_a_tile_template_the_csp_cannot_declare_is_refused_in_one_line(tiles: str) -> None:
     with pytest.raises(SettingsError) as refused:
-        load_part(CafesSettings, map_tiles=tiles)
+        load_part(CafesMapSettings, map_tiles=tiles)
     assert str(refused.value).splitlines() == [
         "APP_CAFES_MAP_TILES: must be an https URL with {z}, {x} and {y} and no other placeholder "
         f"(http only on loopback), or empty for no map (got {tiles!r})"]
 
 
 def test_the_widget_declares_the_tiles_origin_and_the_attributions_page() -> None:
-    settings = load_part(CafesSettings, map_tiles="https://maps.example.com:8443/t/{z}/{x}/{y}.png",
+    settings = load_part(CafesMapSettings, map_tiles="https://maps.example.com:8443/t/{z}/{x}/{y}.png",
                          map_attribution_url="https://maps.example.com:8443/licence")
     widget = cafe_widget(settings)
     assert widget.resource_domains == ("https://maps.example.com:8443",)
@@ -94,7 +94,7 @@ def test_the_widget_declares_the_tiles_origin_and_the_attributions_page() -> Non
 
 
 def test_with_no_tiles_the_widget_declares_no_origin_and_gets_no_map() -> None:
-    settings = load_part(CafesSettings, map_tiles="")
+    settings = load_part(CafesMapSettings, map_tiles="")
     assert cafe_widget(settings).resource_domains == ()
     assert map_meta(settings) is None
 
@@ -102,4 +102,4 @@ def test_with_no_tiles_the_widget_declares_no_origin_and_gets_no_map() -> None:
 def test_an_attribution_link_that_is_not_https_is_refused() -> None:
     refused = r"^APP_CAFES_MAP_ATTRIBUTION_URL: must be an https URL"
     with pytest.raises(SettingsError, match=refused):
-        load_part(CafesSettings, map_attribution_url="javascript:alert(1)")
+        load_part(CafesMapSettings, map_attribution_url="javascript:alert(1)")

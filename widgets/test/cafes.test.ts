@@ -91,15 +91,18 @@ describe("the cafés' map", () => {
     const credit = { attribution: "© OSM", attributionUrl: "https://osm.example/c" };
     expect(readMap({ tiles, ...credit })).toEqual({
       tiles,
+      origin: "https://tile.example.org",
       attribution: "© OSM",
       attributionUrl: "https://osm.example/c",
     });
     expect(readMap({ tiles, attributionUrl: "javascript:alert(1)" })).toEqual({
       tiles,
+      origin: "https://tile.example.org",
       attribution: "",
       attributionUrl: null,
     });
     expect(readMap({ tiles: "javascript:{z}{x}{y}" })).toBeNull();
+    expect(readMap({ tiles: "https://{s}.tile.example.org/{z}/{x}/{y}.png" })).toBeNull();
     expect(readMap({ tiles: "https://tile.example.org/{z}/{x}.png" })).toBeNull();
     expect(readMap(null)).toBeNull();
     expect(readMap("https://tile.example.org/{z}/{x}/{y}.png")).toBeNull();
@@ -140,9 +143,20 @@ describe("the cafés' map", () => {
     ];
     const apart = Math.hypot(placed[0][0] - placed[1][0], placed[0][1] - placed[1][1]);
     expect(apart).toBeGreaterThanOrEqual(30);
-    // Around their centre, the first listed on top.
+    // Around their centre, each on its own side: a (west, a little north) stays west and north.
     expect((placed[0][0] + placed[1][0]) / 2).toBeCloseTo(102, 5);
+    expect(placed[0][0]).toBeLessThan(placed[1][0]);
     expect(placed[0][1]).toBeLessThan(placed[1][1]);
+  });
+
+  it("sets pins on the very same point clockwise from the top, in list order", () => {
+    const same = ["1", "2", "3"].map((id) => ({ id, x: 50, y: 50 }));
+    const offsets = spreadOffsets(same, 30);
+    const [one, two, three] = same.map((p) => offsets.get(p.id)!);
+    expect(one.dx).toBeCloseTo(0, 9);
+    expect(one.dy).toBeLessThan(0); // the top
+    expect(two.dx).toBeGreaterThan(0); // then clockwise: right, lower
+    expect(three.dx).toBeLessThan(0);
   });
 
   it("joins a chain of close pins into one group, each far enough from its neighbours", () => {
@@ -153,6 +167,26 @@ describe("the cafés' map", () => {
       for (let j = i + 1; j < placed.length; j++) {
         const apart = Math.hypot(placed[i][0] - placed[j][0], placed[i][1] - placed[j][1]);
         expect(apart).toBeGreaterThanOrEqual(30 - 1e-9);
+      }
+    }
+  });
+});
+
+describe("pins set apart never land on another", () => {
+  it("merges a group with a pin its circle reaches, until none is closer than the gap", () => {
+    // Two pins 10 px apart (one group, set 30 px apart around their middle: b moves to x = 20)
+    // and a third 30.5 px east of b: clear of both where they are, not once b has moved.
+    const points = [
+      { id: "a", x: 0, y: 0 },
+      { id: "b", x: 10, y: 0 },
+      { id: "c", x: 40.5, y: 0 },
+    ];
+    const offsets = spreadOffsets(points, 30);
+    const placed = points.map((p) => [p.x + offsets.get(p.id)!.dx, p.y + offsets.get(p.id)!.dy]);
+    for (let i = 0; i < placed.length; i++) {
+      for (let j = i + 1; j < placed.length; j++) {
+        const apart = Math.hypot(placed[i][0] - placed[j][0], placed[i][1] - placed[j][1]);
+        expect(apart).toBeGreaterThanOrEqual(30 - 1e-6);
       }
     }
   });

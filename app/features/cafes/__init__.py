@@ -2,7 +2,7 @@
 
 from app.feature import Feature
 from app.features.cafes.seed import seed
-from app.features.cafes.settings import CafesSettings
+from app.features.cafes.settings import CafesMapSettings
 from app.features.cafes.tool import register
 
 FEATURE = Feature(
@@ -10,5 +10,5 @@ FEATURE = Feature(
     instructions="Use `recommend_cafe` to suggest cafés near the user.",
     tools=register,
     seed=seed,
-    settings=CafesSettings,
+    settings=CafesMapSettings,
 )

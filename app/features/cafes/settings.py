@@ -21,7 +21,7 @@ def origin_of(url: str) -> str:
     return f"{parts.scheme}://{parts.netloc}"
 
 
-class CafesSettings(SettingsPart):
+class CafesMapSettings(SettingsPart):
     model_config = SettingsConfigDict(env_prefix=f"{ENV_PREFIX}CAFES_")
 
     # A tile URL template with {z}, {x} and {y} on ONE origin (no {s} subdomains: the widget's CSP

@@ -14,7 +14,7 @@ from app.db.cache import ReadCache
 from app.feature import Deps
 from app.features.cafes import service
 from app.features.cafes.schemas import CafeRecommendations
-from app.features.cafes.settings import CafesSettings, origin_of
+from app.features.cafes.settings import CafesMapSettings, origin_of
 from app.i18n import lookup, requested_locale
 from app.mcp.entrypoints import OpenAIThreadEntrypoint
 from app.mcp.forms import Question, ask, can_ask
@@ -25,7 +25,7 @@ from app.mcp.widgets import Widget
 from app.preferences import Preferences
 
 
-def cafe_widget(settings: CafesSettings) -> Widget:
+def cafe_widget(settings: CafesMapSettings) -> Widget:
     """The widget, declaring the origin its map tiles come from and the pages it opens."""
     tiles = settings.tiles_origin
     opened = dict.fromkeys([service.MAP_ORIGIN, origin_of(settings.map_attribution_url)
@@ -40,7 +40,7 @@ def cafe_widget(settings: CafesSettings) -> Widget:
     )
 
 
-def map_meta(settings: CafesSettings) -> dict[str, str] | None:
+def map_meta(settings: CafesMapSettings) -> dict[str, str] | None:
     """What the widget's map needs (widget-only ``_meta.map``): None when no tiles are set."""
     if not settings.map_tiles:
         return None
@@ -110,8 +110,8 @@ CITY = Question(
 
 def register(registry: ToolRegistry, deps: Deps) -> None:
     db = deps.db
-    shown_on = deps.part(CafesSettings)
-    widget, view = cafe_widget(shown_on), map_meta(shown_on)
+    map_settings = deps.part(CafesMapSettings)
+    widget, view = cafe_widget(map_settings), map_meta(map_settings)
     map_view = {"map": view} if view else {}
     # Cafés change only when seeded: each answer is kept APP_CACHE_TTL seconds per worker.
     answers = ReadCache[service.Recommendation](deps.settings.cache_ttl)

@@ -4,11 +4,11 @@
 // move together: a pin picks its card, a card's "Select" lights its pin. "Open map" opens
 // OpenStreetMap outside the widget; favourites live in widget state (the model sees names, the
 // widget keeps ids) and are shown again after a re-mount.
-import { useMemo, useState } from "preact/hooks";
+import { useEffect, useMemo, useState } from "preact/hooks";
 import { useBridge, useSnapshot } from "../bridge";
 import { tr } from "../ui/i18n";
 import { Frame, useResultState } from "../ui/mount";
-import { CafeMap } from "./CafeMap";
+import { CafeMap, mapKey } from "./CafeMap";
 import {
   detailsByName,
   favouriteKey,
@@ -39,6 +39,8 @@ const TEXT = {
     mapLabel: "Map of the cafés in {city}",
     mapLabelNoCity: "Map of the cafés",
     mapUnavailable: "The map could not be loaded; every café is listed below.",
+    zoomIn: "Zoom in",
+    zoomOut: "Zoom out",
   },
   fr: {
     title: "Cafés",
@@ -53,6 +55,8 @@ const TEXT = {
     mapLabel: "Carte des cafés à {city}",
     mapLabelNoCity: "Carte des cafés",
     mapUnavailable: "La carte n’a pas pu être chargée ; tous les cafés sont listés ci-dessous.",
+    zoomIn: "Zoomer",
+    zoomOut: "Dézoomer",
   },
   es: {
     title: "Cafeterías",
@@ -67,6 +71,8 @@ const TEXT = {
     mapLabel: "Mapa de las cafeterías en {city}",
     mapLabelNoCity: "Mapa de las cafeterías",
     mapUnavailable: "No se pudo cargar el mapa; todas las cafeterías están en la lista de abajo.",
+    zoomIn: "Acercar",
+    zoomOut: "Alejar",
   },
   pt: {
     title: "Cafés",
@@ -81,6 +87,8 @@ const TEXT = {
     mapLabel: "Mapa dos cafés em {city}",
     mapLabelNoCity: "Mapa dos cafés",
     mapUnavailable: "Não foi possível carregar o mapa; todos os cafés estão listados abaixo.",
+    zoomIn: "Aproximar",
+    zoomOut: "Afastar",
   },
   zh: {
     title: "咖啡馆",
@@ -95,6 +103,8 @@ const TEXT = {
     mapLabel: "{city}咖啡馆地图",
     mapLabelNoCity: "咖啡馆地图",
     mapUnavailable: "地图无法加载；所有咖啡馆都列在下方。",
+    zoomIn: "放大",
+    zoomOut: "缩小",
   },
 };
 
@@ -118,6 +128,9 @@ export function CafesWidget() {
   const source = readMap(meta?.map);
   const pins = useMemo(() => pinsOf(cafes, byName), [structured, meta?.cafesById]);
   const [tilesFailed, setTilesFailed] = useState(false);
+  // Another map (other tiles, other cafés) is tried afresh.
+  const shownKey = source ? mapKey(source, pins) : "";
+  useEffect(() => setTilesFailed(false), [shownKey]);
   const showMap = source !== null && pins.length > 0 && !tilesFailed;
   const numbers = new Map(pins.map((p) => [p.name, p.number]));
 
@@ -126,7 +139,7 @@ export function CafesWidget() {
     const cafe = cafes.find((c) => byName.get(c.name)?.id === id);
     if (!cafe) return;
     void select(cafe, byName.get(cafe.name));
-    const card = document.querySelector(`[data-cafe-id="${CSS.escape(id)}"]`);
+    const card = document.querySelector(`[data-testid="cafe-card"][data-cafe-id="${CSS.escape(id)}"]`);
     card?.scrollIntoView({ block: "nearest" });
   }
 
@@ -198,21 +211,22 @@ export function CafesWidget() {
             </p>
           )}
           {showMap && source && (
-            <figure class="c-figure">
+            <div class="c-figure">
               <CafeMap
                 source={source}
                 pins={pins}
                 selected={selected ? byName.get(selected)?.id ?? null : null}
                 label={city ? t("mapLabel", { city }) : t("mapLabelNoCity")}
+                zoomIn={t("zoomIn")}
+                zoomOut={t("zoomOut")}
                 onPick={pick}
                 onTilesFailed={() => {
                   setTilesFailed(true);
-                  const tiles = new URL(source.tiles.split("{")[0]).origin;
-                  bridge.log("cafes.tiles_failed", "warning", { tiles });
+                  bridge.log("cafes.tiles_failed", "warning", { tiles: source.origin });
                 }}
               />
               {source.attribution && (
-                <figcaption class="c-attr" data-testid="map-attribution">
+                <p class="c-attr" data-testid="map-attribution">
                   {source.attributionUrl ? (
                     <button
                       class="link"
@@ -224,9 +238,9 @@ export function CafesWidget() {
                   ) : (
                     source.attribution
                   )}
-                </figcaption>
+                </p>
               )}
-            </figure>
+            </div>
           )}
           {tilesFailed && (
             <p class="c-map-note" role="status" data-testid="map-unavailable">

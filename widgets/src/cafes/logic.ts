@@ -23,6 +23,8 @@ export interface CafeDetails {
 /** The server's map settings (`_meta.map`): a tile URL template and the attribution it asks for. */
 export interface MapSource {
   tiles: string;
+  /** The tiles' one origin (what the widget's CSP declares). */
+  origin: string;
   attribution: string;
   attributionUrl: string | null;
 }
@@ -130,8 +132,17 @@ export function readMap(raw: unknown): MapSource | null {
   const { tiles, attribution, attributionUrl } = raw as Record<string, unknown>;
   if (typeof tiles !== "string" || !/^https?:\/\//.test(tiles)) return null;
   if (!["{z}", "{x}", "{y}"].every((p) => tiles.includes(p))) return null;
+  // One origin, with no placeholder in it ({s} subdomains would be origins no CSP declared).
+  let origin: string;
+  try {
+    origin = new URL(tiles.replace(/\{[xyz]\}/g, "0")).origin;
+  } catch {
+    return null;
+  }
+  if (/[{}]/.test(tiles.replace(/\{[xyz]\}/g, "")) || origin === "null") return null;
   return {
     tiles,
+    origin,
     attribution: typeof attribution === "string" ? attribution : "",
     attributionUrl: httpsUrl(attributionUrl),
   };
@@ -161,23 +172,43 @@ export interface Point {
 
 /**
  * How far to move each pin (in pixels) so that none covers another: pins closer than `gap` to a
- * pin of their group are set on a circle around the group's centre, in the order given (the
- * list's numbers run clockwise from the top); a pin alone stays on its point. Two cafés across
- * a street are one point at city scale.
+ * pin of their group are set on a circle around the group's centre, each in its own direction
+ * from that centre (one to the north-west stays north-west of the others), pins on the very same
+ * point clockwise from the top in the order given; a pin alone stays on its point. Two cafés
+ * across a street are one point at city scale.
  */
 export function spreadOffsets(
   points: readonly Point[],
   gap: number,
 ): Map<string, { dx: number; dy: number }> {
-  const groups: Point[][] = [];
+  let groups: Point[][] = [];
   for (const point of points) {
     const close = (q: Point) => Math.hypot(q.x - point.x, q.y - point.y) < gap;
     const near = groups.filter((g) => g.some(close));
     // A point near two groups joins them into one.
-    const joined = [...near.flat(), point];
-    for (const g of near) groups.splice(groups.indexOf(g), 1);
-    groups.push(joined);
+    groups = [...groups.filter((g) => !near.includes(g)), [...near.flat(), point]];
   }
+  // A group set around its point may now cover a pin of another: the two become one group, set
+  // around their common point, until no two pins are closer than `gap` (at most a merge a pin).
+  let offsets = placeGroups(points, groups, gap);
+  for (let round = 0; round < points.length; round++) {
+    const at = (p: Point) => ({ x: p.x + offsets.get(p.id)!.dx, y: p.y + offsets.get(p.id)!.dy });
+    const clash = (a: Point[], b: Point[]) =>
+      a.some((p) => b.some((q) => Math.hypot(at(p).x - at(q).x, at(p).y - at(q).y) < gap - 1e-6));
+    const pair = groups.flatMap((a, i) => groups.slice(i + 1).map((b) => [a, b] as const))
+      .find(([a, b]) => clash(a, b));
+    if (!pair) break;
+    groups = [...groups.filter((g) => g !== pair[0] && g !== pair[1]), [...pair[0], ...pair[1]]];
+    offsets = placeGroups(points, groups, gap);
+  }
+  return offsets;
+}
+
+function placeGroups(
+  points: readonly Point[],
+  groups: Point[][],
+  gap: number,
+): Map<string, { dx: number; dy: number }> {
   const offsets = new Map<string, { dx: number; dy: number }>();
   for (const group of groups) {
     if (group.length === 1) {
@@ -188,9 +219,16 @@ export function spreadOffsets(
     const cy = group.reduce((s, p) => s + p.y, 0) / group.length;
     // Neighbours on the circle stand `gap` apart: the chord between them is 2r·sin(π/n).
     const radius = gap / (2 * Math.sin(Math.PI / group.length));
-    const ordered = points.filter((p) => group.includes(p));
+    const inOrder = points.filter((p) => group.includes(p));
+    const bearing = (p: Point) => {
+      const [x, y] = [p.x - cx, p.y - cy];
+      // From the top, clockwise (y grows downwards); a pin on the centre itself counts as the top.
+      return Math.hypot(x, y) < 1e-9 ? 0 : (Math.atan2(y, x) + (5 * Math.PI) / 2) % (2 * Math.PI);
+    };
+    const ordered = [...inOrder].sort((a, b) => bearing(a) - bearing(b)); // stable: ties keep order
+    const start = -Math.PI / 2 + bearing(ordered[0]!);
     ordered.forEach((p, i) => {
-      const angle = -Math.PI / 2 + (2 * Math.PI * i) / group.length;
+      const angle = start + (2 * Math.PI * i) / group.length;
       const dx = cx + radius * Math.cos(angle) - p.x;
       offsets.set(p.id, { dx, dy: cy + radius * Math.sin(angle) - p.y });
     });

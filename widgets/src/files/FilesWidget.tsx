@@ -574,9 +574,9 @@ function SideBySide(props: { files: AnalysisData[]; columns: string[]; t: T; loc
     }
     return byName;
   });
-  const shown = props.columns
-    .filter((name) => columnsOf.some((cols) => cols.has(name) && hasChart(cols.get(name)!)))
-    .slice(0, MAX_SIDE_BY_SIDE);
+  const drawable = props.columns.filter((name) =>
+    columnsOf.some((cols) => cols.has(name) && hasChart(cols.get(name)!)));
+  const shown = drawable.slice(0, MAX_SIDE_BY_SIDE);
   if (tables.length < 2 || !shown.length) return null;
   const grid = { gridTemplateColumns: `repeat(${tables.length}, minmax(180px, 1fr))` };
   return (
@@ -619,6 +619,14 @@ function SideBySide(props: { files: AnalysisData[]; columns: string[]; t: T; loc
           );
         })}
       </div>
+      {drawable.length > shown.length && (
+        <p class="muted" data-testid="side-shown">
+          {t("sideShown", {
+            shown: formatNumber(shown.length, locale),
+            total: formatNumber(drawable.length, locale),
+          })}
+        </p>
+      )}
     </>
   );
 }
