@@ -32,7 +32,7 @@ from pydantic import ValidationError
 
 from app.mcp.errors import ToolFailure
 from app.mcp.registry import failed
-from app.mcp.results import WWW_AUTHENTICATE, request_meta
+from app.mcp.results import WWW_AUTHENTICATE, request_meta, told_apart
 from app.observability.metrics import Metrics
 from app.text import unstorable
 
@@ -176,12 +176,13 @@ class OutputGuard:
                          if k.startswith("io.modelcontextprotocol/")}
         if envelope_meta:
             withheld["_meta"] = envelope_meta
-        withheld["content"] = [
-            {"type": "text", "text": f"Tool {name} produced a result that does not match its "
-                                     "declared output schema; the result was withheld."},
-            {"type": "text", "text": "Tell the user the answer could not be shown; calling the "
-                                     "tool again will fail the same way until the server is "
-                                     "fixed."}]
+        withheld["content"] = [block.model_dump(mode="json", by_alias=True, exclude_none=True)
+                               for block in told_apart(
+            "The answer could not be shown: the server made a mistake, and it is logged for the "
+            "operator.",
+            f"Tool {name} produced a result that does not match its declared output schema; the "
+            "result was withheld. Tell the user the answer could not be shown; calling the tool "
+            "again will fail the same way until the server is fixed.")]
         withheld["isError"] = True
         return withheld
 

@@ -33,7 +33,6 @@ from mcp.server.mcpserver.resources import TextResource
 from mcp.shared.exceptions import MCPError
 from mcp.types import (
     CallToolResult,
-    ContentBlock,
     InputRequiredResult,
     TextContent,
     ToolAnnotations,
@@ -58,7 +57,7 @@ from app.mcp.budgets import ToolBudget
 from app.mcp.check import MAX_STATUS
 from app.mcp.errors import ToolFailure
 from app.mcp.forms import Asking
-from app.mcp.results import WWW_AUTHENTICATE
+from app.mcp.results import WWW_AUTHENTICATE, told_apart
 from app.mcp.settings import (
     READ_TOOL,
     SETTINGS_CAPABILITY,
@@ -586,25 +585,24 @@ def refusal(title: str, scopes: Sequence[str], resource_metadata_url: str, *, si
     wanted = " ".join(scopes)
     description = schemes.refusal_description(title, scopes, signed_in=signed_in)
     if signed_in:
-        text = (f"{title} needs permission the linked account has not granted ({wanted}). "
-                "Ask the user to reconnect the app and approve it.")
+        said = f"{title} needs a permission your linked account has not given ({wanted})."
+        advice = "Ask the user to reconnect the app and approve it."
     else:
-        text = f"{title} needs the user's account: ask the user to connect (sign in to) this app, then try again."
+        said = f"{title} needs your account: connect (sign in to) this app to use it."
+        advice = "Ask the user to connect (sign in to) this app, then try again."
     challenge = schemes.challenge(resource_metadata_url, scopes, description)
-    return CallToolResult(content=[TextContent(type="text", text=text)], is_error=True,
+    return CallToolResult(content=told_apart(said, advice), is_error=True,
                           _meta={WWW_AUTHENTICATE: [challenge]})
 
 
 def failed(tool: str, failure: ToolFailure) -> CallToolResult:
-    """The ``isError`` result of a foreseen failure: the message for the person first, then the
-    advice for the model, a block of its own so that a widget, which shows only the first, never
-    puts instructions meant for the model in front of the person. Neither says the SDK's "Error
-    executing tool": the person does not need it, and the model knows which tool it called.
+    """The ``isError`` result of a foreseen failure: the message (audience ``user`` and
+    ``assistant``), then the advice for the model (audience ``assistant``), so that a widget, which
+    shows what is written for the person, never puts instructions meant for the model in front of
+    the person. Neither says the SDK's "Error executing tool": the person does not need it, and
+    the model knows which tool it called.
     """
-    content: list[ContentBlock] = [TextContent(type="text", text=failure.message)]
-    if failure.advice:
-        content.append(TextContent(type="text", text=failure.advice))
-    return CallToolResult(content=content, is_error=True)
+    return CallToolResult(content=told_apart(failure.message, failure.advice), is_error=True)
 
 
 def _enforced(fn: Callable[..., Any], name: str, title: str, security: list[schemes.Scheme],

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from mcp.types import CallToolResult, TextContent
+from mcp.types import Annotations, CallToolResult, ContentBlock, TextContent
 from pydantic import BaseModel
 
 # Result _meta key: RFC 7235 challenges; on an error result it makes ChatGPT start account linking.
@@ -27,3 +27,21 @@ def request_meta(meta: Any) -> dict[str, Any]:
     if isinstance(meta, Mapping):
         return dict(meta)
     return meta.model_dump(by_alias=True, exclude_none=True)
+
+
+# MCP content annotations: who a block is written for. A failure says what happened to both
+# readers and what to do next to the model alone (app.mcp.registry.failed); our widgets show the
+# blocks written for the person, never advice meant for the model.
+FOR_PERSON = Annotations(audience=["user", "assistant"])
+FOR_MODEL = Annotations(audience=["assistant"])
+
+
+def told_apart(message: str, advice: str) -> list[ContentBlock]:
+    """What happened (``message``: the person reads it, and so does the model) and what the model
+    does next (``advice``: the model's alone). The message is not marked for the person only: a
+    host that honours the audience would then leave the model without it."""
+    blocks: list[ContentBlock] = [TextContent(type="text", text=message, annotations=FOR_PERSON)]
+    if advice:
+        blocks.append(TextContent(type="text", text=advice, annotations=FOR_MODEL))
+    return blocks
+

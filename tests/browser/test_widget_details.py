@@ -206,3 +206,14 @@ def test_a_comparison_draws_the_shared_columns_of_each_table_side_by_side(host: 
     host.page.evaluate("() => window.hostEmulator.setDisplayMode('fullscreen')")
     height.scroll_into_view_if_needed()
     host.screenshot("files-side-by-side")
+
+
+def test_a_failure_shows_the_person_what_happened_and_never_the_models_advice(host: Host) -> None:
+    result = host.call("get_zoo_animal_details", {"animal_id": "unicorn"})
+    person, model = result["content"]
+    assert person["annotations"]["audience"] == ["user", "assistant"]
+    assert model["annotations"]["audience"] == ["assistant"]
+    host.expect_state("zoo", "error")
+    shown = host.by_testid("error")
+    expect(shown).to_have_text(person["text"])
+    assert model["text"] not in host.root("zoo").inner_text()

@@ -108,7 +108,9 @@ def log_events(server: LiveServer, event: str) -> list[dict[str, Any]]:
 
 
 def text_of(result: dict[str, Any]) -> str:
-    return result["content"][0]["text"]
+    """What the model reads of a refusal: every block whose audience holds it."""
+    return " ".join(c["text"] for c in result["content"]
+                    if "assistant" in (c.get("annotations") or {}).get("audience", ["assistant"]))
 
 
 @pytest.fixture(params=["one process", "two replicas"])

@@ -434,8 +434,11 @@ def test_anonymous_mentions_and_settings_are_told_to_link_the_account(pair, vers
     assert refused["isError"] is True
     [challenge] = refused["_meta"]["mcp/www_authenticate"]
     assert challenge.startswith('Bearer resource_metadata="')
-    assert refused["content"][0]["text"].endswith(
-        "needs the user's account: ask the user to connect (sign in to) this app, then try again.")
+    person, model = refused["content"]
+    assert person["text"].endswith("needs your account: connect (sign in to) this app to use it.")
+    assert person["annotations"]["audience"] == ["user", "assistant"]
+    assert model == {"type": "text", "annotations": {"audience": ["assistant"]},
+                     "text": "Ask the user to connect (sign in to) this app, then try again."}
     # ...any other client with HTTP 401 and the same challenge, as MCP's authorization spec says.
     plain = call(pair.a, tool, arguments, version=version)
     assert plain.status_code == 401

@@ -57,9 +57,12 @@ async def test_a_result_that_breaks_its_output_schema_is_withheld(server: str, m
         lax = await client.call_tool("liar", {})
         good = await client.call_tool("honest", {})
     assert lax.is_error is True and lax.structured_content is None
-    assert [block.text for block in lax.content] == [
-        "Tool liar produced a result that does not match its declared output schema; the result "
-        "was withheld.",
-        "Tell the user the answer could not be shown; calling the tool again will fail the same "
-        "way until the server is fixed."]
+    said = ("The answer could not be shown: the server made a mistake, and it is logged for the "
+            "operator.")
+    assert [(block.text, block.annotations.audience if block.annotations else None)
+            for block in lax.content] == [
+        (said, ["user", "assistant"]),
+        ("Tool liar produced a result that does not match its declared output schema; the "
+         "result was withheld. Tell the user the answer could not be shown; calling the tool "
+         "again will fail the same way until the server is fixed.", ["assistant"])]
     assert good.is_error is not True and good.structured_content == {"count": 3}

@@ -88,8 +88,9 @@ def test_budgets_count_the_right_caller_on_every_protocol_path(path):
     base, version = path
     anonymous = [call(base, version, "probe_budgeted", "198.51.100.1") for _ in range(3)]
     assert [bool(r.get("isError")) for r in anonymous] == [False, False, True]
-    assert "probe_budgeted was not run: this caller used its budget (2 per minute)" in anonymous[-1]["content"][0][
-        "text"]
+    # The model's block (the last): the person's says only that it was not done, and when to retry.
+    said = anonymous[-1]["content"][-1]["text"]
+    assert "probe_budgeted was not run: this caller used its budget (2 per minute)" in said
     assert not call(base, version, "probe_budgeted", "198.51.100.2").get("isError")  # another address
     linked = [call(base, version, "probe_budgeted", "198.51.100.1", "alice") for _ in range(3)]
     assert [bool(r.get("isError")) for r in linked] == [False, False, True]  # the account, counted apart

@@ -10,7 +10,8 @@ from importlib.resources import files
 import pytest
 
 from app.features.cafes.seed import translations as cafe_translations
-from app.features.zoo.seed import TRANSLATED, translations as animal_translations
+from app.features.zoo.seed import TRANSLATED
+from app.features.zoo.seed import translations as animal_translations
 
 pytestmark = pytest.mark.demo("zoo", "cafes")
 

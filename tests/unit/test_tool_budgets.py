@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from app.auth.schemes import NOAUTH
-from app.limits import Budget, Check, OverLimit, parse_rate
+from app.limits import Budget, Check, OverLimit, parse_rate, retry_phrase
 from app.main import FeatureError, tool_charges
 from app.mcp.budgets import Charge, ToolBudget, over_budget
 from app.mcp.registry import RegistryError, ToolRegistry
@@ -36,21 +36,21 @@ def refused(cost: int, amount: int = 6) -> OverLimit:
 
 
 def test_the_refusal_names_the_shared_budget_and_what_the_call_needs():
-    text = over_budget("compare_files", "files", refused(2))["content"][0]["text"]
+    text = over_budget("compare_files", "files", refused(2))["content"][1]["text"]
     assert text.startswith("compare_files was not run: this caller used its files budget (6 per 10 minutes) "
                            "(this call needs 2). Retry in 5 min (at ")
-    own = over_budget("search", "search", refused(1))["content"][0]["text"]
+    own = over_budget("search", "search", refused(1))["content"][1]["text"]
     assert own.startswith("search was not run: this caller used its budget (6 per 10 minutes). Retry in")
 
 
 def test_an_anonymous_caller_is_told_that_signing_in_gives_a_budget_of_its_own():
-    anonymous = over_budget("search", "search", refused(1), anonymous=True)["content"][0]["text"]
+    anonymous = over_budget("search", "search", refused(1), anonymous=True)["content"][1]["text"]
     assert anonymous.endswith("Connecting (signing in to) this app gives the user a budget of their own.")
-    assert "signing in" not in over_budget("search", "search", refused(1))["content"][0]["text"]
+    assert "signing in" not in over_budget("search", "search", refused(1))["content"][1]["text"]
 
 
 def test_a_call_that_could_never_fit_is_told_to_ask_for_less_not_to_retry():
-    text = over_budget("compare_files", "files", refused(5, amount=4))["content"][0]["text"]
+    text = over_budget("compare_files", "files", refused(5, amount=4))["content"][1]["text"]
     assert text == ("compare_files was not run: this call needs 5 units and this caller may use at most "
                     "4 per 10 minutes of its files budget. Ask for less at once (fewer files).")
     assert over_budget("t", "t", refused(5, amount=4))["isError"] is True
@@ -94,3 +94,14 @@ def test_tools_sharing_a_budget_must_agree_on_its_rate():
 def test_a_budget_that_is_not_a_rate_is_refused_where_the_tool_is_declared():
     with pytest.raises(RegistryError, match="a: budget 'lots' is not a rate"):
         registry_with(("a", "lots"))
+
+
+def test_the_person_reads_what_happened_and_the_model_what_to_do():
+    content = over_budget("search", "search", refused(1))["content"]
+    assert [(c["text"], c["annotations"]["audience"]) for c in content[:1]] == [
+        (f"This was not done: too many requests for now. Try again in {retry_phrase(300)}.",
+         ["user", "assistant"])]
+    assert content[1]["annotations"] == {"audience": ["assistant"]}
+    assert content[1]["text"].startswith("search was not run: ")
+    too_big = over_budget("compare_files", "files", refused(5, amount=4))["content"][0]["text"]
+    assert too_big == "This was not done: it asks for more at once than is allowed."

@@ -78,9 +78,10 @@ async def _call(name: str) -> dict[str, Any]:
 async def test_a_tool_failure_is_an_error_result_with_the_message_first_and_the_advice_after():
     assert await _call("add_book") == {
         "content": [
-            {"type": "text", "text": "The shelf already holds 3 books."},
+            {"type": "text", "text": "The shelf already holds 3 books.",
+             "annotations": {"audience": ["user", "assistant"]}},
             {"type": "text", "text": "Ask the user which book to take off the shelf (remove_book) before "
-                                     "adding another."},
+                                     "adding another.", "annotations": {"audience": ["assistant"]}},
         ],
         "isError": True,
     }
@@ -88,7 +89,8 @@ async def test_a_tool_failure_is_an_error_result_with_the_message_first_and_the_
 
 async def test_a_failure_without_advice_is_its_message_alone_without_the_sdks_words():
     assert await _call("find_book") == {
-        "content": [{"type": "text", "text": "No book has the id 'b9'."}], "isError": True}
+        "content": [{"type": "text", "text": "No book has the id 'b9'.",
+                     "annotations": {"audience": ["user", "assistant"]}}], "isError": True}
 
 
 @pytest.mark.sdk_wording  # the registry's bare server: the app's middleware rewords it (_served)

@@ -2,7 +2,13 @@
 // The bridge against a scripted host: the MCP Apps handshake order, late delivery, answers to
 // host requests, and the window.openai fallbacks.
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { Bridge, mergeContext, needsSignIn, DEFAULT_CONTEXT } from "../src/bridge/bridge";
+import {
+  Bridge,
+  mergeContext,
+  needsSignIn,
+  resultText,
+  DEFAULT_CONTEXT,
+} from "../src/bridge/bridge";
 import type { OpenAiGlobals } from "../src/bridge/types";
 
 type Msg = { jsonrpc: "2.0"; id?: number | string; method?: string; params?: any; result?: any; error?: any };
@@ -288,5 +294,26 @@ describe("router", () => {
     expect(window.location.hash).toBe("#/animal/lion");
     push.mockRestore();
     replace.mockRestore();
+  });
+});
+
+describe("what a widget shows of a result's words", () => {
+  it("shows the block written for the person, never the model's advice", () => {
+    const failed = {
+      isError: true,
+      content: [
+        { type: "text", text: "Advice first", annotations: { audience: ["assistant"] } },
+        {
+          type: "text",
+          text: "The file is gone.",
+          annotations: { audience: ["user", "assistant"] },
+        },
+      ],
+    };
+    expect(resultText(failed)).toBe("The file is gone.");
+    expect(resultText({ content: [{ type: "text", text: "plain" }] })).toBe("plain");
+    const advice = { type: "text", text: "Call x.", annotations: { audience: ["assistant"] } };
+    const onlyAdvice = { content: [advice] };
+    expect(resultText(onlyAdvice)).toBe("");
   });
 });

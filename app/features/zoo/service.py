@@ -9,7 +9,6 @@ from app.features.zoo.repository import AnimalRepository
 from app.features.zoo.schemas import AnimalDetails, AnimalSummary, Like, ZooAnimals
 from app.mcp.errors import ToolFailure
 
-
 # The languages the zoo's words are kept in (data/i18n/<language>.json beside English).
 LANGUAGES = ("en", "es", "fr", "pt", "zh")
 

@@ -15,9 +15,9 @@ from app.db.cache import ReadCache
 from app.feature import Deps
 from app.features.zoo import service
 from app.features.zoo.schemas import AnimalDetails, AnimalDetailsOutput, Like, ZooAnimals
+from app.i18n import lookup, requested_locale
 from app.mcp.entrypoints import OpenAIThreadEntrypoint
 from app.mcp.registry import ToolRegistry
-from app.i18n import lookup, requested_locale
 from app.mcp.results import request_meta, tool_result
 from app.mcp.settings import SettingsGroup
 from app.mcp.widgets import Widget

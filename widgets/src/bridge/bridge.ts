@@ -592,8 +592,18 @@ export function needsSignIn(result: ToolResult | null | undefined): boolean {
   return Boolean(result && present && (result.isError || result.structuredContent == null));
 }
 
-/** The text of a result's first text block (error messages, the transcript line). */
+/**
+ * The text of a result's first text block written for the person (error messages, the transcript
+ * line): a block whose `annotations.audience` leaves out "user" is advice for the model (what to
+ * call next, what to ask), never shown.
+ */
 export function resultText(result: ToolResult | null | undefined): string {
-  const block = result?.content?.find((c) => c.type === "text" && typeof c.text === "string");
+  const forPerson = (c: Record<string, unknown>) => {
+    const audience = (c.annotations as { audience?: unknown } | undefined)?.audience;
+    return !Array.isArray(audience) || audience.includes("user");
+  };
+  const block = result?.content?.find(
+    (c) => c.type === "text" && typeof c.text === "string" && forPerson(c),
+  );
   return block?.text ?? "";
 }
