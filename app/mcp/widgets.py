@@ -13,12 +13,12 @@ from __future__ import annotations
 import hashlib
 import ipaddress
 import json
+import re
 from dataclasses import dataclass, field
 from functools import cached_property
 from importlib.resources import files
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
 
 from openai_mcp_extensions import OpenAIUiResourceMetadata
 
@@ -28,17 +28,38 @@ DISPLAY_MODES = ("inline", "fullscreen")
 HASH_CHARS = 12
 
 
+_LABEL = re.compile(r"[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?")
+_ORIGIN = re.compile(r"(https?)://(\[[0-9a-f:.]+\]|[a-z0-9.-]+)(?::([1-9][0-9]{0,4}))?")
+
+
+def _host_ok(host: str) -> bool:
+    """A DNS name (lower-case labels), a dotted IPv4 address or a bracketed IPv6 one: what a
+    browser reads as the same host (it reads ``0x7f000001`` or ``a%2eb`` otherwise)."""
+    if host.startswith("["):
+        try:
+            return isinstance(ipaddress.ip_address(host[1:-1]), ipaddress.IPv6Address)
+        except ValueError:
+            return False
+    labels = host.split(".")
+    if labels[-1][:1].isdigit():  # a browser reads this as an IPv4 address, in whatever notation
+        try:
+            return str(ipaddress.IPv4Address(host)) == host
+        except ValueError:
+            return False
+    return all(_LABEL.fullmatch(label) for label in labels)
+
+
 def is_origin(value: str) -> bool:
-    """``https://host[:port]`` with no path or wildcard; ``http://`` only for a loopback host (development)."""
-    parts = urlsplit(value)
-    if "*" in value or parts.path or parts.query or parts.fragment or not parts.hostname or parts.username:
+    """``https://host[:port]`` written as a browser writes it, with no path, wildcard, user or
+    character a CSP would read otherwise; ``http://`` only for a loopback host (development)."""
+    found = _ORIGIN.fullmatch(value)
+    if found is None or not _host_ok(found[2]) or (found[3] and int(found[3]) > 65535):
         return False
-    if parts.scheme == "https":
+    if found[1] == "https":
         return True
-    if parts.scheme != "http":
-        return False
+    host = found[2].strip("[]")
     try:
-        return parts.hostname == "localhost" or ipaddress.ip_address(parts.hostname).is_loopback
+        return host == "localhost" or ipaddress.ip_address(host).is_loopback
     except ValueError:
         return False
 

@@ -175,16 +175,19 @@ def test_a_comparison_draws_the_shared_columns_of_each_table_side_by_side(host: 
     """Two exports of the same readings, the second drifted upwards and without the `side`
     column: each shared column is a row with one chart per file; a column one file lacks is not
     drawn as shared."""
-    before = "".join(f"{i},{i % 10}\n" for i in range(200))
-    after = "".join(f"{i},{40 + i % 10},{'n' if i % 2 else 's'}\n" for i in range(200))
-    offered = [("before.csv", "day,height\n" + before), ("after.csv", "day,height,side\n" + after)]
+    before = "".join(f"{i},{i % 10},{i % 7},{i % 5}\n" for i in range(200))
+    after = "".join(f"{i},{40 + i % 10},{'n' if i % 2 else 's'},{i % 7},{i % 5}\n" for i in range(200))
+    # 价格 and 数量: names that differ only outside ASCII, whose charts' ids must not meet.
+    offered = [("before.csv", "day,height,价格,数量\n" + before),
+               ("after.csv", "day,height,side,价格,数量\n" + after)]
     files = [{"download_url": file_host.offer(body.encode(), "text/csv", name=name),
               "file_id": f"file_{uuid.uuid4().hex}", "file_name": name} for name, body in offered]
     host.call("compare_files", {"files": files})
     host.expect_state("files", "ready", timeout=30_000)
     rows = host.by_testid("side-column")
-    expect(rows).to_have_count(2)
-    assert rows.evaluate_all("(rs) => rs.map((r) => r.dataset.column)") == ["day", "height"]
+    expect(rows).to_have_count(4)
+    assert rows.evaluate_all("(rs) => rs.map((r) => r.dataset.column)") == [
+        "day", "height", "价格", "数量"]
     height = host.frame.locator("[data-testid=side-column][data-column=height]")
     cells = height.get_by_test_id("side-cell")
     expect(cells).to_have_count(2)
@@ -203,6 +206,13 @@ def test_a_comparison_draws_the_shared_columns_of_each_table_side_by_side(host: 
     # Each chart's words are its own: no id is used twice in the frame.
     ids = host.frame.locator("[id]").evaluate_all("(es) => es.map((e) => e.id)")
     assert len(ids) == len(set(ids)), sorted(i for i in ids if ids.count(i) > 1)
+    # ...and each chart's text is its own column's (the reports' charts too, once opened).
+    for report in host.by_testid("comparison-file").all():
+        report.locator("summary").click()
+    labelled = host.frame.locator("svg[aria-labelledby]").evaluate_all(
+        "(ss) => ss.map((s) => [s.closest('[data-column]').dataset.column,"
+        " document.getElementById(s.getAttribute('aria-labelledby')).textContent])")
+    assert labelled and all(text.startswith(column) for column, text in labelled), labelled
     host.page.evaluate("() => window.hostEmulator.setDisplayMode('fullscreen')")
     height.scroll_into_view_if_needed()
     host.screenshot("files-side-by-side")

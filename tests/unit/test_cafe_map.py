@@ -69,6 +69,7 @@ def test_the_notice_names_the_source_of_the_coordinates_and_of_the_tiles() -> No
     "http://tile.example.org/{z}/{x}/{y}.png",  # http only on loopback
     "ftp://tile.example.org/{z}/{x}/{y}.png",
     "tile.example.org/{z}/{x}/{y}.png",
+    "https://evil.example\\.tile.example.org/{z}/{x}/{y}.png",  # a browser goes to evil.example
 ])
 def test_a_tile_template_the_csp_cannot_declare_is_refused_in_one_line(tiles: str) -> None:
     with pytest.raises(SettingsError) as refused:

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import pytest
 
+from app.features.files.analysis.compare import compare
+from app.features.files.analysis.model import Analysis
 from app.features.files.ingest import file_name_of, quota_refusal, refusal_message
 from app.features.files.settings import FilesSettings
-from app.features.files.tool import files_in
+from app.features.files.tool import comparison_of_raw, files_in
 from app.limits import Check, OverLimit, per_seconds
 from app.net.refusals import OutboundRefused
 from app.settings import SettingsError, load_part, load_settings
@@ -157,3 +159,14 @@ def test_an_anonymous_caller_learns_one_sentence_of_a_failed_fetch_whatever_the_
                     "that works."}
     linked = refusal_message(OutboundRefused("x", host="files.example", reason="bad HTTP exchange", kind=kind), 1024)
     assert linked_sees in linked  # a linked account is told what happened
+
+
+def test_a_table_whose_analysis_stopped_early_is_compared_without_a_row_count():
+    """A CSV whose analysis stopped at a value it could not read keeps only {bytes}: the
+    comparison leaves its row count out instead of failing the whole call."""
+    whole = Analysis("csv", "text/csv", "", {"bytes": 10, "rows": 3, "columns": [
+        {"name": "a", "type": "integer"}]})
+    stopped = Analysis("csv", "text/csv", "", {"bytes": 10})
+    compared = comparison_of_raw(compare([("whole.csv", whole), ("stopped.csv", stopped)]))
+    assert compared.rows == {"whole.csv": 3}
+    assert compared.shared_columns == []

@@ -113,6 +113,13 @@ def test_a_widget_chatgpt_would_reject_is_refused_when_declared(kwargs, needle):
     ("http://localhost:8000", True), ("http://[::1]:8000", True), ("http://example.com", False),
     ("https://example.com/", False), ("https://example.com/a", False), ("https://*.example.com", False),
     ("https://user@example.com", False), ("ftp://example.com", False), ("example.com", False),
+    # What a browser reads as another host, or a CSP as another directive (an attack's findings).
+    ("https://evil.example\\.tile.example", False), ("https://tile.example%2eevil", False),
+    ("https://0x7f000001", False), ("https://:pw@tile.example", False),
+    ("https://a.example;x", False), ("https://a.example,b.example", False),
+    ("https://a.example:abc", False), ("https://a.example:99999", False),
+    ("https://Tile.example", False), ("https://café.example", False), ("https://1.2.3.4", True),
+    ("https://[2001:db8::1]:8443", True), ("https://a-b.example:443", True),
 ])
 def test_only_bare_origins_are_accepted_as_widget_domains(origin, ok):
     assert is_origin(origin) is ok

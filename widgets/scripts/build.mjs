@@ -36,7 +36,8 @@ async function bundle(entryDir, dest) {
     name: "packages-used",
     renderChunk(_code, chunk) {
       for (const id of chunk.moduleIds) {
-        const match = /node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(id.replaceAll("\\", "/"));
+        // The last node_modules/ of the path: a package nested in another is its own.
+        const match = /.*node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(id.replaceAll("\\", "/"));
         if (match) packages.add(match[1]);
       }
       return null;
@@ -106,16 +107,21 @@ for (const name of names) {
 writeFileSync(join(outDir, "manifest.json"), JSON.stringify(manifest, null, 2) + "\n");
 // The minifier drops the libraries' licence banners: their notices ship beside the bundles
 // instead (Leaflet's BSD-2-Clause and Preact's MIT licence ask for them in every copy).
-const notices = [...included].sort().map((dep) => {
-  const pkg = JSON.parse(readFileSync(join(root, "node_modules", dep, "package.json"), "utf8"));
-  const licence = licenceOf(dep);
-  return `${dep} ${pkg.version} (${pkg.license})\n${"-".repeat(40)}\n${licence}\n`;
-});
-const preface = "The widget bundles in this folder include these libraries, under these licences.";
-writeFileSync(join(outDir, "THIRD-PARTY-NOTICES.txt"), `${preface}\n\n${notices.join("\n")}`);
+function writeNotices(dir, packages, what) {
+  const notices = [...packages].sort().map((dep) => {
+    const pkg = JSON.parse(readFileSync(join(root, "node_modules", dep, "package.json"), "utf8"));
+    return `${dep} ${pkg.version} (${pkg.license})\n${"-".repeat(40)}\n${licenceOf(dep)}\n`;
+  });
+  const preface = `${what} in this folder include these libraries, under these licences.`;
+  writeFileSync(join(dir, "THIRD-PARTY-NOTICES.txt"), `${preface}\n\n${notices.join("\n")}`);
+}
+writeNotices(outDir, included, "The widget bundles");
 
 const withHost = !args.includes("--no-host") && existsSync(join(src, "host", "index.html"));
-if (withHost) await bundle(join(src, "host"), join(hostOut, "index.html"));
+if (withHost) {
+  const { packages } = await bundle(join(src, "host"), join(hostOut, "index.html"));
+  writeNotices(hostOut, packages, "The host emulator's page");
+}
 
 const kb = (n) => (n / 1024).toFixed(1).padStart(7) + " KB";
 console.log(`widget       ${"html".padStart(10)} ${"gzip".padStart(10)} ${"budget".padStart(10)}`);

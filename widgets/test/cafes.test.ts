@@ -103,6 +103,8 @@ describe("the cafés' map", () => {
     });
     expect(readMap({ tiles: "javascript:{z}{x}{y}" })).toBeNull();
     expect(readMap({ tiles: "https://{s}.tile.example.org/{z}/{x}/{y}.png" })).toBeNull();
+    expect(readMap({ tiles: "https://{z}/{x}/{y}" })).toBeNull();
+    expect(readMap({ tiles: "https://tile.example.org/{z}/{x}/{y}.png{foo}" })).toBeNull();
     expect(readMap({ tiles: "https://tile.example.org/{z}/{x}.png" })).toBeNull();
     expect(readMap(null)).toBeNull();
     expect(readMap("https://tile.example.org/{z}/{x}/{y}.png")).toBeNull();

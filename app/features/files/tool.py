@@ -147,7 +147,9 @@ def comparison_of_raw(raw: dict[str, Any]) -> Comparison:
         only_in={k: list(v) for k, v in (tabular.get("only_in") or {}).items()},
         type_conflicts=[TypeConflict(column=c["column"], types=dict(c["types"]))
                         for c in tabular.get("type_conflicts", [])],
-        rows={k: int(v) for k, v in (tabular.get("rows") or {}).items()},
+        # A table whose analysis stopped early (a value it could not read) has no row count.
+        rows={k: int(v) for k, v in (tabular.get("rows") or {}).items()
+              if isinstance(v, int) and not isinstance(v, bool)},
     )
 
 

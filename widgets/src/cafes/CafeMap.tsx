@@ -51,6 +51,17 @@ export function CafeMap(props: {
   useEffect(() => {
     const element = box.current;
     if (!element) return;
+    try {
+      return build(element);
+    } catch (err) {
+      // Whatever Leaflet refuses (a template it cannot fill), the list stays: the map gives way.
+      console.warn("the cafés' map could not be drawn", err);
+      latest.current.onTilesFailed();
+      return undefined;
+    }
+  }, [key]);
+
+  function build(element: HTMLDivElement): () => void {
     const { pins, source } = latest.current;
     const map = leafletMap(element, {
       attributionControl: false, // shown under the map, its link opened through the host
@@ -150,7 +161,7 @@ export function CafeMap(props: {
       view.current = null;
       map.remove();
     };
-  }, [key]);
+  }
 
   useEffect(showSelection, [props.selected]);
 

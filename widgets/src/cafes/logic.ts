@@ -133,9 +133,11 @@ export function readMap(raw: unknown): MapSource | null {
   if (typeof tiles !== "string" || !/^https?:\/\//.test(tiles)) return null;
   if (!["{z}", "{x}", "{y}"].every((p) => tiles.includes(p))) return null;
   // One origin, with no placeholder in it ({s} subdomains would be origins no CSP declared).
+  // Filled in two ways, the origin stays the same: no placeholder sits in the host.
   let origin: string;
   try {
     origin = new URL(tiles.replace(/\{[xyz]\}/g, "0")).origin;
+    if (new URL(tiles.replace(/\{[xyz]\}/g, "1")).origin !== origin) return null;
   } catch {
     return null;
   }
@@ -151,6 +153,9 @@ export function readMap(raw: unknown): MapSource | null {
 const isDegree = (v: unknown, limit: number): v is number =>
   typeof v === "number" && Number.isFinite(v) && Math.abs(v) <= limit;
 
+// A result lists a few cafés; a hostile one could list thousands, each a pin to lay out.
+export const MAX_PINS = 100;
+
 /** The cafés that have a place (valid latitude and longitude), numbered in list order. */
 export function pinsOf(cafes: readonly Cafe[], byName: Map<string, CafeDetails>): Pin[] {
   const pins: Pin[] = [];
@@ -161,7 +166,7 @@ export function pinsOf(cafes: readonly Cafe[], byName: Map<string, CafeDetails>)
       pins.push({ id: detail.id, name: cafe.name, number: index + 1, lat, lon });
     }
   });
-  return pins;
+  return pins.slice(0, MAX_PINS);
 }
 
 export interface Point {

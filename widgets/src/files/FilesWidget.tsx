@@ -740,10 +740,17 @@ function ComparisonView(props: {
         </>
       )}
       {tabular && <SideBySide files={files} columns={c.shared_columns} t={t} locale={locale} />}
-      {files.map((d) => (
+      {files.map((d, i) => (
         <details class="card fl-details" data-testid="comparison-file" data-file-id={d.file.id} key={d.file.id}>
           <summary>{t("reportFor", { name: d.file.name })}</summary>
-          <Report data={d} t={t} locale={locale} busy={props.busy} onDownload={props.onDownload} />
+          <Report
+            data={d}
+            uid={`r${i}-`}
+            t={t}
+            locale={locale}
+            busy={props.busy}
+            onDownload={props.onDownload}
+          />
         </details>
       ))}
     </section>

@@ -22,6 +22,8 @@ export type T = ReturnType<typeof tr<FilesKey>>;
 
 export interface ReportProps {
   data: AnalysisData;
+  /** Makes the ids inside unique where several reports share a frame (their place there). */
+  uid?: string;
   t: T;
   locale: string;
   busy: boolean;
@@ -125,7 +127,7 @@ export function Report(props: ReportProps) {
           kind={data.analysis.kind || f.kind}
           details={data.analysis.details}
           sha256={f.sha256}
-          uid={`${f.id}-`}
+          uid={props.uid ?? `${f.id}-`}
           t={t}
           locale={locale}
         />
@@ -261,7 +263,13 @@ function Charts(props: { columns: Json[]; uid?: string; t: T; locale: string }) 
       <h3>{t("distributions")}</h3>
       <div class="fl-charts">
         {charted.map((c, i) => (
-          <ColumnChart key={`${i}`} column={c} uid={props.uid} t={t} locale={locale} />
+          <ColumnChart
+            key={`${i}`}
+            column={c}
+            uid={`${props.uid ?? ""}c${i}-`}
+            t={t}
+            locale={locale}
+          />
         ))}
       </div>
     </>
@@ -330,8 +338,10 @@ type ChartProps = {
   locale: string;
 };
 
+// Unique by position (uid: the report's and the column's place), not by the column's name: names
+// that differ only outside [A-Za-z0-9_-] (价格 and 数量, "a b" and "a.b") would meet.
 const chartId = (kind: string, props: ChartProps) =>
-  `${kind}-${(props.uid ?? "") + props.name}`.replace(/[^A-Za-z0-9_-]/g, "_");
+  `${kind}-${props.uid ?? props.name}`.replace(/[^A-Za-z0-9_-]/g, "_");
 
 const CHART_W = 240;
 const CHART_H = 64;
