@@ -176,7 +176,7 @@ def test_a_comparison_draws_the_shared_columns_of_each_table_side_by_side(host: 
     column: each shared column is a row with one chart per file; a column one file lacks is not
     drawn as shared."""
     before = "".join(f"{i},{i % 10},{i % 7},{i % 5}\n" for i in range(200))
-    after = "".join(f"{i},{40 + i % 10},{'n' if i % 2 else 's'},{i % 7},{i % 5}\n" for i in range(200))
+    after = "".join(f"{i},{40 + i % 10},{'ns'[i % 2]},{i % 7},{i % 5}\n" for i in range(200))
     # 价格 and 数量: names that differ only outside ASCII, whose charts' ids must not meet.
     offered = [("before.csv", "day,height,价格,数量\n" + before),
                ("after.csv", "day,height,side,价格,数量\n" + after)]
