@@ -115,8 +115,9 @@ def test_the_settings_show_as_native_controls_and_a_change_reaches_the_tools(
 
 def test_anonymous_settings_say_to_connect_the_account(host: Host) -> None:
     host.page.get_by_test_id("open-settings").click()
-    expect(host.page.get_by_test_id("settings-box")).to_contain_text(
-        "needs the user's account: ask the user to connect (sign in to) this app")
+    box = host.page.get_by_test_id("settings-box")
+    expect(box).to_contain_text("needs your account: connect (sign in to) this app to use it.")
+    expect(box).not_to_contain_text("Ask the user")  # the model's advice is not the person's
 
 
 def test_the_composer_offers_the_accounts_recipe_and_reads_it(host: Host, fresh_account) -> None:

@@ -816,7 +816,7 @@ async function openSettings(): Promise<Json> {
   const result = await server.callTool(names.readTool, {}, hostMeta());
   if (result.isError) {
     box.replaceChildren(Object.assign(document.createElement("p"), {
-      textContent: (result.content ?? []).map((c: Json) => c.text).join(" "),
+      textContent: personText(result),
     }));
     return result;
   }
@@ -865,7 +865,7 @@ async function saveSettings(properties: Json): Promise<Json> {
   }
   const result = await server.callTool(extensions["openai/settings"].updateTool, { set: changed }, hostMeta());
   if (!result.isError) await openSettings(); // the values as stored now
-  $("settings-state").textContent = (result.content ?? []).map((c: Json) => c.text).join(" ");
+  $("settings-state").textContent = personText(result);
   return result;
 }
 
@@ -890,7 +890,7 @@ async function mention(query: string): Promise<Json[]> {
     li.append(button);
     return li;
   }));
-  if (result.isError) $("mention-read").textContent = (result.content ?? []).map((c: Json) => c.text).join(" ");
+  if (result.isError) $("mention-read").textContent = personText(result);
   return items;
 }
 
@@ -974,3 +974,17 @@ const ready = start();
   openSettings,
   mention,
 };
+
+/**
+ * What ChatGPT shows the person of a result on its own surfaces (settings, mentions): the text
+ * blocks written for them (`annotations.audience` with "user", or none), never the model's advice.
+ */
+function personText(result: Json): string {
+  return ((result.content ?? []) as Json[])
+    .filter((c) => {
+      const audience = c.annotations?.audience;
+      return !Array.isArray(audience) || audience.includes("user");
+    })
+    .map((c) => c.text)
+    .join(" ");
+}
