@@ -86,8 +86,9 @@ MENTIONS, MENTION_SOURCES = "search_mentions", {"files", "recipes", "search"}
 # The settings tools come with the features that give the account's settings a section.
 SETTINGS, SETTINGS_SOURCES = {"read_settings", "update_settings"}, {
     "cafes", "files", "recipes", "search", "zoo"}
-DEMO_TABLES = {"zoo": {"zoo_animals"}, "search": {"search_documents"}, "files": {"files"},
-               "recipes": {"saved_recipes"}, "cafes": {"cafe_cities", "cafe_city_aliases", "cafe_city_names", "cafes"}}
+DEMO_TABLES = {"zoo": {"zoo_animals", "zoo_animal_texts"}, "search": {"search_documents"},
+               "files": {"files"}, "recipes": {"saved_recipes"},
+               "cafes": {"cafe_cities", "cafe_city_aliases", "cafe_city_names", "cafes", "cafe_texts"}}
 AUTHSERVER_TABLES = {"accounts", "account_identities", "oauth_clients", "oauth_grants", "oauth_authorization_codes",
                      "oauth_refresh_tokens", "oauth_client_assertions"}
 # This module goes with the first demo a fork removes (its mark: every demo), as the page's grep
