@@ -102,7 +102,9 @@ pytestmark = pytest.mark.demo(*DEMOS)
 STACK_ONLY = ("tests/e2e/test_observability.py", "tests/e2e/test_lifecycle.py", "tests/e2e/test_workers.py",
               "tests/e2e/test_fleet.py", "tests/e2e/test_readiness_under_outbound_load.py",
               "tests/e2e/test_request_state.py", "tests/e2e/test_conformance.py",
-              "tests/e2e/test_conformance_authorization.py")
+              "tests/e2e/test_conformance_authorization.py",
+              # two probe servers sharing Redis, to time a revocation between them
+              "tests/e2e/test_revocation_bound.py")
 REMOVALS = [
     Removal(("zoo",), frozenset(DEMO_TABLES["zoo"]), ("search_documents", 5215), False),
     # The full-text index rides along: the SQLite FTS5 table by name, the PostgreSQL column with its table.
