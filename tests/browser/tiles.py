@@ -7,11 +7,11 @@ from __future__ import annotations
 import re
 import struct
 import sys
-import threading
 import zlib
-from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+from tests.serving import answering
 
 TILE = re.compile(r"^/(\d{1,2})/(\d+)/(\d+)\.png$")
 
@@ -76,13 +76,5 @@ class TileHandler(BaseHTTPRequestHandler):
         self.wfile.write(body)
 
 
-@contextmanager
-def serving_tiles() -> Iterator[TileServer]:
-    server = TileServer()
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield server
-    finally:
-        server.shutdown()
-        server.server_close()
+def serving_tiles() -> AbstractContextManager[TileServer]:
+    return answering(TileServer())

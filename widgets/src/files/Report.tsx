@@ -367,33 +367,22 @@ function Histogram(props: ChartProps & { bins: Json; scale?: Scale }) {
     to: f(edges[peak + 1]!),
     share: `${Math.round((100 * counts[peak]!) / total)}%`,
   });
-  const id = chartId("hist", props);
   return (
-    <figure
-      class="fl-chart"
-      data-testid="csv-chart"
-      data-kind="histogram"
-      data-column={props.column}
+    <SvgChart
+      kind="histogram"
+      chart={props}
+      axis={[f(scale.min), f(scale.max)]}
+      said={said}
+      sampled={props.bins.sampled === true}
     >
-      <figcaption class="fl-chart-name">{props.caption ?? props.name}</figcaption>
-      <svg viewBox={`0 0 ${CHART_W} ${CHART_H}`} role="img" aria-labelledby={id} preserveAspectRatio="none">
-        {counts.map((n, i) => {
-          const h = n ? Math.max(1, (CHART_H * n) / top) : 0;
-          const left = x(edges[i]!);
-          const width = Math.max(1, x(edges[i + 1]!) - left - 2);
-          const y = CHART_H - h;
-          return <rect data-testid="chart-mark" x={left + 1} y={y} width={width} height={h} />;
-        })}
-      </svg>
-      <div class="fl-chart-axis muted">
-        <span>{f(scale.min)}</span>
-        <span>{f(scale.max)}</span>
-      </div>
-      <p id={id} class="muted fl-small" data-testid="chart-text">
-        {said}
-        {props.bins.sampled === true ? ` ${props.t("sampledNote")}` : ""}
-      </p>
-    </figure>
+      {counts.map((n, i) => {
+        const h = n ? Math.max(1, (CHART_H * n) / top) : 0;
+        const left = x(edges[i]!);
+        const width = Math.max(1, x(edges[i + 1]!) - left - 2);
+        const y = CHART_H - h;
+        return <rect data-testid="chart-mark" x={left + 1} y={y} width={width} height={h} />;
+      })}
+    </SvgChart>
   );
 }
 
@@ -406,7 +395,6 @@ function Timeline(props: ChartProps & { line: Json }) {
   const step = CHART_W / (counts.length - 1 || 1);
   const points = counts.map((n, i) => `${(i * step).toFixed(1)},${(CHART_H - 2 - ((CHART_H - 4) * n) / top).toFixed(1)}`);
   const peak = counts.indexOf(Math.max(...counts));
-  const id = chartId("line", props);
   const said = props.t("timelineAlt", {
     name: props.name,
     first: edges[0]!,
@@ -416,24 +404,49 @@ function Timeline(props: ChartProps & { line: Json }) {
     n: formatNumber(counts[peak], props.locale),
   });
   return (
+    <SvgChart
+      kind="timeline"
+      chart={props}
+      axis={[edges[0]!, edges[edges.length - 1]!]}
+      said={said}
+      sampled={props.line.sampled === true}
+    >
+      <polygon points={`0,${CHART_H} ${points.join(" ")} ${CHART_W},${CHART_H}`} class="fl-area" />
+      <polyline data-testid="chart-mark" points={points.join(" ")} fill="none" class="fl-line" />
+    </SvgChart>
+  );
+}
+
+/** The frame of a drawn chart: its caption, the SVG labelled by the sentence below it, the axis'
+ * two ends. */
+function SvgChart(props: {
+  kind: string;
+  chart: ChartProps;
+  axis: [string, string];
+  said: string;
+  sampled: boolean;
+  children: ComponentChildren;
+}) {
+  const { chart } = props;
+  const id = chartId(props.kind === "histogram" ? "hist" : "line", chart);
+  return (
     <figure
       class="fl-chart"
       data-testid="csv-chart"
-      data-kind="timeline"
-      data-column={props.column}
+      data-kind={props.kind}
+      data-column={chart.column}
     >
-      <figcaption class="fl-chart-name">{props.caption ?? props.name}</figcaption>
+      <figcaption class="fl-chart-name">{chart.caption ?? chart.name}</figcaption>
       <svg viewBox={`0 0 ${CHART_W} ${CHART_H}`} role="img" aria-labelledby={id} preserveAspectRatio="none">
-        <polygon points={`0,${CHART_H} ${points.join(" ")} ${CHART_W},${CHART_H}`} class="fl-area" />
-        <polyline data-testid="chart-mark" points={points.join(" ")} fill="none" class="fl-line" />
+        {props.children}
       </svg>
       <div class="fl-chart-axis muted">
-        <span>{edges[0]}</span>
-        <span>{edges[edges.length - 1]}</span>
+        <span>{props.axis[0]}</span>
+        <span>{props.axis[1]}</span>
       </div>
       <p id={id} class="muted fl-small" data-testid="chart-text">
-        {said}
-        {props.line.sampled === true ? ` ${props.t("sampledNote")}` : ""}
+        {props.said}
+        {props.sampled ? ` ${chart.t("sampledNote")}` : ""}
       </p>
     </figure>
   );
