@@ -162,7 +162,7 @@ class UpstreamSignIn:
             return validated
         # The consent form posts to /authorize/consent, where this browser's CSRF cookie is sent: a
         # fresh one.
-        return self.authorize.consent_step(request, request_text, query, validated=validated,
-                                           account=(signed.account_id, signed.display_name),
-                                           cookie=secrets.token_urlsafe(24))
+        return await self.authorize.consent_step(
+            request, request_text, query, validated=validated,
+            account=(signed.account_id, signed.display_name), cookie=secrets.token_urlsafe(24))
 

@@ -262,10 +262,15 @@ def consent_page(
     action: str,
     hidden: Mapping[str, str],
     csrf_token: str,
+    granted: Sequence[tuple[str, str]] = (),
+    switch: str | None = None,
 ) -> Page:
-    """Approve or deny: ``scopes`` are (name, localized description); none means identity only."""
+    """Approve or deny: ``scopes`` are (name, localized description) newly asked, ``granted``
+    those the account already allowed this client (a step-up); neither means identity only.
+    ``switch``: where "not you?" leads (the sign-in page of the same request)."""
     return Page("consent.html", _context(locale, client_name=client_name, client_host=client_host,
                                          account_name=account_name, scopes=list(scopes),
+                                         granted=list(granted), switch=switch,
                                          action=action, hidden=_fields(hidden, csrf_token)))
 
 

@@ -342,27 +342,36 @@ class SignInPages:
             return await self.show_login(request, query, error="bad_credentials", username=username,
                                          status=401)
         cookie, _ = self.csrf(request)
-        response = self.consent_step(request, form.get("oauth_request", ""), query,
+        response = await self.consent_step(request, form.get("oauth_request", ""), query,
                                      validated=validated, account=outcome.account, cookie=cookie)
         self.passwords.device_cookie(response, username, outcome.device)
         return response
 
-    def consent_step(self, request: Request, request_text: str, query: list[tuple[str, str]], *,
-                     validated: Authorization, account: tuple[str, str], cookie: str) -> Response:
-        """The consent page for a signed-in ``account`` (id, display name), however it signed in."""
+    async def consent_step(self, request: Request, request_text: str,
+                           query: list[tuple[str, str]], *, validated: Authorization,
+                           account: tuple[str, str], cookie: str) -> Response:
+        """The consent page for a signed-in ``account`` (id, display name), however it signed in:
+        what the client asks, what of it the account already allowed this client apart (a step-up
+        asks only for more), and a way back to sign in as someone else."""
         account_id, account_name = account
         locale = self.pages.locale(request, query)
         # Purpose-bound, and bound to this request and this browser's CSRF cookie.
         ticket = self.signer.sign({"p": "consent", "a": account_id, "r": _fingerprint(request_text),
                                    "c": _fingerprint(cookie), "exp": int(time.time()) + TICKET_TTL})
-        scopes = [(name, s.describe(locale)) for name in validated.scope.split()
-                  if (s := self.config.catalog.get(name))]
+        client_id = validated.client.client_id
+        granted = await self.transactions.run(
+            lambda server: server.uow.repository(AccountRepository).granted_scopes(
+                account_id, client_id), write=False)
+        asked = [(name, s.describe(locale)) for name in validated.scope.split()
+                 if (s := self.config.catalog.get(name))]
         page = pages.consent_page(
             locale=locale, client_name=validated.client.display_name,
             client_host=validated.client.display_host,
-            account_name=account_name, scopes=scopes, action="/authorize/consent",
+            account_name=account_name, scopes=[s for s in asked if s[0] not in granted],
+            granted=[s for s in asked if s[0] in granted], action="/authorize/consent",
             hidden={"oauth_request": request_text, "login_ticket": ticket},
-            csrf_token=self.signer.csrf_token(cookie))
+            csrf_token=self.signer.csrf_token(cookie),
+            switch=f"/authorize?{request_text}")
         return self.page(request, page, cookie, validated.redirect_uri)
 
     async def decide(self, request: Request, form: dict[str, str]) -> Response:

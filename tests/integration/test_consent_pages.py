@@ -1,0 +1,152 @@
+"""What the consent and /account pages let a person tell apart: a client stepping up its scope
+shows what the account already allowed it apart from what is new; "not you?" leads back to the
+sign-in of the same request; /account's "disconnect an app" and "sign out" are different words
+in every language, and signing out is not among an app's actions."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import re
+from html import unescape
+from urllib.parse import parse_qs, urlsplit
+
+import pytest
+from starlette.testclient import TestClient
+
+from app.authserver.catalog import CATALOG
+from app.authserver.pages import LANGUAGES
+from app.main import create_app
+from tests.e2e.linking_steps import PASSWORD
+
+pytestmark = pytest.mark.authserver
+
+REDIRECT = "https://c.example/cb"
+VERIFIER = "v" * 43
+CHALLENGE = base64.urlsafe_b64encode(hashlib.sha256(VERIFIER.encode()).digest()).rstrip(
+    b"=").decode()
+
+
+@pytest.fixture
+def http(settings, tmp_path):
+    app = create_app(settings.model_copy(update={"var_dir": str(tmp_path)}))
+    with TestClient(app, base_url="https://testserver") as client:
+        yield client
+
+
+def _form(html: str, action: str) -> dict[str, str]:
+    form = re.search(rf'<form method="post" action="{re.escape(action)}">(.*?)</form>', html, re.S)
+    assert form is not None, html
+    return {unescape(name): unescape(value)
+            for name, value in re.findall(r'name="([^"]+)" value="([^"]*)"', form.group(1))}
+
+
+def _client(http: TestClient) -> str:
+    registered = http.post("/register", json={
+        "client_name": "Step-up client", "redirect_uris": [REDIRECT],
+        "token_endpoint_auth_method": "none", "scope": "recipes.read recipes.write"})
+    assert registered.status_code == 201, registered.text
+    return registered.json()["client_id"]
+
+
+def _query(client_id: str, scope: str, **extra: str) -> dict[str, str]:
+    return {"response_type": "code", "client_id": client_id, "redirect_uri": REDIRECT,
+            "scope": scope, "code_challenge": CHALLENGE, "code_challenge_method": "S256",
+            "state": "s", **extra}
+
+
+def _consent(http: TestClient, query: dict[str, str]) -> str:
+    login = http.get("/authorize", params=query)
+    assert login.status_code == 200, login.text
+    consent = http.post("/authorize", data={**_form(login.text, "/authorize"),
+                                            "username": "alice", "password": PASSWORD})
+    assert consent.status_code == 200 and 'value="approve"' in consent.text, consent.text
+    return consent.text
+
+
+def _link(http: TestClient, client_id: str, scope: str) -> None:
+    """Approve ``scope`` and redeem the code: the account's grant to the client."""
+    page = _consent(http, _query(client_id, scope))
+    decided = http.post("/authorize/consent", data={**_form(page, "/authorize/consent"),
+                                                   "decision": "approve"},
+                        follow_redirects=False)
+    assert decided.status_code == 302, decided.text
+    code = parse_qs(urlsplit(decided.headers["location"]).query)["code"][0]
+    token = http.post("/token", data={"grant_type": "authorization_code", "code": code,
+                                      "client_id": client_id, "redirect_uri": REDIRECT,
+                                      "code_verifier": VERIFIER})
+    assert token.status_code == 200, token.text
+
+
+def _listed(page: str, label: str) -> list[str]:
+    """The scope names of the list labelled by the element with id ``label``."""
+    found = re.search(rf'<ul aria-labelledby="{label}"[^>]*>(.*?)</ul>', page, re.S)
+    return re.findall(r"<code>([^<]+)</code>", found.group(1)) if found else []
+
+
+def test_a_step_up_shows_what_was_allowed_apart_from_what_is_new(http: TestClient) -> None:
+    client_id = _client(http)
+    first = _consent(http, _query(client_id, "recipes.read"))
+    assert _listed(first, "scopes-label") == ["recipes.read"]
+    assert _listed(first, "granted-label") == []  # nothing allowed yet: no such list
+    _link(http, client_id, "recipes.read")
+
+    more = _consent(http, _query(client_id, "recipes.read recipes.write"))
+    assert _listed(more, "granted-label") == ["recipes.read"]
+    assert _listed(more, "scopes-label") == ["recipes.write"]
+    assert "You already allowed it to:" in more and "It now also asks to:" in more
+
+    again = _consent(http, _query(client_id, "recipes.read", ui_locales="fr"))
+    assert _listed(again, "granted-label") == ["recipes.read"]
+    assert _listed(again, "scopes-label") == []
+    assert CATALOG["fr"]["consent.nothing_new"] in unescape(again)
+
+
+def test_another_accounts_grant_is_not_shown_as_allowed(http: TestClient) -> None:
+    client_id = _client(http)
+    _link(http, client_id, "recipes.read")
+    login = http.get("/authorize", params=_query(client_id, "recipes.read"))
+    consent = http.post("/authorize", data={**_form(login.text, "/authorize"),
+                                            "username": "bob", "password": PASSWORD})
+    assert consent.status_code == 200, consent.text
+    assert _listed(consent.text, "granted-label") == []
+    assert _listed(consent.text, "scopes-label") == ["recipes.read"]
+
+
+@pytest.mark.parametrize("language", LANGUAGES)
+def test_not_you_leads_to_the_sign_in_of_the_same_request(http: TestClient,
+                                                          language: str) -> None:
+    client_id = _client(http)
+    query = _query(client_id, "recipes.read", ui_locales=language)
+    page = _consent(http, query)
+    switch = re.search(r'<a href="([^"]+)">([^<]+)</a>', page)
+    assert switch is not None, page
+    assert unescape(switch.group(2)) == CATALOG[language]["consent.switch"]
+    target = urlsplit(unescape(switch.group(1)))
+    assert target.path == "/authorize"
+    assert {k: v[0] for k, v in parse_qs(target.query).items()} == query
+    again = http.get(unescape(switch.group(1)))
+    assert again.status_code == 200 and 'name="password"' in again.text
+
+
+@pytest.mark.parametrize("language", LANGUAGES)
+def test_account_tells_disconnecting_an_app_from_signing_out(http: TestClient,
+                                                             language: str) -> None:
+    client_id = _client(http)
+    _link(http, client_id, "recipes.read")
+    login = http.get("/account", headers={"accept-language": language})
+    signed_in = http.post("/account/login", data={**_form(login.text, "/account/login"),
+                                                  "username": "alice", "password": PASSWORD},
+                          follow_redirects=False)
+    assert signed_in.status_code == 303
+    page = http.get("/account", headers={"accept-language": language}).text
+    buttons = {action: unescape(re.sub(r"<[^>]+>", "", label)).split()
+               for action, label in re.findall(
+                   r'<form method="post" action="/account/(disconnect|sign-out)">.*?'
+                   r"<button[^>]*>(.*?)</button>", page, re.S)}
+    disconnect, sign_out = " ".join(buttons["disconnect"]), " ".join(buttons["sign-out"])
+    assert "Step-up client" in disconnect  # which app it disconnects, on the button
+    assert sign_out == CATALOG[language]["account.sign_out"]
+    assert disconnect != sign_out and CATALOG[language]["account.sign_out"] not in disconnect
+    # Signing out stands with the account's name, before the apps, not among an app's actions.
+    assert page.index("/account/sign-out") < page.index('class="grant"')
