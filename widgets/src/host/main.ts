@@ -168,15 +168,21 @@ function hostMeta(): Json {
     "openai/session": "devhost-session",
     "openai/subject": "devhost-subject",
   };
-  if (!($("no-location") as HTMLInputElement).checked) {
-    meta["openai/userLocation"] = {
-      city: "New York",
-      region: "New York",
-      country: "US",
-      timezone: "America/New_York",
-    };
-  }
+  const location = userLocation();
+  if (location) meta["openai/userLocation"] = location;
   return meta;
+}
+
+/** The location form's `openai/userLocation` (coarse, as ChatGPT sends it), or none when it is
+ * switched off. A field left empty is left out. */
+function userLocation(): Json | null {
+  if (($("no-location") as HTMLInputElement).checked) return null;
+  const location: Json = {};
+  for (const field of ["city", "region", "country", "timezone"]) {
+    const value = ($(`location-${field}`) as HTMLInputElement).value.trim();
+    if (value) location[field] = value;
+  }
+  return location;
 }
 
 /** A tool call the WIDGET made: only tools it may see, with the request _meta a host adds. */
@@ -469,9 +475,17 @@ function setLocale(locale: string): void {
   pushContext({ locale });
 }
 
-async function call(name: string, args: Json, opts: { delayInputMs?: number; delayResultMs?: number; openai?: boolean } = {}) {
+async function call(
+  name: string,
+  args: Json,
+  opts: { delayInputMs?: number; delayResultMs?: number; openai?: boolean; mode?: Mode } = {},
+) {
   const tool = state.tools.find((t) => t.name === name);
   if (!tool) throw new Error(`no tool named ${name}`);
+  // A new result's widget starts inline, as in a conversation: full screen belonged to the last
+  // widget (an entrypoint opens its own full screen).
+  state.displayMode = opts.mode ?? "inline";
+  ($("display-mode") as HTMLSelectElement).value = state.displayMode;
   for (const list of Object.values(record)) list.length = 0;
   // After the reset: a view that does not answer its teardown is this call's violation.
   await teardown();
@@ -666,9 +680,7 @@ function entrypointsOf(tool: Json): Json[] {
 
 /** What ChatGPT does from an entrypoint: the tool, called with `args`, its widget full screen. */
 async function openEntrypoint(name: string, args: Json = {}): Promise<Json> {
-  state.displayMode = "fullscreen";
-  ($("display-mode") as HTMLSelectElement).value = "fullscreen";
-  return call(name, args, { openai: true });
+  return call(name, args, { openai: true, mode: "fullscreen" });
 }
 
 async function quickAction(title: string): Promise<Json> {
@@ -922,6 +934,9 @@ async function start(): Promise<void> {
     const appOnly = JSON.stringify(t._meta?.ui?.visibility) === '["app"]';
     select.add(new Option(`${t.name}${appOnly ? " (app only)" : ""}`, t.name));
   }
+  // Only what can be done: signing in while anonymous, signing out while signed in.
+  $("sign-out").hidden = !server.token;
+  $("sign-in").hidden = Boolean(server.token);
   if (server.token) {
     const profileTool = state.tools.find((t) => t._meta?.["openai/profile"] === true);
     const who = profileTool ? await server.callTool(profileTool.name, {}, {}) : null;
