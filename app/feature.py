@@ -31,7 +31,9 @@ from app.net.guard import OutboundGuard
 from app.observability.metrics import Reading
 from app.settings import Settings, SettingsPart
 from app.storage import Storage
+from app.wording import Wording
 
+say = Wording(__file__)
 P = TypeVar("P", bound=BaseSettings)
 
 
@@ -80,7 +82,7 @@ class AccountGone(ToolFailure):
               "again they link the app to an account.")
 
     def __init__(self) -> None:
-        super().__init__("Your account was deleted: nothing was saved.")
+        super().__init__(say("Your account was deleted: nothing was saved."))
 
 
 def require_account(accounts: LocalAccounts | None, uow: UnitOfWork, subject: str) -> None:

@@ -10,6 +10,9 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
+from app.wording import Wording
+
+say = Wording(__file__)
 _UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
 # In json.dumps(ensure_ascii=False)'s text: a NUL as the encoder escapes it, or a lone surrogate.
 _WRITTEN = re.compile("\\\\u0000|[\ud800-\udfff]")
@@ -21,13 +24,14 @@ _FLAT = frozenset({str, int, float, bool, type(None)})
 def unstorable_character(text: str) -> str | None:
     """What in ``text`` no database keeps, in words, or None."""
     if "\x00" in text:
-        return "a NUL character (U+0000)"
+        return say("a NUL character (U+0000)")
     if text.isascii():
         return None
     try:
         text.encode("utf-8")
     except UnicodeEncodeError as exc:
-        return f"an unpaired surrogate (U+{ord(text[exc.start]):04X}), which is not Unicode text"
+        return say("an unpaired surrogate (U+{code}), which is not Unicode text",
+                   code=f"{ord(text[exc.start]):04X}")
     return None
 
 

@@ -25,7 +25,9 @@ from starlette.types import ASGIApp
 from app.auth.schemes import challenge
 from app.db import DatabaseNotMigrated, DatabaseUnavailable
 from app.errors import ToolFailure
+from app.wording import Wording
 
+say = Wording(__file__)
 INVALID_TOKEN = "The access token is invalid, expired, or was issued for another resource."
 
 
@@ -85,7 +87,7 @@ def linked_account(what: str) -> str:
     needs it in the error a token without a subject gets."""
     token = get_access_token()
     if token is None or not token.subject:
-        raise ToolFailure(f"{what} needs a linked account.",
+        raise ToolFailure(say("{what} needs a linked account.", what=what),
                           "Ask the user to connect (sign in to) this app, then try again.")
     return token.subject
 

@@ -7,6 +7,9 @@ from dataclasses import dataclass
 
 from limits import RateLimitItem, RateLimitItemPerSecond, parse_many
 
+from app.wording import Wording
+
+say = Wording(__file__)
 Rate = RateLimitItem  # the one rate type the rest of the app names
 MAX_AMOUNT = 10**12  # bytes of a storage quota included; far below what a Redis counter holds
 MAX_PERIOD = 31 * 24 * 3600  # longer windows are not limits but quotas of another kind
@@ -46,8 +49,11 @@ def describe(rate: Rate) -> str:
 
 
 def retry_phrase(seconds: int) -> str:
-    """``42 s``, ``12 min``: how long to wait, as a refusal says it."""
-    return f"{seconds} s" if seconds < 120 else f"{round(seconds / 60)} min"
+    """``42 s``, ``12 min``: how long to wait, as a refusal says it (in the person's language
+    where it is said to them: ``app.wording``)."""
+    if seconds < 120:
+        return say("{seconds} s", seconds=seconds)
+    return say("{minutes} min", minutes=round(seconds / 60))
 
 
 def scaled(rate: Rate, factor: int) -> Rate:

@@ -23,7 +23,9 @@ from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 
 from app.mcp.errors import ToolFailure
 from app.plain import plain_error
+from app.wording import Wording
 
+say = Wording(__file__)
 MAX_SHOWN = 60  # characters of a rejected value repeated to the model
 MAX_NAME = 40  # characters of each step of an argument's path (a key the caller wrote) repeated
 MAX_PROBLEMS = 5  # a call wrong in many ways: the first few are enough to fix it
@@ -80,8 +82,9 @@ class Arguments:
         return arguments
 
     def _for_person(self, problems: list[Any]) -> str:
-        said = "; ".join(f"{_where(p)} {plain_error(p)}" for p in problems)
-        return f"{self.title} could not run: {said}."
+        said = tuple(say("{argument} {problem}", argument=_where(p), problem=plain_error(p))
+                     for p in problems)
+        return say("{title} could not run: {problems}.", title=self.title, problems=said)
 
     def _for_model(self, problems: list[Any]) -> str:
         fixes: list[str] = []

@@ -23,7 +23,9 @@ from mcp.types import CallToolResult, ContentBlock, TextContent
 
 from app.limits import Budget, Caller, Limits, OverLimit, bind_caller, retry_phrase, unbind_caller
 from app.mcp.results import FOR_MODEL, FOR_PERSON, request_meta
+from app.wording import Wording, in_language
 
+say = Wording(__file__)
 MAX_COST = 1000  # what one call may be charged, whatever its arguments say
 
 
@@ -77,18 +79,19 @@ def over_budget(tool: str, budget: str, over: OverLimit, *, anonymous: bool = Fa
     model (``told_apart``)."""
     which = "its budget" if budget == tool else f"its {budget} budget"
     if over.cost > over.amount:
-        said = "This was not done: it asks for more at once than is allowed."
+        said = say("This was not done: it asks for more at once than is allowed.")
         text = (f"{tool} was not run: this call needs {over.cost} units and {over.label} may use at most "
                 f"{over.rate} of {which}. Ask for less at once (fewer files).")
     else:
-        wait = retry_phrase(over.retry_after)
-        said = f"This was not done: too many requests for now. Try again in {wait}."
+        said = say("This was not done: too many requests for now. Try again in {wait}.",
+                   wait=retry_phrase(over.retry_after))
         needs = f" (this call needs {over.cost})" if over.cost > 1 else ""
         text = (f"{tool} was not run: {over.label} used {which} ({over.rate}){needs}. Retry in "
                 f"{retry_text(over.retry_after)}; tell the user rather than retrying at once.")
         if anonymous:  # anonymous budgets are shared; an account's is its own
             text += " Connecting (signing in to) this app gives the user a budget of their own."
-    content: list[ContentBlock] = [TextContent(type="text", text=said, annotations=FOR_PERSON),
+    content: list[ContentBlock] = [TextContent(type="text", text=in_language(said),
+                                               annotations=FOR_PERSON),
                                    TextContent(type="text", text=text, annotations=FOR_MODEL)]
     return CallToolResult(content=content, is_error=True).model_dump(
         mode="json", by_alias=True, exclude_none=True)

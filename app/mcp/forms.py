@@ -39,8 +39,10 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, WithJsonSche
 
 from app.mcp.errors import ToolFailure
 from app.plain import plain_error
+from app.wording import Wording, in_language
 
 M = TypeVar("M", bound=BaseModel)
+say = Wording(__file__)
 # The client capability the form needs, beside the standard elicitation.form (docs/spec.md).
 FORM_EXTENSION = "openai/elicitation"
 STATE_PREFIX = "form:"  # requestState: the question's key after it, nothing else
@@ -172,21 +174,24 @@ def ask(ctx: Context, question: Question[M]) -> M:
     responses = ctx.input_responses or {}
     if ctx.request_state != state:
         if responses:  # answers to no question of this call's: never taken as this one's
-            raise ToolFailure("The answer to the form came without the question it answers, so "
-                              "it was not used.", UNSEALED_ADVICE)
-        result = OpenAIExtensions.request_input(ctx, key=question.key, message=question.message,
+            raise ToolFailure(say("The answer to the form came without the question it "
+                                  "answers, so it was not used."), UNSEALED_ADVICE)
+        result = OpenAIExtensions.request_input(ctx, key=question.key,
+                                                message=in_language(question.message),
                                                 schema=question.form, request_state=state)
         assert isinstance(result, InputRequiredResult)  # no answer given: the form
         raise Asking(result)
     if question.key not in responses:  # the state of this question, and no answer to it
-        raise ToolFailure("The form came back without an answer, so nothing was done.",
+        raise ToolFailure(say("The form came back without an answer, so nothing was done."),
                           UNFIT_ADVICE)
     try:
-        answer = OpenAIExtensions.request_input(ctx, key=question.key, message=question.message,
+        answer = OpenAIExtensions.request_input(ctx, key=question.key,
+                                                message=in_language(question.message),
                                                 schema=question.form, request_state=state)
     except ValueError:
-        raise ToolFailure("The answer does not fit the form (a choice that is no longer offered, "
-                          "or a value out of range), so nothing was done.", UNFIT_ADVICE) from None
+        raise ToolFailure(say("The answer does not fit the form (a choice that is no longer "
+                              "offered, or a value out of range), so nothing was done."),
+                          UNFIT_ADVICE) from None
     if isinstance(answer, AcceptedElicitation):
         return answer.data
     raise ToolFailure(question.declined, DECLINED_ADVICE)

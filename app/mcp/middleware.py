@@ -5,7 +5,8 @@
 - ``OutputGuard``: a result whose structuredContent breaks the tool's published
   outputSchema is replaced by an error result, never shipped (an ``input_required`` result is a
   question, not the output: it passes); an error result in the SDK's words (arguments that fail
-  the schema, a crash) is said again for the person and the model.
+  the schema, a crash) is said again for the person and the model. It sets the language what the
+  person reads is said in (``app.wording``), from the request's ``openai/locale``.
 - ``ToolCallLog``: one log event per request with the correlation fields.
 - ``StorableText``: a call whose arguments (or request ``_meta``) hold a character no database stores (NUL,
   an unpaired surrogate) is answered with an ``isError`` result before the tool runs.
@@ -35,8 +36,10 @@ from app.mcp.registry import failed
 from app.mcp.results import WWW_AUTHENTICATE, request_meta, told_apart
 from app.observability.metrics import Metrics
 from app.text import unstorable
+from app.wording import Wording, in_language, language_of, speaking
 
 log = structlog.get_logger("app.mcp")
+say = Wording(__file__)
 
 # Request _meta keys worth correlating on (docs/chatgpt-contract.md §6). userLocation is deliberately absent.
 CORRELATION_KEYS = {
@@ -146,10 +149,17 @@ class OutputGuard:
         return self._validators.get(name)
 
     async def __call__(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
+        if ctx.method != "tools/call":
+            return await call_next(ctx)
+        # What the person reads of a failure, said in the language the host asked for: set once
+        # here, the outermost layer that says anything, for the layers and the tool within.
+        with speaking(language_of(request_meta(ctx.meta))):
+            return await self._guarded(ctx, call_next)
+
+    async def _guarded(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext,
+                       ) -> HandlerResult:
         result = await call_next(ctx)
-        if ctx.method != "tools/call" or asks_for_input(
-            result
-        ):  # a question, not the tool's output
+        if asks_for_input(result):  # a question, not the tool's output
             return result
         if not isinstance(result, dict):
             return result
@@ -177,9 +187,9 @@ class OutputGuard:
         if envelope_meta:
             withheld["_meta"] = envelope_meta
         withheld["content"] = [block.model_dump(mode="json", by_alias=True, exclude_none=True)
-                               for block in told_apart(
+                               for block in told_apart(in_language(say(
             "The answer could not be shown: the server made a mistake, and it is logged for the "
-            "operator.",
+            "operator.")),
             f"Tool {name} produced a result that does not match its declared output schema; the "
             "result was withheld. Tell the user the answer could not be shown; calling the tool "
             "again will fail the same way until the server is fixed.")]
@@ -199,7 +209,7 @@ class OutputGuard:
         params = ctx.params or {}
         name = str(params.get("name", ""))
         if text == f"Unknown tool: {name}":  # the SDK's words for a name it does not have
-            unknown = ToolFailure(f"There is no tool named “{name[:80]}” here.",
+            unknown = ToolFailure(say("There is no tool named “{name}” here.", name=name[:80]),
                                   "Call tools/list to see the tools this server has, and use one "
                                   "of those.")
             reworded = failed(name, unknown).model_dump(mode="json", by_alias=True,
@@ -211,8 +221,8 @@ class OutputGuard:
         # Only the head is read: pydantic's text for a hostile argument list runs to megabytes.
         said = text[:MAX_SAID].removeprefix(f"{SDK_FAILURE}{name}").removeprefix(": ")
         if not said or said.startswith(SDK_FAILURE):  # a crash: its own text stays in the log
-            failure = ToolFailure(f"{title} failed on the server before it finished; the failure "
-                                  "is logged for the operator.",
+            failure = ToolFailure(say("{title} failed on the server before it finished; the "
+                                      "failure is logged for the operator.", title=title),
                                   "Tell the user it did not work. Trying again with the same "
                                   "arguments is unlikely to help.")
         elif len(text) <= MAX_EXPLAINED and (
@@ -222,7 +232,8 @@ class OutputGuard:
             # cost seconds of the loop for a list of which the first five are said anyway).
             failure = explained
         elif PYDANTIC.search(said):  # refused by the SDK, not by the same model here
-            failure = ToolFailure(f"{title} could not use the arguments it was given.",
+            failure = ToolFailure(say("{title} could not use the arguments it was given.",
+                                      title=title),
                                   f"Call {name} again with arguments that match its input schema: "
                                   "each argument's description says what it holds.")
         else:  # a ToolError a tool raised itself: its words, without the SDK's
@@ -335,5 +346,6 @@ class StorableText:
         else:
             return await call_next(ctx)
         log.info("tool.unstorable_text", argument=where)  # where, never the text
-        failure = ToolFailure(f"The text in {where} contains {what}, which cannot be saved or sent on.", advice)
+        failure = ToolFailure(say("The text in {where} contains {what}, which cannot be saved or "
+                                  "sent on.", where=where, what=what), advice)
         return failed(name, failure).model_dump(mode="json", by_alias=True, exclude_none=True)

@@ -71,6 +71,7 @@ from app.mcp.settings import (
 )
 from app.mcp.widgets import Widget, WidgetBundleMissing
 from app.storage import StorageError
+from app.wording import Wording, in_language
 
 F = TypeVar("F", bound=Callable[..., Any])
 MENTIONS_CAPABILITY = "openai/mentions"
@@ -81,6 +82,7 @@ OUTAGE_ADVICE = ("Try the same call again in a few seconds; if it fails again, t
 NOT_MIGRATED_ADVICE = ("Tell the user the service is being updated by its operator; calling again "
                        "will not help until then.")
 log = structlog.get_logger("app.mcp")
+say = Wording(__file__)
 
 
 class RegistryError(ValueError):
@@ -585,10 +587,12 @@ def refusal(title: str, scopes: Sequence[str], resource_metadata_url: str, *, si
     wanted = " ".join(scopes)
     description = schemes.refusal_description(title, scopes, signed_in=signed_in)
     if signed_in:
-        said = f"{title} needs a permission your linked account has not given ({wanted})."
+        said = say("{title} needs a permission your linked account has not given ({wanted}).",
+                   title=title, wanted=wanted)
         advice = "Ask the user to reconnect the app and approve it."
     else:
-        said = f"{title} needs your account: connect (sign in to) this app to use it."
+        said = say("{title} needs your account: connect (sign in to) this app to use it.",
+                   title=title)
         advice = "Ask the user to connect (sign in to) this app, then try again."
     challenge = schemes.challenge(resource_metadata_url, scopes, description)
     return CallToolResult(content=told_apart(said, advice), is_error=True,
@@ -602,7 +606,8 @@ def failed(tool: str, failure: ToolFailure) -> CallToolResult:
     the person. Neither says the SDK's "Error executing tool": the person does not need it, and
     the model knows which tool it called.
     """
-    return CallToolResult(content=told_apart(failure.message, failure.advice), is_error=True)
+    return CallToolResult(content=told_apart(in_language(failure.message), failure.advice),
+                          is_error=True)
 
 
 def _enforced(fn: Callable[..., Any], name: str, title: str, security: list[schemes.Scheme],
@@ -647,10 +652,21 @@ def _enforced(fn: Callable[..., Any], name: str, title: str, security: list[sche
             # advice for the model is said here.
             if isinstance(exc, ToolFailure):
                 return failed(name, exc)
-            return failed(name, ToolFailure(str(exc), NOT_MIGRATED_ADVICE if isinstance(
-                exc, DatabaseNotMigrated) else OUTAGE_ADVICE))
+            return failed(name, _outage(exc))
 
     return wrapper
+
+
+def _outage(exc: Exception) -> ToolFailure:
+    """A database or storage failure, said for the person in their language (the exception's own
+    text is the same English, for the layers that never translate)."""
+    if isinstance(exc, DatabaseNotMigrated):
+        return ToolFailure(say("The server's database schema is not up to date; an operator must "
+                               "run `python -m app migrate`."), NOT_MIGRATED_ADVICE)
+    if isinstance(exc, DatabaseUnavailable):
+        return ToolFailure(say("The database is unavailable, please retry shortly."),
+                           OUTAGE_ADVICE)
+    return ToolFailure(say("File storage is unavailable, please retry shortly."), OUTAGE_ADVICE)
 
 
 def _asked(name: str, result: InputRequiredResult, kwargs: dict[str, Any]) -> Any:
@@ -667,7 +683,7 @@ def _asked(name: str, result: InputRequiredResult, kwargs: dict[str, Any]) -> An
         return result  # what protocol was spoken is not known here: the SDK's answer stands
     log.info("tool.input_required_unsupported", protocol_version=version)
     return failed(name, ToolFailure(
-        f"It needs an answer from the user first, which a client speaking MCP {version} cannot be "
-        "asked for (questions need MCP 2026-07-28).",
+        say("It needs an answer from the user first, which a client speaking MCP {version} cannot "
+            "be asked for (questions need MCP 2026-07-28).", version=version),
         "Tell the user this cannot be done from this client; do not call the tool again with the "
         "same arguments."))

@@ -32,7 +32,9 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 from app.mcp.errors import ToolFailure
 from app.plain import plain_error
 from app.preferences.values import filled
+from app.wording import Wording
 
+say = Wording(__file__)
 SETTINGS_CAPABILITY = "openai/settings"
 READ_TOOL = "read_settings"
 UPDATE_TOOL = "update_settings"
@@ -149,9 +151,11 @@ def compose(groups: Sequence[SettingsGroup], store: SettingsStore) -> DeclaredSe
                     group.model.model_validate({key: value})
                 except ValidationError as exc:
                     said = plain_error(exc.errors()[0])
-                    raise ToolFailure(f"{group.model.model_fields[key].title} was not changed: "
-                                      f"{said}.", f"Call update_settings again with another "
-                                      f"value of `{key}`.") from None
+                    raise ToolFailure(say("{setting} was not changed: {problem}.",
+                                          setting=group.model.model_fields[key].title or key,
+                                          problem=said),
+                                      f"Call update_settings again with another value of "
+                                      f"`{key}`.") from None
         return current(await store.update(_subject(), changes))
 
     return DeclaredSettings(extension, tuple(groups))
@@ -187,7 +191,7 @@ def update_in_words(update: Callable[..., Any], titles: Mapping[str, str]) -> Ca
         changes = kwargs.get("set", args[0] if args else None)
         changed = sorted(changes.model_fields_set) if isinstance(changes, BaseModel) else []
         if not changed:
-            raise ToolFailure("Nothing was changed: no setting was given.",
+            raise ToolFailure(say("Nothing was changed: no setting was given."),
                               "Call update_settings with `set` holding the settings to change "
                               "(read_settings lists them).")
         result = await update(*args, **kwargs)
@@ -202,6 +206,6 @@ def update_in_words(update: Callable[..., Any], titles: Mapping[str, str]) -> Ca
 def _subject() -> str:
     token = get_access_token()
     if token is None or not token.subject:  # unreachable: the registry enforces oauth2 first
-        raise ToolFailure("Settings are kept per account, and no account is linked.",
+        raise ToolFailure(say("Settings are kept per account, and no account is linked."),
                           "Ask the user to connect (sign in to) this app, then try again.")
     return token.subject

@@ -1,6 +1,7 @@
 """The accessibility harness: axe-core (pinned in tools/conformance/package.json, installed by
 ./dev test) run in the page as a person would meet it. Reused by every browser test of a page or
-widget: ``serious(page)`` lists the violations of impact serious or critical, one line each."""
+widget: ``violations(page)`` lists axe's violations of WCAG 2.1 A and AA, of any impact (minor
+included), one line each."""
 
 from __future__ import annotations
 
@@ -13,8 +14,8 @@ AXE = ROOT / "tools" / "conformance" / "node_modules" / "axe-core" / "axe.min.js
 STANDARDS = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]
 
 
-def serious(page: Any) -> list[str]:
-    """axe's violations of impact serious or critical on ``page`` as it stands, one line each
+def violations(page: Any) -> list[str]:
+    """axe's violations of any impact on ``page`` as it stands, one line each
     (the rule, what it asks, the first elements). The page's context must bypass its CSP, which
     forbids the injected script (browser.new_context(bypass_csp=True))."""
     assert AXE.is_file(), f"{AXE} is missing: ./dev test installs tools/conformance's npm packages"
@@ -22,4 +23,4 @@ def serious(page: Any) -> list[str]:
     result = page.evaluate("(values) => axe.run(document, {runOnly: {type: 'tag', values}})",
                            STANDARDS)
     return [f"{v['id']} ({v['impact']}): {v['help']}: {[n['target'] for n in v['nodes']][:3]}"
-            for v in result["violations"] if v["impact"] in ("serious", "critical")]
+            for v in result["violations"]]

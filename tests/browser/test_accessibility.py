@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from tests.browser.accessibility import serious
+from tests.browser.accessibility import violations
 from tests.e2e.server import LiveServer
 
 pytestmark = pytest.mark.authserver
@@ -41,9 +41,9 @@ def test_the_sign_in_and_consent_pages_have_no_serious_accessibility_violation(
     host.open()
     page.get_by_test_id("sign-in").click()
     page.wait_for_selector("#username")
-    found = {"sign-in": serious(page)}
+    found = {"sign-in": violations(page)}
     _submit(page, demo_password, then="button[name=decision][value=approve]")
-    found["consent"] = serious(page)
+    found["consent"] = violations(page)
     assert found == {"sign-in": [], "consent": []}
 
 
@@ -52,9 +52,9 @@ def test_the_account_page_signed_out_and_in_has_no_serious_accessibility_violati
     answer = page.goto(f"{browser_server.base_url}/account")
     assert answer is not None and answer.status == 200
     page.wait_for_selector("#password")
-    found = {"signed out": serious(page)}
+    found = {"signed out": violations(page)}
     _submit(page, demo_password, then="form[action$='/account/sign-out']")
-    found["signed in"] = serious(page)
+    found["signed in"] = violations(page)
     assert found == {"signed out": [], "signed in": []}
 
 
@@ -62,5 +62,5 @@ def test_the_harness_reports_what_a_person_with_a_screen_reader_would_miss(page:
     # A field without a label, and grey on white text no one reads: axe says so, as serious.
     page.set_content('<html lang="en"><head><title>t</title></head><body><main><input id="x">'
                      '<p style="color:#ccc;background:#fff">faint</p></main></body></html>')
-    found = serious(page)
+    found = violations(page)
     assert [line.split(" ")[0] for line in found] == ["color-contrast", "label"], found

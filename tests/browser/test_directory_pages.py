@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from tests.browser.accessibility import serious
+from tests.browser.accessibility import violations
 from tests.e2e.server import LiveServer
 
 
@@ -32,4 +32,4 @@ def test_the_page_reads_in_the_browsers_language_and_has_no_serious_violation(
     assert page.locator("h1").inner_text() == heading
     # Nothing wider than the phone's screen: a long word or URL wraps.
     assert page.evaluate("() => document.documentElement.scrollWidth <= window.innerWidth")
-    assert serious(page) == []
+    assert violations(page) == []

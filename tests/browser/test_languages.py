@@ -82,3 +82,23 @@ def test_the_cafes_are_described_in_the_persons_language(host: Host, locale: str
         assert said and said != english[cafe_id]["specialty"], (locale, cafe_id)
     host.page.locator("iframe[data-testid=widget-frame]").screenshot(
         path=str(artifacts_dir() / f"widget-cafes-{language}.png"))
+
+
+@pytest.mark.demo("files")
+@pytest.mark.parametrize("locale", LOCALES)
+def test_a_failure_reads_in_the_persons_language(host: Host, locale: str, file_host) -> None:
+    """What went wrong, in the person's words (app/features/files/wording.json); the advice for the
+    model stays out of the widget."""
+    from app.features.files import ingest  # noqa: PLC0415 (only where the files demo is)
+
+    host.set_locale(locale)
+    result = host.call("analyze_file", {"file": {
+        "download_url": f"{file_host.origin}/gone", "file_name": "gone.csv",
+        "file_id": "file_gone"}})
+    assert result["isError"] is True
+    said = ingest.say("The file's server answered HTTP {status}; the download link may have "
+                      "expired.", status=404)
+    shown = host.by_testid("error")
+    expect(shown).to_have_text(said.said_in(LOCALES[locale]))
+    assert said.said_in(LOCALES[locale]) != str(said)
+    expect(shown).not_to_contain_text("Ask the user")

@@ -9,7 +9,7 @@ import uuid
 
 import pytest
 
-from tests.browser.accessibility import serious
+from tests.browser.accessibility import violations
 from tests.browser.host import Host, artifacts_dir, expect
 
 pytestmark = [pytest.mark.demo("zoo", "cafes", "search", "recipes", "files"),
@@ -52,7 +52,7 @@ def test_a_screenshot_of_each_widget_in_each_mode(host: Host, widget: str, theme
         frame.screenshot(path=str(path))
         assert path.stat().st_size > 2_000, path  # a picture, not an empty frame
         # And what a person with a screen reader or low vision meets there (axe-core, WCAG 2.1 AA).
-        assert serious(host.frame_object()) == [], (widget, mode, theme)
+        assert violations(host.frame_object()) == [], (widget, mode, theme)
 
 
 @pytest.mark.parametrize("theme", THEMES)
@@ -67,17 +67,17 @@ def test_the_views_behind_a_tap_have_no_serious_accessibility_violation(
     expect(host.by_testid("animal-name")).not_to_be_empty()
     host.page.locator("iframe[data-testid=widget-frame]").screenshot(
         path=str(artifacts_dir() / f"widget-zoo-animal-{theme}.png"))
-    assert serious(host.frame_object()) == [], ("zoo animal", theme)
+    assert violations(host.frame_object()) == [], ("zoo animal", theme)
 
     host.call("recommend_cafe", {"city": "Lisbon"})
     host.expect_state("cafes", "ready")
     host.by_testid("cafe-select").first.click()
     expect(host.by_testid("cafe-select").first).to_have_attribute("aria-pressed", "true")
-    assert serious(host.frame_object()) == [], ("café selected", theme)
+    assert violations(host.frame_object()) == [], ("café selected", theme)
 
     host.sign_in(*fresh_account)
     host.call("list_files", {})
     host.expect_state("files", "empty", timeout=15_000)
     host.page.locator("iframe[data-testid=widget-frame]").screenshot(
         path=str(artifacts_dir() / f"widget-files-library-{theme}.png"))
-    assert serious(host.frame_object()) == [], ("files library", theme)
+    assert violations(host.frame_object()) == [], ("files library", theme)

@@ -26,12 +26,16 @@ pytestmark = pytest.mark.demo(*DEMOS)
 MODERN = "2026-07-28"
 
 
-def _post(mcp_url: str, version: str, method: str, params: dict[str, Any]) -> dict[str, Any]:
+def _post(mcp_url: str, version: str, method: str, params: dict[str, Any],
+          locale: str | None = None) -> dict[str, Any]:
     headers = {"accept": "application/json, text/event-stream", "content-type": "application/json",
                "mcp-protocol-version": version, "authorization": "Bearer all"}
+    meta: dict[str, Any] = {"openai/locale": locale} if locale else {}
     if version == MODERN:
-        params = {**params, "_meta": {"io.modelcontextprotocol/protocolVersion": MODERN,
-                                      "io.modelcontextprotocol/clientCapabilities": {}}}
+        meta |= {"io.modelcontextprotocol/protocolVersion": MODERN,
+                 "io.modelcontextprotocol/clientCapabilities": {}}
+    if meta:
+        params = {**params, "_meta": meta}
         named = {"mcp-name": params["name"]} if "name" in params else {}
         headers |= {"mcp-method": method, **named}
     body = json.dumps({"jsonrpc": "2.0", "id": 7, "method": method, "params": params})
@@ -70,8 +74,14 @@ def _bad_arguments(schema: dict[str, Any]) -> Iterator[tuple[str, dict[str, Any]
             yield f"{name} too large", {name: prop["maximum"] + 1}
 
 
-@pytest.mark.parametrize("version", ["2025-06-18", MODERN])
-def test_refused_arguments_of_every_tool_are_said_in_plain_words(database_url: str, version: str):
+# Each protocol era in English; each other language on the newest (ChatGPT's openai/locale).
+SPOKEN = [("2025-06-18", "en-US"), (MODERN, "en-US"), (MODERN, "es-ES"), (MODERN, "fr-FR"),
+          (MODERN, "pt-BR"), (MODERN, "zh-CN")]
+
+
+@pytest.mark.parametrize(("version", "locale"), SPOKEN)
+def test_refused_arguments_of_every_tool_are_said_in_plain_words(database_url: str, version: str,
+                                                                 locale: str):
     holder: dict[str, Any] = {}
 
     def build(base_url: str):
@@ -83,10 +93,11 @@ def test_refused_arguments_of_every_tool_are_said_in_plain_words(database_url: s
         return create_app(settings, token_verifier=verifier)
 
     with serving(build):
-        _refused_in_plain_words(holder["mcp"], version, holder["verifier"])
+        _refused_in_plain_words(holder["mcp"], version, holder["verifier"], locale)
 
 
-def _refused_in_plain_words(mcp_url: str, version: str, verifier: StaticTokenVerifier) -> None:
+def _refused_in_plain_words(mcp_url: str, version: str, verifier: StaticTokenVerifier,
+                            locale: str) -> None:
     tools = _post(mcp_url, version, "tools/list", {})["tools"]
     verifier.tokens["all"].scopes[:] = sorted({s for t in tools for scheme in t.get(
         "securitySchemes", []) for s in scheme.get("scopes", [])})
@@ -94,7 +105,7 @@ def _refused_in_plain_words(mcp_url: str, version: str, verifier: StaticTokenVer
     for tool in tools:
         for what, arguments in _bad_arguments(tool["inputSchema"]):
             result = _post(mcp_url, version, "tools/call", {"name": tool["name"],
-                                                            "arguments": arguments})
+                                                            "arguments": arguments}, locale)
             cases += 1
             where = (tool["name"], what, result)
             assert result.get("isError") is True, where
@@ -102,4 +113,12 @@ def _refused_in_plain_words(mcp_url: str, version: str, verifier: StaticTokenVer
             person, model = (block["text"] for block in result["content"])
             assert person and model, where
             assert tool["name"] in model, where  # what to call again, or what to ask first
+            if locale != "en-US":
+                # The person's text in their language; the model's stays English.
+                english = _post(mcp_url, version, "tools/call", {
+                    "name": tool["name"], "arguments": arguments})["content"]
+                assert person != english[0]["text"], where
+                assert model == english[1]["text"], where
+                if locale == "zh-CN":
+                    assert any("\u4e00" <= ch <= "\u9fff" for ch in person), where
     assert cases >= 30, cases  # every demo's tools: a walk that found none would prove nothing

@@ -13,8 +13,9 @@ from app.features.account.schemas import Profile
 from app.mcp.errors import ToolFailure
 from app.mcp.registry import ToolRegistry
 from app.mcp.results import tool_result
+from app.wording import Wording
 
-
+say = Wording(__file__)
 def register(registry: ToolRegistry, deps: Deps) -> None:
     db = deps.db
     # The built-in authorization server's accounts; None with an external IdP, whose subjects are not local
@@ -37,7 +38,7 @@ def register(registry: ToolRegistry, deps: Deps) -> None:
     async def get_account_profile() -> Annotated[CallToolResult, Profile]:
         token = get_access_token()
         if token is None or not token.subject:
-            raise ToolFailure("No linked account.")  # unreachable: the registry enforces oauth2 first
+            raise ToolFailure(say("No linked account."))  # unreachable: the registry enforces oauth2 first
         # Names of this scope, which the checks here narrow in the lambda below too.
         subject, local = token.subject, accounts
         profile = None

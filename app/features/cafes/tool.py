@@ -23,8 +23,9 @@ from app.mcp.results import request_meta, tool_result
 from app.mcp.settings import SettingsGroup
 from app.mcp.widgets import Widget
 from app.preferences import Preferences
+from app.wording import Wording
 
-
+say = Wording(__file__)
 def cafe_widget(settings: CafesMapSettings) -> Widget:
     """The widget, declaring the origin its map tiles come from and the pages it opens."""
     tiles = settings.tiles_origin
@@ -99,12 +100,12 @@ class CafeSettings(BaseModel):
 
 CITY = Question(
     key="city",
-    message="Which city should I find cafés in?",
+    message=say("Which city should I find cafés in?"),
     form=city_form(["Lisbon", "Paris"]),
-    needs="Recommending cafés needs a city, and none is known.",
+    needs=say("Recommending cafés needs a city, and none is known."),
     instead="Ask the user which city they are in, then call recommend_cafe again with `city` set "
             "to it.",
-    declined="No cafés were looked for: no city was given.",
+    declined=say("No cafés were looked for: no city was given."),
 )
 
 

@@ -28,7 +28,9 @@ from app.mcp.errors import ToolFailure
 from app.net.guard import OutboundGuard
 from app.net.refusals import OutboundRefused
 from app.storage.base import is_plausible_mime
+from app.wording import Wording
 
+say = Wording(__file__)
 log = structlog.get_logger(__name__)
 WRITE_BATCH = 1 << 20
 SPOOL_PREFIX, SPOOL_SUFFIX = "upload-", ".part"
@@ -42,7 +44,8 @@ class FileRejected(ToolFailure):
 
     def concerning(self, which: str) -> FileRejected:
         """The same refusal, saying which of a call's files it was ("File 2 (b.csv): ...")."""
-        return FileRejected(f"{which}{self.message}", self.advice or None)
+        return FileRejected(say("{which}: {message}", which=which, message=self.message),
+                            self.advice or None)
 
 
 @dataclass(frozen=True)
@@ -63,7 +66,7 @@ def _size(n: int) -> str:
         return f"{n >> 20} MiB"
     if n % 1_000_000 == 0:
         return f"{n // 1_000_000} MB"
-    return f"{n:,} bytes"
+    return say("{count} bytes", count=f"{n:,}")
 
 
 # For the model, after a quota refusal: the way past it.
@@ -73,36 +76,46 @@ SIGN_IN_ADVICE = "Ask the user to connect (sign in to) this app: its library kee
 def quota_refusal(over: OverLimit) -> FileRejected:
     """What happened, for the person; the way past it (signing in), for the model."""
     hours = over.period / 3600
-    per = f"{hours:g} hour{'s' if hours != 1 else ''}" if over.period % 360 == 0 else f"{over.period} s"
-    allowed = f"anonymous uploads from {over.label} may add at most {_size(over.amount)} every {per}"
+    if over.period % 360 != 0:
+        per = say("{seconds} s", seconds=over.period)
+    elif hours == 1:
+        per = say("hour")
+    else:
+        per = say("{hours} hours", hours=f"{hours:g}")
+    allowed = say("anonymous uploads from {whom} may add at most {size} every {per}",
+                  whom=over.label, size=_size(over.amount), per=per)
     if over.cost > over.amount:
-        return FileRejected(f"The file was not kept: it is {_size(over.cost)}, and {allowed}.", SIGN_IN_ADVICE)
-    wait = retry_phrase(over.retry_after)
-    return FileRejected(f"The file was not kept: {allowed}, and that is used up. It can be retried in {wait}.",
-                        SIGN_IN_ADVICE)
+        return FileRejected(say("The file was not kept: it is {size}, and {allowed}.",
+                                size=_size(over.cost), allowed=allowed), SIGN_IN_ADVICE)
+    return FileRejected(say("The file was not kept: {allowed}, and that is used up. It can be "
+                            "retried in {wait}.", allowed=allowed,
+                            wait=retry_phrase(over.retry_after)), SIGN_IN_ADVICE)
 
 
 # What an anonymous caller learns of a fetch that failed on the network (a closed, filtered or non-HTTP port, a
 # name that does not resolve): the same sentence whatever happened, or the reasons would map someone's network.
-GENERIC_REFUSAL = "The file could not be fetched from {host}: check that its link is a public https URL that works."
+GENERIC_REFUSAL = say.mark("The file could not be fetched from {host}: check that its link is a "
+                           "public https URL that works.")
 
 
 def refusal_message(exc: OutboundRefused, cap: int, *, anonymous: bool = False) -> str:
-    reason, host = exc.reason, exc.host or "the file's host"
+    reason, host = exc.reason, exc.host or say("the file's host")
     if anonymous and exc.kind not in ("size", "url"):
         log.info("files.fetch_refused", host=host, kind=exc.kind, reason=reason)  # the detail, for the operator
-        return GENERIC_REFUSAL.format(host=host)
+        return say(GENERIC_REFUSAL, host=host)
     if exc.kind == "size":
-        return f"The file is larger than the {_size(cap)} limit, so it was not analysed."
+        return say("The file is larger than the {size} limit, so it was not analysed.",
+                   size=_size(cap))
     if exc.kind == "timeout":
-        return (f"Fetching the file from {host} timed out ({reason}); ask the user to try again, or to send a "
-                "smaller file.")
+        return say("Fetching the file from {host} timed out ({reason}); try again, or send a "
+                   "smaller file.", host=host, reason=reason)
     if exc.kind == "address":
-        return (f"The file's URL leads to {host}, a private or internal address ({reason}); only files on public "
-                "https hosts are fetched.")
+        return say("The file's URL leads to {host}, a private or internal address ({reason}); "
+                   "only files on public https hosts are fetched.", host=host, reason=reason)
     if exc.kind == "url":
-        return f"The file's URL cannot be fetched: {reason}. Only public https URLs are accepted."
-    return f"Could not fetch the file from {host}: {reason}."
+        return say("The file's URL cannot be fetched: {reason}. Only public https URLs are "
+                   "accepted.", reason=reason)
+    return say("Could not fetch the file from {host}: {reason}.", host=host, reason=reason)
 
 
 def claimed_type(value: str | None) -> str | None:
@@ -146,8 +159,9 @@ async def fetch_to_disk(guard: OutboundGuard, url: str, *, max_bytes: int, deadl
     try:
         async with guard.stream(url, max_bytes=max_bytes, total_timeout=deadline_s) as resp:
             if resp.status != 200:
-                raise FileRejected(f"The file's server answered HTTP {resp.status}; the download link may have "
-                                   "expired.", "Ask the user to attach the file again.")
+                raise FileRejected(say("The file's server answered HTTP {status}; the download "
+                                       "link may have expired.", status=resp.status),
+                                   "Ask the user to attach the file again.")
             pending = bytearray()
             declared = _declared_length(resp.headers) if progress is not None else None
             async with aclosing(resp.chunks()) as chunks:
@@ -185,8 +199,8 @@ def _declared_length(headers: Mapping[str, str]) -> int | None:
 
 def _spool_failed(exc: OSError) -> FileRejected:
     log.error("files.spool_failed", error=f"{type(exc).__name__} {exc.errno}")
-    return FileRejected("The server could not take the file in right now (its temporary storage is full or "
-                        "unavailable); ask the user to retry later.")
+    return FileRejected(say("The server could not take the file in right now (its temporary "
+                            "storage is full or unavailable); try again later."))
 
 
 async def _discard(fd: int, path: Path) -> None:

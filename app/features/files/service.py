@@ -16,7 +16,9 @@ from app.feature import LocalAccounts, PrivateDocuments, require_account
 from app.features.files.models import StoredFile
 from app.features.files.repository import FileRepository
 from app.mcp.errors import ToolFailure
+from app.wording import Wording
 
+say = Wording(__file__)
 MAX_FILES_PER_ACCOUNT = 1000
 MAX_NAME = 255
 SEARCH_SOURCE = "files"
@@ -26,7 +28,8 @@ class LibraryFull(ToolFailure):
     advice = "Ask the user which file to delete (delete_file) first."
 
     def __init__(self, limit: int = MAX_FILES_PER_ACCOUNT) -> None:
-        super().__init__(f"The library already holds {limit} files, the most it keeps.")
+        super().__init__(say("The library already holds {limit} files, the most it keeps.",
+                             limit=limit))
         self.limit = limit
 
 

@@ -43,7 +43,9 @@ import structlog
 
 from app.features.files.ingest import FileRejected
 from app.limits import Caller
+from app.wording import Wording
 
+say = Wording(__file__)
 log = structlog.get_logger(__name__)
 T = TypeVar("T")
 SLOT_WAIT_S = 15.0  # a call within its share waits this long for a free slot
@@ -51,14 +53,27 @@ RETRY_MIN_S = 5
 MiB = 1024 * 1024
 
 
+# Whose share of the analyser is used up, and whether the file was fetched already.
+SHARES = {
+    ("yours", False): say.mark("Too many files are being analysed for you right now; nothing was "
+                               "fetched or kept. Try again in {seconds} s."),
+    ("anonymous", False): say.mark("Too many files are being analysed for people who are not "
+                                   "signed in right now; nothing was fetched or kept. Try again "
+                                   "in {seconds} s."),
+    ("anonymous", True): say.mark("Too many files are being analysed for people who are not "
+                                  "signed in right now; nothing was kept. Try again in {seconds} "
+                                  "s."),
+    ("all", True): say.mark("Too many files are being analysed right now; nothing was kept. Try "
+                            "again in {seconds} s."),
+}
+
+
 class AnalysisBusy(FileRejected):
     """No slot for this call now: the person and the model are told when to try again."""
 
     def __init__(self, retry_after: int, *, share: str, fetched: bool = False) -> None:
-        kept = "nothing was kept" if fetched else "nothing was fetched or kept"
         super().__init__(
-            f"Too many files are being analysed{share} right now; {kept}. "
-            f"Try again in {retry_after} s.",
+            say(SHARES[share, fetched], seconds=retry_after),
             f"Tell the user the file analyser is busy, then call this tool again with the same "
             f"file in about {retry_after} seconds; do not retry sooner.",
         )
@@ -117,10 +132,10 @@ class AnalysisSlots:
         """Raise ``AnalysisBusy`` if the caller's share, its address's (anonymous: a hint is the
         client's to choose), or the anonymous callers', is full now."""
         if self._held[caller.key] >= self.per_caller:
-            raise AnalysisBusy(self._retry_after(), share=" for you")
+            raise AnalysisBusy(self._retry_after(), share="yours")
         if caller.account is None and (self._anonymous_held >= self.anonymous
                                        or self._held[_address_key(caller)] >= self.per_address):
-            raise AnalysisBusy(self._retry_after(), share=" for people who are not signed in")
+            raise AnalysisBusy(self._retry_after(), share="anonymous")
 
     @contextmanager
     def claim(self, caller: Caller) -> Iterator[None]:
@@ -146,7 +161,7 @@ class AnalysisSlots:
         ``AnalysisBusy``."""
         anonymous = caller.account is None
         if anonymous and self._anonymous_held >= self.anonymous:
-            raise AnalysisBusy(self._retry_after(), share=" for people who are not signed in",
+            raise AnalysisBusy(self._retry_after(), share="anonymous",
                                fetched=True)
         self._anonymous_held += anonymous
         try:
@@ -156,7 +171,7 @@ class AnalysisSlots:
                 await free.acquire()
                 acquired = True
             if not acquired:
-                raise AnalysisBusy(self._retry_after(), share="", fetched=True)
+                raise AnalysisBusy(self._retry_after(), share="all", fetched=True)
             token = object()
             self._started[token] = time.monotonic()
             try:
@@ -198,14 +213,17 @@ class AnalysisSlots:
         log.warning("files.analysis_stopped", reason=reason, cpu_seconds=self.cpu_seconds,
                     memory_bytes=self.memory_bytes)
         if reason == "cpu":
-            what = f"took more than {self.cpu_seconds:g} s of processor time and was stopped"
+            said = say("Analysing the file took more than {seconds} s of processor time and was "
+                       "stopped; nothing was kept.", seconds=f"{self.cpu_seconds:g}")
         elif reason == "wall":
-            what = f"was still running after {self.wall_seconds:g} s and was stopped"
+            said = say("Analysing the file was still running after {seconds} s and was stopped; "
+                       "nothing was kept.", seconds=f"{self.wall_seconds:g}")
         else:
-            what = (f"needed more than {self.memory_bytes // MiB} MiB of memory, or its process "
-                    "ended otherwise, and was stopped")
+            said = say("Analysing the file needed more than {mib} MiB of memory, or its process "
+                       "ended otherwise, and was stopped; nothing was kept.",
+                       mib=self.memory_bytes // MiB)
         return AnalysisStopped(
-            f"Analysing the file {what}; nothing was kept.",
+            said,
             "Tell the user this file is too complex to analyse here; a smaller or simpler file "
             "(fewer pages, a plain export) can be analysed.",
         )

@@ -44,7 +44,9 @@ from app.mcp.registry import MentionLink, MentionSource, ToolRegistry
 from app.mcp.results import tool_result
 from app.mcp.settings import SettingsGroup
 from app.mcp.widgets import Widget, is_origin
+from app.wording import Wording
 
+say = Wording(__file__)
 READ_SCOPE = "files.read"
 WRITE_SCOPE = "files.write"
 MAX_COMPARED = 5
@@ -82,23 +84,29 @@ def file_uri(file_id: str) -> str:
 EXAMPLE = [option(file_uri("f_example"), "example.csv", "example.csv")]
 
 
+# An empty or short library, by how many files it holds (0, 1, more) and what was asked of it.
+HOLDS = {
+    (0, "compare"): say.mark("Your library holds 0 files, so there is nothing to compare."),
+    (1, "compare"): say.mark("Your library holds 1 file, so there is nothing to compare."),
+    (0, "delete"): say.mark("Your library holds 0 files, so there is nothing to delete."),
+}
 COMPARED = Question(
     key="files",
-    message="Which files should be compared?",
+    message=say("Which files should be compared?"),
     form=picker_many(EXAMPLE, least=2, most=MAX_COMPARED, title="Files", description="Files"),
-    needs="Comparing files needs 2 to 5 files, and none were given.",
+    needs=say("Comparing files needs 2 to 5 files, and none were given."),
     instead="Ask the user to attach the files to compare (2 to 5), then call compare_files again "
             "with them in `files`.",
-    declined="Nothing was compared: no files were chosen.",
+    declined=say("Nothing was compared: no files were chosen."),
 )
 DELETED = Question(
     key="file",
-    message="Which file should be deleted from your library?",
+    message=say("Which file should be deleted from your library?"),
     form=picker(EXAMPLE, title="File", description="The file to delete"),
-    needs="Deleting a file needs to know which one, and none was named.",
+    needs=say("Deleting a file needs to know which one, and none was named."),
     instead="Call list_files, ask the user which file to delete, then call delete_file again with "
             "`file_id` set to its id.",
-    declined="Nothing was deleted: no file was chosen.",
+    declined=say("Nothing was deleted: no file was chosen."),
 )
 Limit = Annotated[int, Field(ge=1, le=100, description="How many files to return, newest first")]
 
@@ -277,7 +285,8 @@ def register(registry: ToolRegistry, deps: Deps) -> None:
         ingested: list[Ingested] = []
         try:
             for number, f in enumerate(files, start=1):
-                which = f"File {number} ({file_name_of(f.file_name, f.download_url)}): "
+                which = say("File {number} ({name})", number=number,
+                            name=file_name_of(f.file_name, f.download_url))
                 ingested.append(await ingest(f, owner, progress, which))
         except BaseException:
             new = [i.recorded.upload for i in ingested if not i.recorded.reused]
@@ -303,8 +312,8 @@ def register(registry: ToolRegistry, deps: Deps) -> None:
         rows, _ = await lib.library(owner, PICKED)
         gone = still_offered(ctx, question, [], "choice", file_uri(""))
         if len(rows) + len(gone) < least:
-            held = f"{len(rows)} file" + ("" if len(rows) == 1 else "s")
-            raise ToolFailure(f"Your library holds {held}, so there is nothing to {what}.",
+            held = say(HOLDS[min(len(rows), 2), what], count=len(rows))
+            raise ToolFailure(held,
                               "Tell the user; files they attach while signed in are kept in the "
                               "library. Do not call the tool again without files.")
         found = []
@@ -325,8 +334,8 @@ def register(registry: ToolRegistry, deps: Deps) -> None:
         for uri in picked:
             found = await lib.kept(owner, uri.removeprefix(file_uri("")))
             if found is None:  # deleted since it was offered
-                raise ToolFailure("One of the chosen files is no longer in the library, so nothing "
-                                  "was compared.", "Call compare_files again to let the user "
+                raise ToolFailure(say("One of the chosen files is no longer in the library, so "
+                                      "nothing was compared."), "Call compare_files again to let the user "
                                   "choose again.")
             kept.append((found, await lib.kept_analysis(found[1])))
         results = [FileAnalysis(file=file_info(upload), summary=upload.summary,
@@ -359,7 +368,7 @@ def register(registry: ToolRegistry, deps: Deps) -> None:
         invoked="Files ready",
     )
     async def list_files(limit: Limit = 20) -> Annotated[CallToolResult, FileLibrary]:
-        rows, total = await lib.library(linked_account("The file library"), limit)
+        rows, total = await lib.library(linked_account(say("The file library")), limit)
         entries = [LibraryEntry(file=file_info(r), summary=r.summary, download=await reference(lib, r))
                    for r in rows]
         output = FileLibrary(files=entries, total=total)
@@ -385,7 +394,7 @@ def register(registry: ToolRegistry, deps: Deps) -> None:
     )
     async def delete_file(ctx: Context, file_id: FileId = None,
                           ) -> Annotated[CallToolResult, FileDeleted]:
-        owner = linked_account("The file library")
+        owner = linked_account(say("The file library"))
         if not file_id:  # the person picks one of their own files
             form = picker(await choices(ctx, DELETED, owner, "delete", 1), title="File",
                           description="The file to delete from your library")
@@ -419,7 +428,7 @@ def register(registry: ToolRegistry, deps: Deps) -> None:
         scopes=[READ_SCOPE],
     )
     async def kept_file(file_id: str) -> str | None:
-        found = await lib.kept(linked_account("The file library"), file_id)
+        found = await lib.kept(linked_account(say("The file library")), file_id)
         if found is None:
             return None
         upload, _ = found

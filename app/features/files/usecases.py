@@ -45,7 +45,9 @@ from app.features.files.slots import AnalysisSlots, MiB
 from app.limits import Budget, Caller, Limits, OverLimit, Reservation, current_caller, per_seconds
 from app.net.guard import OutboundGuard
 from app.storage import Storage, StorageError
+from app.wording import Wording
 
+say = Wording(__file__)
 log = structlog.get_logger(__name__)
 # Orphan objects younger than this may belong to an upload still in flight: the sweeper leaves them alone.
 ORPHAN_GRACE = 3600
@@ -284,8 +286,8 @@ class FileUseCases:
             raise
         except Exception as exc:  # analyze() turns bad content into warnings; this is the worker itself failing
             log.error("files.analysis_failed", error=type(exc).__name__, exc_info=exc)
-            raise FileRejected("The file could not be analysed (the analysis worker failed); nothing was kept.") \
-                from None
+            raise FileRejected(say("The file could not be analysed (the analysis worker failed); "
+                                   "nothing was kept.")) from None
 
     async def _record(self, upload: service.Upload, analysis: Analysis,
                       created: list[str]) -> tuple[service.Recorded, bytes]:

@@ -16,7 +16,9 @@ from app.features.recipes.schemas import (
     SavedRecipes,
 )
 from app.mcp.errors import ToolFailure
+from app.wording import Wording
 
+say = Wording(__file__)
 MAX_SAVED = 200
 MAX_TITLE = 200
 MAX_URL = 2048
@@ -31,7 +33,8 @@ class RecipeLimitReached(ToolFailure):
     advice = "Ask the user which saved recipe to delete (delete_saved_recipe) before saving another."
 
     def __init__(self, limit: int = MAX_SAVED) -> None:
-        super().__init__(f"The list already holds {limit} recipes, the most it can keep.")
+        super().__init__(say("The list already holds {limit} recipes, the most it can keep.",
+                             limit=limit))
         self.limit = limit
 
 
@@ -39,10 +42,10 @@ def clean_title(title: str) -> str:
     """The title as stored: runs of whitespace (newlines included) collapsed to one space, ends stripped."""
     cleaned = " ".join(title.split())
     if not cleaned:
-        raise InvalidRecipe("A recipe title needs at least one visible character.",
+        raise InvalidRecipe(say("A recipe title needs at least one visible character."),
                             "Ask the user for the recipe's title.")
     if len(cleaned) > MAX_TITLE:
-        raise InvalidRecipe(f"A recipe title is at most {MAX_TITLE} characters.",
+        raise InvalidRecipe(say("A recipe title is at most {count} characters.", count=MAX_TITLE),
                             "Save it again under a shorter title; ask the user if unsure which.")
     return cleaned
 
@@ -56,7 +59,7 @@ def recipe_id(title: str) -> str:
 def _check_account(account: str) -> None:
     if not account or len(account) > MAX_ACCOUNT:
         # An identity provider's subject beyond the column's width: no retry or input can fix it.
-        raise InvalidRecipe("The linked account has no usable id.",
+        raise InvalidRecipe(say("The linked account has no usable id."),
                             "Tell the user this account cannot keep saved recipes; do not retry.")
 
 
@@ -81,7 +84,7 @@ def save(uow: UnitOfWork, account: str, title: str, source_url: str | None = Non
     _check_account(account)
     title = clean_title(title)
     if source_url is not None and len(source_url) > MAX_URL:
-        raise InvalidRecipe(f"A recipe link is at most {MAX_URL} characters.",
+        raise InvalidRecipe(say("A recipe link is at most {count} characters.", count=MAX_URL),
                             "Save it again without source_url, or with a shorter link to the same recipe.")
     rid = recipe_id(title)
     recipes = uow.repository(SavedRecipeRepository)

@@ -32,7 +32,9 @@ from app.mcp.registry import MentionLink, MentionSource, ToolRegistry
 from app.mcp.results import tool_result
 from app.mcp.settings import SettingsGroup
 from app.mcp.widgets import Widget
+from app.wording import Wording
 
+say = Wording(__file__)
 READ_SCOPE = "recipes.read"
 WRITE_SCOPE = "recipes.write"
 
@@ -79,22 +81,22 @@ def title_form(link: str | None) -> type[RecipeToSave]:
 
 TITLE = Question(
     key="title",
-    message="Which recipe should be saved?",
+    message=say("Which recipe should be saved?"),
     form=title_form(None),
-    needs="Saving a recipe needs its title, and none was given.",
+    needs=say("Saving a recipe needs its title, and none was given."),
     instead="Ask the user for the recipe's title, then call save_recipe again with `title` set to "
             "it (and `source_url` if they gave a link).",
-    declined="Nothing was saved: no title was given.",
+    declined=say("Nothing was saved: no title was given."),
 )
 PICK = Question(
     key="recipe",
-    message="Which saved recipe should be deleted?",
+    message=say("Which saved recipe should be deleted?"),
     form=picker([option(recipe_uri("rcp_example"), "rcp_example", "Example")], title="Recipe",
                 description="The saved recipe to delete"),
-    needs="Deleting a saved recipe needs to know which one, and none was named.",
+    needs=say("Deleting a saved recipe needs to know which one, and none was named."),
     instead="Call list_saved_recipes, ask the user which recipe to delete, then call "
             "delete_saved_recipe again with `recipe_id` set to its id.",
-    declined="Nothing was deleted: no recipe was chosen.",
+    declined=say("Nothing was deleted: no recipe was chosen."),
 )
 
 
@@ -156,7 +158,7 @@ def register(registry: ToolRegistry, deps: Deps) -> None:
         invoked="Recipes ready",
     )
     async def list_saved_recipes() -> Annotated[CallToolResult, SavedRecipes]:
-        account = linked_account("Saved recipes")
+        account = linked_account(say("Saved recipes"))
         return saved_result(*await db.read(lambda uow: service.saved_with_links(uow, account)))
 
     @registry.tool(
@@ -175,7 +177,7 @@ def register(registry: ToolRegistry, deps: Deps) -> None:
     )
     async def save_recipe(ctx: Context, title: Title = None, source_url: SourceUrl | None = None,
                           ) -> Annotated[CallToolResult, RecipeSaved]:
-        account = linked_account("Saved recipes")
+        account = linked_account(say("Saved recipes"))
         url = str(source_url) if source_url is not None else None
         if not title:  # none given, or only spaces: the person says which
             answer = ask(ctx, TITLE.with_form(title_form(url)))
@@ -201,14 +203,15 @@ def register(registry: ToolRegistry, deps: Deps) -> None:
     )
     async def delete_saved_recipe(ctx: Context, recipe_id: RecipeId = None,
                                   ) -> Annotated[CallToolResult, RecipeDeleted]:
-        account = linked_account("Saved recipes")
+        account = linked_account(say("Saved recipes"))
         if not recipe_id:  # the person picks among their own recipes
             must_ask(ctx, PICK)
             saved = (await db.read(lambda uow: service.saved(uow, account))).recipes
             choices = still_offered(ctx, PICK, [option(recipe_uri(r.id), r.id, r.title)
                                                 for r in saved], "choice", recipe_uri(""))
             if not choices:
-                raise ToolFailure("You have no saved recipes, so there is nothing to delete.",
+                raise ToolFailure(say("You have no saved recipes, so there is nothing to "
+                                      "delete."),
                                   "Tell the user their list is empty; do not call "
                                   "delete_saved_recipe again.")
             form = picker(choices, title="Recipe", description="The saved recipe to delete")
@@ -237,7 +240,7 @@ def register(registry: ToolRegistry, deps: Deps) -> None:
         scopes=[READ_SCOPE],
     )
     async def saved_recipe(recipe_id: str) -> str | None:
-        account = linked_account("Saved recipes")
+        account = linked_account(say("Saved recipes"))
         found = await db.read(lambda uow: service.one(uow, account, recipe_id))
         return json.dumps(found.model_dump(mode="json"), ensure_ascii=False) if found else None
 
@@ -249,6 +252,7 @@ def _link(given: str) -> str | None:
     try:
         return str(LINK.validate_python(given.strip()))
     except ValidationError:
-        raise ToolFailure("The link given in the form is not a web address, so nothing was saved.",
+        raise ToolFailure(say("The link given in the form is not a web address, so nothing was "
+                              "saved."),
                           "Ask the user for the recipe's web address (http or https), or save it "
                           "without one.") from None

@@ -8,7 +8,9 @@ from app.db import UnitOfWork
 from app.features.zoo.repository import AnimalRepository
 from app.features.zoo.schemas import AnimalDetails, AnimalSummary, Like, ZooAnimals
 from app.mcp.errors import ToolFailure
+from app.wording import Wording
 
+say = Wording(__file__)
 # The languages the zoo's words are kept in (data/i18n/<language>.json beside English).
 LANGUAGES = ("en", "es", "fr", "pt", "zh")
 
@@ -17,7 +19,7 @@ class AnimalNotFound(ToolFailure):
     advice = "Use an animal id from get_zoo_animals (call it again if unsure)."
 
     def __init__(self, animal_id: str) -> None:
-        super().__init__(f"No zoo animal has the id {animal_id!r}.")
+        super().__init__(say("No zoo animal has the id {id}.", id=repr(animal_id)))
         self.animal_id = animal_id
 
 
