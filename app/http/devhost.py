@@ -27,10 +27,8 @@ from app.logging import RecentEvents
 from app.storage.base import content_disposition, served_content_type
 
 PAGE = Path(str(files("app"))) / "static" / "devhost" / "index.html"
-# The emulator's tab icon (a browser asks for one; a 404 in its console is noise to a forker):
-# a speech bubble, the host's mark.
-FAVICON = (b'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 16 16"><path fill="#10a37f" '
-           b'd="M2 2h12v9H6l-4 3z"/></svg>')
+# The emulator's tab icon (a browser asks for one; a 404 in its console is noise to a forker).
+FAVICON = Path(__file__).with_name("favicon.svg")
 MAX_ID = 128
 
 
@@ -124,8 +122,10 @@ def devhost_routes(recent: RecentEvents | None, library: DevFiles,
                         headers={"content-disposition": content_disposition(name),
                                  "cache-control": "no-store"})
 
+    icon = FAVICON.read_bytes()  # read once, when the routes are made
+
     async def favicon(request: Request) -> Response:
-        return Response(FAVICON, media_type="image/svg+xml",
+        return Response(icon, media_type="image/svg+xml",
                         headers={"cache-control": "public, max-age=86400"})
 
     return [Route("/dev/host", host, methods=["GET"]), Route("/dev/logs", logs, methods=["GET"]),

@@ -1,6 +1,7 @@
 """The pages a person reads outside ChatGPT's frame, audited with axe-core (tests/browser/
 accessibility.py) light and dark: the sign-in and consent pages of the authorization code flow,
-and /account signed out and signed in. No violation of impact serious or critical."""
+/account signed out and signed in, the error page, and the host emulator a forker works in. No
+violation of WCAG 2.1 A or AA, of any impact."""
 
 from __future__ import annotations
 
@@ -33,7 +34,7 @@ def _submit(page: Any, password: str, then: str) -> None:
     page.wait_for_selector(then)
 
 
-def test_the_sign_in_and_consent_pages_have_no_serious_accessibility_violation(
+def test_the_sign_in_and_consent_pages_have_no_accessibility_violation(
         page: Any, browser_server: LiveServer, demo_password: str):
     from tests.browser.host import Host  # imports playwright: only once a browser is there
 
@@ -47,7 +48,7 @@ def test_the_sign_in_and_consent_pages_have_no_serious_accessibility_violation(
     assert found == {"sign-in": [], "consent": []}
 
 
-def test_the_account_page_signed_out_and_in_has_no_serious_accessibility_violation(
+def test_the_account_page_signed_out_and_in_has_no_accessibility_violation(
         page: Any, browser_server: LiveServer, demo_password: str):
     answer = page.goto(f"{browser_server.base_url}/account")
     assert answer is not None and answer.status == 200
@@ -58,8 +59,21 @@ def test_the_account_page_signed_out_and_in_has_no_serious_accessibility_violati
     assert found == {"signed out": [], "signed in": []}
 
 
+def test_the_error_page_and_the_host_emulator_have_no_accessibility_violation(
+        page: Any, browser_server: LiveServer):
+    from tests.browser.host import Host  # imports playwright: only once a browser is there
+
+    answer = page.goto(f"{browser_server.base_url}/authorize?response_type=code"
+                       "&client_id=dcr_nobody&redirect_uri=https://c.example/cb")
+    assert answer is not None and answer.status == 400
+    found = {"error": violations(page)}
+    Host(page, browser_server.base_url).open()
+    found["host emulator"] = violations(page)
+    assert found == {"error": [], "host emulator": []}
+
+
 def test_the_harness_reports_what_a_person_with_a_screen_reader_would_miss(page: Any):
-    # A field without a label, and grey on white text no one reads: axe says so, as serious.
+    # A field without a label, and grey on white text no one reads: axe says so.
     page.set_content('<html lang="en"><head><title>t</title></head><body><main><input id="x">'
                      '<p style="color:#ccc;background:#fff">faint</p></main></body></html>')
     found = violations(page)

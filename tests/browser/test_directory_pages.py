@@ -25,7 +25,7 @@ def page(request: pytest.FixtureRequest, browser: Any) -> Iterator[Any]:
 @pytest.mark.parametrize(("path", "heading"), [
     ("/privacy", "Política de privacidad"), ("/terms", "Condiciones de uso"),
     ("/privacy?lang=zh", "隐私政策"), ("/terms?lang=zh", "使用条款")])
-def test_the_page_reads_in_the_browsers_language_and_has_no_serious_violation(
+def test_the_page_reads_in_the_browsers_language_and_has_no_accessibility_violation(
         page: Any, browser_server: LiveServer, path: str, heading: str):
     answer = page.goto(browser_server.base_url + path)
     assert answer is not None and answer.status == 200

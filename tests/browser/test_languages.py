@@ -89,16 +89,36 @@ def test_the_cafes_are_described_in_the_persons_language(host: Host, locale: str
 def test_a_failure_reads_in_the_persons_language(host: Host, locale: str, file_host) -> None:
     """What went wrong, in the person's words (app/features/files/wording.json); the advice for the
     model stays out of the widget."""
-    from app.features.files import ingest  # noqa: PLC0415 (only where the files demo is)
-
+    english = "The file's server answered HTTP {status}; the download link may have expired."
+    catalogue = json.loads((files("app.features.files") / "wording.json").read_text("utf-8"))
+    said = catalogue[english][LOCALES[locale]].format(status=404)
     host.set_locale(locale)
     result = host.call("analyze_file", {"file": {
         "download_url": f"{file_host.origin}/gone", "file_name": "gone.csv",
         "file_id": "file_gone"}})
     assert result["isError"] is True
-    said = ingest.say("The file's server answered HTTP {status}; the download link may have "
-                      "expired.", status=404)
     shown = host.by_testid("error")
-    expect(shown).to_have_text(said.said_in(LOCALES[locale]))
-    assert said.said_in(LOCALES[locale]) != str(said)
+    expect(shown).to_have_text(said)
+    assert said != english.format(status=404)
     expect(shown).not_to_contain_text("Ask the user")
+
+
+@pytest.mark.demo("search", "recipes", "files")
+@pytest.mark.authserver
+@pytest.mark.parametrize("widget", ["search", "recipes", "files"])
+def test_the_other_widgets_speak_each_language(host: Host, widget: str, file_host,
+                                               fresh_account) -> None:
+    """Their words in each language (their data is the person's own, or the corpus's: search's
+    titles stay as the documents write them, docs/widgets.md), and a screenshot of each."""
+    from tests.browser.test_screenshots import _show  # noqa: PLC0415 (the same views)
+
+    _show(host, widget, file_host, fresh_account)
+    host.expect_state(widget, "ready", timeout=30_000)
+    heading = host.frame.locator("header.w-head h1")
+    english = heading.inner_text()
+    for locale, language in LOCALES.items():
+        host.set_locale(locale)
+        expect(host.frame.locator("html")).to_have_attribute("lang", locale)
+        assert heading.inner_text() != english, (widget, locale)
+        host.page.locator("iframe[data-testid=widget-frame]").screenshot(
+            path=str(artifacts_dir() / f"widget-{widget}-{language}.png"))

@@ -8,6 +8,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import re
+import uuid
 from html import unescape
 from urllib.parse import parse_qs, urlsplit
 
@@ -41,9 +42,9 @@ def _form(html: str, action: str) -> dict[str, str]:
             for name, value in re.findall(r'name="([^"]+)" value="([^"]*)"', form.group(1))}
 
 
-def _client(http: TestClient) -> str:
+def _client(http: TestClient, name: str = "Step-up client") -> str:
     registered = http.post("/register", json={
-        "client_name": "Step-up client", "redirect_uris": [REDIRECT],
+        "client_name": name, "redirect_uris": [REDIRECT],
         "token_endpoint_auth_method": "none", "scope": "recipes.read recipes.write"})
     assert registered.status_code == 201, registered.text
     return registered.json()["client_id"]
@@ -132,7 +133,9 @@ def test_not_you_leads_to_the_sign_in_of_the_same_request(http: TestClient,
 @pytest.mark.parametrize("language", LANGUAGES)
 def test_account_tells_disconnecting_an_app_from_signing_out(http: TestClient,
                                                              language: str) -> None:
-    client_id = _client(http)
+    # The account is shared with other tests: a name its other grants do not carry.
+    name = f"Step-up client {uuid.uuid4().hex[:8]}"
+    client_id = _client(http, name)
     _link(http, client_id, "recipes.read")
     login = http.get("/account", headers={"accept-language": language})
     signed_in = http.post("/account/login", data={**_form(login.text, "/account/login"),
@@ -140,12 +143,19 @@ def test_account_tells_disconnecting_an_app_from_signing_out(http: TestClient,
                           follow_redirects=False)
     assert signed_in.status_code == 303
     page = http.get("/account", headers={"accept-language": language}).text
-    buttons = {action: unescape(re.sub(r"<[^>]+>", "", label)).split()
-               for action, label in re.findall(
-                   r'<form method="post" action="/account/(disconnect|sign-out)">.*?'
-                   r"<button[^>]*>(.*?)</button>", page, re.S)}
-    disconnect, sign_out = " ".join(buttons["disconnect"]), " ".join(buttons["sign-out"])
-    assert "Step-up client" in disconnect  # which app it disconnects, on the button
+    # The account may hold other grants (other tests' clients): this client's section.
+    ours = [section for section in re.findall(r'<section class="grant">(.*?)</section>', page,
+                                               re.S) if f"{name}</bdi></h2>" in section]
+    assert len(ours) == 1, page
+
+    def label(html: str, action: str) -> str:
+        found = re.search(rf'<form method="post" action="/account/{action}">.*?'
+                          r"<button[^>]*>(.*?)</button>", html, re.S)
+        assert found is not None, html
+        return " ".join(unescape(re.sub(r"<[^>]+>", "", found.group(1))).split())
+
+    disconnect, sign_out = label(ours[0], "disconnect"), label(page, "sign-out")
+    assert name in disconnect  # which app it disconnects, on the button
     assert sign_out == CATALOG[language]["account.sign_out"]
     assert disconnect != sign_out and CATALOG[language]["account.sign_out"] not in disconnect
     # Signing out stands with the account's name, before the apps, not among an app's actions.

@@ -339,4 +339,6 @@ def test_names_from_outside_are_isolated_from_the_sentence_around_them():
     account_doc = parse(PAGES.render(builders.account_page(
         locale="en", account_name=names[2], csrf_token="t", grants=[builders.GrantView(
             id="g", client=names[0], host=names[1], scopes=[], linked="today", last_used=None)])))
-    assert [node.text for node in account_doc.iter("bdi")] == [names[2], names[0], names[1]]
+    # The account, then each app: its name, its host, and its name again on its Disconnect button.
+    assert [node.text for node in account_doc.iter("bdi")] == [names[2], names[0], names[1],
+                                                               names[0]]

@@ -79,7 +79,7 @@ def quota_refusal(over: OverLimit) -> FileRejected:
     if over.period % 360 != 0:
         per = say("{seconds} s", seconds=over.period)
     elif hours == 1:
-        per = say("hour")
+        per = say("1 hour")
     else:
         per = say("{hours} hours", hours=f"{hours:g}")
     allowed = say("anonymous uploads from {whom} may add at most {size} every {per}",

@@ -197,7 +197,8 @@ export function CafesWidget() {
     </span>
   );
   return (
-    <Frame name="cafes" state={shown} message={message} title={title}>
+    <Frame name="cafes" state={shown} message={message} title={title}
+      announce={city ? t("heading", { city }) : t("title")}>
       {shown === "empty" && (
         <p class="state" data-testid="empty">
           {t("empty")}

@@ -129,7 +129,13 @@ export function SearchWidget() {
     </span>
   );
   return (
-    <Frame name="search" state={shown} message={message} title={title}>
+    <Frame
+      name="search"
+      state={shown}
+      message={message}
+      title={title}
+      announce={shown === "empty" ? (q ? t("empty", { q }) : t("emptyNoQuery")) : q ? t("resultsFor", { q }) : t("title")}
+    >
       {shown === "empty" && (
         <p class="state" data-testid="empty">
           {q ? t("empty", { q }) : t("emptyNoQuery")}

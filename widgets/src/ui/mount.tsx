@@ -81,6 +81,8 @@ export function Frame(props: {
   title?: ComponentChildren;
   actions?: ComponentChildren;
   message?: string;
+  /** What a screen reader says once the result is shown (default: the title, when it is text). */
+  announce?: string;
   children?: ComponentChildren;
 }) {
   const { context } = useSnapshot();
@@ -88,6 +90,7 @@ export function Frame(props: {
   const style = context.displayMode === "inline" && context.maxHeight ? { maxHeight: `${context.maxHeight}px` } : undefined;
   return (
     <main class="w" data-widget={props.name} data-state={props.state} style={style}>
+      <Announce state={props.state} text={announced(props, t("waiting"))} />
       {(props.title || props.actions) && (
         <header class="w-head">
           <h1>{props.title}</h1>
@@ -95,10 +98,40 @@ export function Frame(props: {
         </header>
       )}
       {props.state === "loading" && <p class="state" data-testid="loading">{props.message || t("waiting")}</p>}
-      {props.state === "error" && <p class="state error" data-testid="error">{props.message || t("error")}</p>}
+      {props.state === "error" && (
+        <p class="state error" role="alert" data-testid="error">
+          {props.message || t("error")}
+        </p>
+      )}
       {props.state === "signed-out" && <p class="state" data-testid="signed-out">{props.message || t("signedOut")}</p>}
       {(props.state === "ready" || props.state === "empty") && props.children}
     </main>
+  );
+}
+
+/** What the live region says in `props.state`: the wait, the person's sign-in message, or what
+ * was shown (a failure is said by its own role="alert" paragraph, once). */
+function announced(
+  props: { state: WidgetStateName; message?: string; title?: ComponentChildren; announce?: string },
+  waiting: string,
+): string {
+  if (props.state === "loading") return props.message || waiting;
+  if (props.state === "signed-out") return props.message || "";
+  if (props.state === "ready" || props.state === "empty") {
+    return props.announce ?? (typeof props.title === "string" ? props.title : "");
+  }
+  return "";
+}
+
+/**
+ * A polite live region that is in the page from the first render (a region added with its text
+ * is not read by every screen reader), so that the wait and then the result are announced.
+ */
+function Announce(props: { state: WidgetStateName; text: string }) {
+  return (
+    <p class="sr" role="status" data-testid="announce" data-announced={props.state}>
+      {props.text}
+    </p>
   );
 }
 

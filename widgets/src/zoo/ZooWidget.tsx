@@ -149,7 +149,8 @@ export function ZooWidget() {
 
   const shown = state === "ready" && animals.length === 0 ? "empty" : state;
   return (
-    <Frame name="zoo" state={shown} message={message} title={t("title")} actions={actions}>
+    <Frame name="zoo" state={shown} message={message} title={t("title")} actions={actions}
+      announce={shown === "empty" ? t("empty") : undefined}>
       {shown === "empty" && <p class="state" data-testid="empty">{t("empty")}</p>}
       {shown === "ready" && selected === null && (
         <div class="grid" data-testid="animal-list">
