@@ -1,11 +1,14 @@
 """One screenshot per widget, display mode and theme, written to tests/browser/artifacts/ (CI
 keeps the folder): what each widget looks like to a person, inline and full screen, light and
-dark, as the host emulator shows it. Each view is also checked: the widget reaches its ready
-state, and axe-core finds no violation of WCAG 2.1 A or AA in it, of any impact."""
+dark, as the host emulator shows it, and in French and Chinese. Each view is also checked: the
+widget reaches its ready state, and axe-core finds no violation of WCAG 2.1 A or AA in it, of any
+impact."""
 
 from __future__ import annotations
 
+import json
 import uuid
+from importlib.resources import files
 
 import pytest
 
@@ -119,3 +122,45 @@ def test_the_other_views_a_result_comes_to_have_no_accessibility_violation(
     frame.screenshot(path=str(artifacts_dir() / f"widget-files-error-{theme}.png"))
     found["a failure"] = violations(host.frame_object())
     assert found == {view: [] for view in found}
+
+
+# The languages beside English each widget is shown in (tests/browser/test_languages.py reads
+# the zoo's and the cafés' data in them).
+LOCALES = {"fr-FR": "fr", "zh-CN": "zh"}
+
+
+@pytest.mark.parametrize("locale", LOCALES)
+def test_a_failure_reads_in_the_persons_language(host: Host, locale: str, file_host) -> None:
+    """What went wrong, in the person's words (app/features/files/wording.json); the advice for the
+    model stays out of the widget."""
+    english = "The file's server answered HTTP {status}; the download link may have expired."
+    catalogue = json.loads((files("app.features.files") / "wording.json").read_text("utf-8"))
+    said = catalogue[english][LOCALES[locale]].format(status=404)
+    host.set_locale(locale)
+    result = host.call("analyze_file", {"file": {
+        "download_url": f"{file_host.origin}/gone", "file_name": "gone.csv",
+        "file_id": "file_gone"}})
+    assert result["isError"] is True
+    shown = host.by_testid("error")
+    expect(shown).to_have_text(said)
+    assert said != english.format(status=404)
+    expect(shown).not_to_contain_text("Ask the user")
+
+
+@pytest.mark.parametrize("widget", ["search", "recipes", "files"])
+def test_the_other_widgets_speak_each_language(host: Host, widget: str, file_host,
+                                               fresh_account) -> None:
+    """Their words in each language (their data is the person's own, or the corpus's: search's
+    titles stay as the documents write them, docs/widgets.md), and a screenshot of each."""
+    _show(host, widget, file_host, fresh_account)
+    host.expect_state(widget, "ready", timeout=30_000)
+    heading = host.frame.locator("header.w-head h1")
+    english = heading.inner_text()
+    for locale, language in LOCALES.items():
+        host.set_locale(locale)
+        expect(host.frame.locator("html")).to_have_attribute("lang", locale)
+        assert heading.inner_text() != english, (widget, locale)
+        if widget == "files":  # the model's English summary gives way to the facts in words
+            expect(host.by_testid("summary")).to_have_count(0)
+        host.page.locator("iframe[data-testid=widget-frame]").screenshot(
+            path=str(artifacts_dir() / f"widget-{widget}-{language}.png"))

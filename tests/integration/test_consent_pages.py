@@ -20,7 +20,7 @@ from app.authserver.pages import LANGUAGES
 from app.main import create_app
 from tests.e2e.linking_steps import PASSWORD
 
-pytestmark = pytest.mark.authserver
+pytestmark = [pytest.mark.authserver, pytest.mark.demo("recipes")]
 
 REDIRECT = "https://c.example/cb"
 VERIFIER = "v" * 43
@@ -160,3 +160,50 @@ def test_account_tells_disconnecting_an_app_from_signing_out(http: TestClient,
     assert disconnect != sign_out and CATALOG[language]["account.sign_out"] not in disconnect
     # Signing out stands with the account's name, before the apps, not among an app's actions.
     assert page.index("/account/sign-out") < page.index('class="grant"')
+
+
+def _english_fragments(language: str) -> set[str]:
+    """The English words of the pages' catalogue and of the scopes that read differently in
+    ``language``: the parts of each sentence between its placeholders, four letters or more."""
+    from app.features.recipes import FEATURE  # noqa: PLC0415 (the scopes the flow asks for)
+
+    pairs = [(CATALOG["en"][key], CATALOG[language][key]) for key in CATALOG["en"]]
+    pairs += [(s.description["en"], s.description[language]) for s in FEATURE.scopes]
+    found = set()
+    for english, translated in pairs:
+        for part in re.split(r"\{[^}]+\}", english):
+            part = part.strip(" .:?,")
+            if len(part) >= 4 and part not in translated:
+                found.add(part)
+    return found
+
+
+def _visible(html: str) -> str:
+    html = re.sub(r"<(style|title)>.*?</\1>", " ", html, flags=re.S)
+    return " ".join(unescape(re.sub(r"<[^>]+>", " ", html)).split())
+
+
+@pytest.mark.parametrize("language", ["fr", "zh"])
+def test_the_pages_in_french_and_chinese_hold_no_english_words(http: TestClient,
+                                                               language: str) -> None:
+    """Sign-in, a step-up consent, /account signed out and signed in: what a person reads there
+    in ``language`` holds none of the English of the catalogue or the scopes."""
+    name = f"Client {uuid.uuid4().hex[:8]}"
+    client_id = _client(http, name)
+    _link(http, client_id, "recipes.read")
+    query = _query(client_id, "recipes.read recipes.write", ui_locales=language)
+    login = http.get("/authorize", params=query)
+    consent = http.post("/authorize", data={**_form(login.text, "/authorize"),
+                                            "username": "alice", "password": PASSWORD})
+    headers = {"accept-language": language}
+    account_login = http.get("/account", headers=headers)
+    http.post("/account/login", data={**_form(account_login.text, "/account/login"),
+                                      "username": "alice", "password": PASSWORD},
+              headers=headers, follow_redirects=False)
+    account = http.get("/account", headers=headers)
+    english = _english_fragments(language)
+    assert len(english) > 40  # the catalogue was read: a check of nothing would pass
+    for page in (login, consent, account_login, account):
+        assert page.status_code == 200, page.text
+        shown = _visible(page.text)
+        assert [part for part in english if part in shown] == [], (page.url, shown)

@@ -56,9 +56,11 @@ FOLDERS = sorted(set(SAID) | {p.parent for p in APP.rglob(CATALOGUE)})
 
 
 def test_the_source_says_what_the_catalogues_are_for() -> None:
-    # The scan finds the sentences (a scan finding nothing would pass every test below).
-    assert sum(len(s) for s in SAID.values()) >= 60
-    assert "No zoo animal has the id {id}." in SAID[APP / "features" / "zoo"]
+    # The scan finds the sentences (a scan finding nothing would pass every test below): the
+    # platform's alone, which a fork without the demos keeps, are more than 40.
+    assert sum(len(s) for s in SAID.values()) >= 40
+    assert "There is no tool named “{name}” here." in SAID[APP / "mcp"]
+    assert "must be {ge} or more" in SAID[APP]  # a sentence marked to be said later
 
 
 @pytest.mark.parametrize("folder", FOLDERS, ids=lambda p: str(p.relative_to(APP)) or "app")

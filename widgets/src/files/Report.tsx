@@ -107,7 +107,9 @@ export function Report(props: ReportProps) {
           [t("kept"), f.saved ? t("inLibrary") : f.expires_at ? t("notKept", { date: formatDate(f.expires_at, locale) }) : null],
         ]}
       />
-      {data.summary && (
+      {/* The summary is the server's sentence for the model, in English; in another language the
+          facts above and the details below say the same in the person's words. */}
+      {data.summary && locale.toLowerCase().startsWith("en") && (
         <p class="fl-summary" data-testid="summary">
           {data.summary}
         </p>
