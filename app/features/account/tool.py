@@ -38,7 +38,8 @@ def register(registry: ToolRegistry, deps: Deps) -> None:
     async def get_account_profile() -> Annotated[CallToolResult, Profile]:
         token = get_access_token()
         if token is None or not token.subject:
-            raise ToolFailure(say("No linked account."))  # unreachable: the registry enforces oauth2 first
+            # Unreachable: the registry enforces oauth2 first.
+            raise ToolFailure(say("No linked account."))
         # Names of this scope, which the checks here narrow in the lambda below too.
         subject, local = token.subject, accounts
         profile = None

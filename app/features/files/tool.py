@@ -335,7 +335,8 @@ def register(registry: ToolRegistry, deps: Deps) -> None:
             found = await lib.kept(owner, uri.removeprefix(file_uri("")))
             if found is None:  # deleted since it was offered
                 raise ToolFailure(say("One of the chosen files is no longer in the library, so "
-                                      "nothing was compared."), "Call compare_files again to let the user "
+                                      "nothing was compared."),
+                                  "Call compare_files again to let the user "
                                   "choose again.")
             kept.append((found, await lib.kept_analysis(found[1])))
         results = [FileAnalysis(file=file_info(upload), summary=upload.summary,

@@ -645,7 +645,8 @@ function ComparisonView(props: {
   const onlyIn = Object.entries(c.only_in).filter(([, cols]) => cols.length > 0);
   return (
     <section data-testid="comparison">
-      {/* The server's sentence for the model, in English: the table below says it in every language. */}
+      {/* The server's sentence for the model, in English: the table below says it in every
+          language. */}
       {c.summary && locale.toLowerCase().startsWith("en") && (
         <p class="fl-summary" data-testid="comparison-summary">
           {c.summary}

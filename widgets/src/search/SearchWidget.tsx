@@ -134,7 +134,11 @@ export function SearchWidget() {
       state={shown}
       message={message}
       title={title}
-      announce={shown === "empty" ? (q ? t("empty", { q }) : t("emptyNoQuery")) : q ? t("resultsFor", { q }) : t("title")}
+      announce={
+        shown === "empty"
+          ? q ? t("empty", { q }) : t("emptyNoQuery")
+          : q ? t("resultsFor", { q }) : t("title")
+      }
     >
       {shown === "empty" && (
         <p class="state" data-testid="empty">
