@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from app.wording import Wording, placeholders
+from app.wording import Wording, language, placeholders
 
 say = Wording(__file__)
 
@@ -45,6 +45,14 @@ PLAIN = {
     "model_type": say.mark("must be an object"),
     "model_attributes_type": say.mark("must be an object"),
     "extra_forbidden": say.mark("is not expected here"),
+    "uuid_parsing": say.mark("must be a UUID"),
+    "uuid_type": say.mark("must be a UUID"),
+    "date_parsing": say.mark("must be a date (YYYY-MM-DD)"),
+    "date_from_datetime_parsing": say.mark("must be a date (YYYY-MM-DD)"),
+    "date_type": say.mark("must be a date (YYYY-MM-DD)"),
+    "datetime_parsing": say.mark("must be a date and time"),
+    "datetime_from_date_parsing": say.mark("must be a date and time"),
+    "datetime_type": say.mark("must be a date and time"),
 }
 # One of a thing: "at least 1 character", not "1 characters".
 ONE = {
@@ -68,4 +76,6 @@ def plain_error(error: Mapping[str, Any]) -> str:
     plain = PLAIN.get(kind)
     if plain is not None and placeholders(plain) <= context.keys():
         return say(plain, **{name: context[name] for name in placeholders(plain)})
+    if language() != "en":  # pydantic's English has no place in another language's sentence
+        return say("is not valid")
     return raw.replace("Input should be", "must be", 1)

@@ -53,7 +53,7 @@ def unstorable(value: Any, root: str = "", whole: str = "arguments") -> tuple[st
         # the time the encoder takes (the bench's calls pass two such values each)
         for key, item in value.items():
             if isinstance(key, str) and (found := unstorable_character(key)) is not None:
-                return f"a key of {root or 'the ' + whole}", found
+                return say("a key of {where}", where=root or say("the {whole}", whole=whole)), found
             if type(item) is str and (found := unstorable_character(item)) is not None:
                 return _spelled(root, [(False, key)]) or whole, found
         return None
@@ -99,7 +99,8 @@ def _walk(value: Any, root: str, whole: str, budget: int | None) -> tuple[str, s
                 return _TOO_LARGE
         is_index, key, item = step
         if not is_index and isinstance(key, str) and (found := unstorable_character(key)) is not None:
-            return f"a key of {_spelled(root, steps) or 'the ' + whole}", found
+            return say("a key of {where}", where=_spelled(root, steps) or say("the {whole}",
+                                                                               whole=whole)), found
         if isinstance(item, str):
             if (found := unstorable_character(item)) is not None:
                 return _spelled(root, [*steps, (is_index, key)]) or whole, found

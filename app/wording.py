@@ -49,6 +49,11 @@ class Said(str):
         said.wording, said.template, said.values = wording, template, values
         return said
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        # copy, deepcopy and pickle make it again from what made it (str's own way passes one
+        # argument, which __new__ does not take).
+        return (Said, (self.wording, self.template, self.values))
+
     def said_in(self, language: str) -> str:
         values = {name: in_language(value, language) for name, value in self.values.items()}
         try:

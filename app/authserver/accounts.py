@@ -116,12 +116,12 @@ class AccountRepository:
             .order_by(OAuthGrant.created_at.desc(), OAuthGrant.id))
         return [(grant, client) for grant, client in rows]
 
-    def granted_scopes(self, account_id: str, client_id: str) -> set[str]:
-        """What the account has already allowed ``client_id`` (its active grants' scopes): a
-        step-up consent shows them apart from what is newly asked."""
+    def granted_scopes(self, account_id: str, client_id: str, resource: str) -> set[str]:
+        """What the account has already allowed ``client_id`` for ``resource`` (its active grants'
+        scopes): a step-up consent shows them apart from what is newly asked."""
         rows = self.session.execute(select(OAuthGrant.scope).where(
             OAuthGrant.account_id == account_id, OAuthGrant.client_id == client_id,
-            OAuthGrant.revoked_at.is_(None)))
+            OAuthGrant.resource == resource, OAuthGrant.revoked_at.is_(None)))
         return {name for (scope,) in rows for name in (scope or "").split()}
 
     def revoke_grant(self, account_id: str, grant_id: str, when: int) -> bool:

@@ -358,10 +358,10 @@ class SignInPages:
         # Purpose-bound, and bound to this request and this browser's CSRF cookie.
         ticket = self.signer.sign({"p": "consent", "a": account_id, "r": _fingerprint(request_text),
                                    "c": _fingerprint(cookie), "exp": int(time.time()) + TICKET_TTL})
-        client_id = validated.client.client_id
+        client_id, requested = validated.client.client_id, dict(query).get("resource")
         granted = await self.transactions.run(
             lambda server: server.uow.repository(AccountRepository).granted_scopes(
-                account_id, client_id), write=False)
+                account_id, client_id, server.bound_resource(requested)), write=False)
         asked = [(name, s.describe(locale)) for name in validated.scope.split()
                  if (s := self.config.catalog.get(name))]
         page = pages.consent_page(

@@ -21,6 +21,9 @@ from contextvars import ContextVar, Token
 from dataclasses import dataclass
 
 from app.limits.checks import Check, Rate, scaled
+from app.wording import Wording
+
+say = Wording(__file__)
 
 _current: ContextVar[Caller | None] = ContextVar("app_limits_caller", default=None)
 
@@ -111,13 +114,13 @@ class Budget:
 
     def checks(self, caller: Caller, sharing: Sharing, cost: int = 1) -> list[Check]:
         if caller.account is not None:
-            return [Check(self.name, self.rate, caller.key, "this account", cost)]
+            return [Check(self.name, self.rate, caller.key, say("this account"), cost)]
         # The address first: a caller-level key (one per hint, which the client chooses) is only ever made
         # for a call its address admits, so no client can fill the counter with keys. The one global key last.
         return [
             Check(f"{self.name}.address", scaled(self.rate, sharing.callers_per_address), f"ip:{caller.address}",
-                  "this network address", cost),
-            Check(self.name, self.rate, caller.key, "this caller", cost),
+                  say("this network address"), cost),
+            Check(self.name, self.rate, caller.key, say("this caller"), cost),
             Check(f"{self.name}.anonymous", scaled(self.rate, sharing.anonymous_callers), "*",
-                  "all anonymous callers", cost),
+                  say("all anonymous callers"), cost),
         ]

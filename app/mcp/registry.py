@@ -595,7 +595,7 @@ def refusal(title: str, scopes: Sequence[str], resource_metadata_url: str, *, si
                    title=title)
         advice = "Ask the user to connect (sign in to) this app, then try again."
     challenge = schemes.challenge(resource_metadata_url, scopes, description)
-    return CallToolResult(content=told_apart(said, advice), is_error=True,
+    return CallToolResult(content=told_apart(in_language(said), advice), is_error=True,
                           _meta={WWW_AUTHENTICATE: [challenge]})
 
 

@@ -26,7 +26,8 @@ def test_the_location_form_is_what_the_tools_read(host: Host) -> None:
 def test_no_location_leaves_it_out(host: Host) -> None:
     host.page.get_by_test_id("no-location").check()
     host.start_call("recommend_cafe", {})
-    # No city known and no form on this call: the tool asks for one (a form the emulator shows).
+    # No city known: the tool asks for one (a form the emulator shows), where with the location
+    # it answers at once (the test above).
     expect(host.page.get_by_test_id("form-box")).to_be_visible()
 
 

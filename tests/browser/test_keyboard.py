@@ -89,7 +89,8 @@ def test_search_by_keyboard(host: Host) -> None:
     _start(host)
     _tab_to(host, "search-result-ask")
     host.page.keyboard.press("Enter")
-    host.wait_for_record("messages", "() => true")
+    # The first result's "tell me more", sent as the person's next message.
+    host.wait_for_record("messages", "(m) => m.prompt.startsWith('Tell me more about pathlib')")
     _tab_out(host)
 
 
@@ -113,7 +114,8 @@ def test_a_file_report_by_keyboard(host: Host, file_host) -> None:
     _start(host)
     _tab_to(host, "download-report")
     host.page.keyboard.press("Enter")
-    host.wait_for_record("links", "() => true")
+    # The report's download, opened through the host.
+    host.wait_for_record("links", "(l) => l.url.includes('name=k-analysis.json')")
     _tab_out(host)
 
 

@@ -82,4 +82,3 @@ def test_the_cafes_are_described_in_the_persons_language(host: Host, locale: str
         assert said and said != english[cafe_id]["specialty"], (locale, cafe_id)
     host.page.locator("iframe[data-testid=widget-frame]").screenshot(
         path=str(artifacts_dir() / f"widget-cafes-{language}.png"))
-

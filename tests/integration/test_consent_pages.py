@@ -114,6 +114,31 @@ def test_another_accounts_grant_is_not_shown_as_allowed(http: TestClient) -> Non
     assert _listed(consent.text, "scopes-label") == ["recipes.read"]
 
 
+def test_another_clients_grant_or_a_disconnected_one_is_not_shown_as_allowed(
+        http: TestClient) -> None:
+    tag = uuid.uuid4().hex[:8]
+    first, second = _client(http, f"First {tag}"), _client(http, f"Second {tag}")
+    _link(http, first, "recipes.read")
+    other = _consent(http, _query(second, "recipes.read"))
+    assert _listed(other, "granted-label") == []
+    assert _listed(other, "scopes-label") == ["recipes.read"]
+    # The first client disconnected on /account: its consent asks anew.
+    login = http.get("/account")
+    assert http.post("/account/login", data={**_form(login.text, "/account/login"),
+                                             "username": "alice", "password": PASSWORD},
+                     follow_redirects=False).status_code == 303
+    page = http.get("/account").text
+    ours = [section for section in re.findall(r'<section class="grant">(.*?)</section>', page,
+                                               re.S) if f"First {tag}</bdi></h2>" in section]
+    assert len(ours) == 1, page
+    disconnected = http.post("/account/disconnect", data=_form(ours[0], "/account/disconnect"),
+                             follow_redirects=False)
+    assert disconnected.status_code == 303, disconnected.text
+    again = _consent(http, _query(first, "recipes.read"))
+    assert _listed(again, "granted-label") == []
+    assert _listed(again, "scopes-label") == ["recipes.read"]
+
+
 @pytest.mark.parametrize("language", LANGUAGES)
 def test_not_you_leads_to_the_sign_in_of_the_same_request(http: TestClient,
                                                           language: str) -> None:

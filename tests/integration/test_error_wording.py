@@ -8,6 +8,7 @@ to call again (or what to ask first, where a form cannot be shown: no client her
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from typing import Any
 
@@ -17,6 +18,7 @@ from mcp.server.auth.provider import AccessToken
 
 from app.main import create_app
 from app.settings import load_settings
+from tests.conftest import ROOT
 from tests.demos import DEMOS
 from tests.fakes import StaticTokenVerifier
 from tests.serving import serving
@@ -36,6 +38,7 @@ def _post(mcp_url: str, version: str, method: str, params: dict[str, Any],
                  "io.modelcontextprotocol/clientCapabilities": {}}
     if meta:
         params = {**params, "_meta": meta}
+    if version == MODERN:
         named = {"mcp-name": params["name"]} if "name" in params else {}
         headers |= {"mcp-method": method, **named}
     body = json.dumps({"jsonrpc": "2.0", "id": 7, "method": method, "params": params})
@@ -73,6 +76,18 @@ def _bad_arguments(schema: dict[str, Any]) -> Iterator[tuple[str, dict[str, Any]
         if kind == "integer" and "maximum" in prop:
             yield f"{name} too large", {name: prop["maximum"] + 1}
 
+
+def _english_parts() -> set[str]:
+    """The English of every catalogue (app/**/wording.json), between placeholders: parts of three
+    words or more, which no translation keeps."""
+    parts = set()
+    for catalogue in (ROOT / "app").rglob("wording.json"):
+        for english in json.loads(catalogue.read_text(encoding="utf-8")):
+            parts |= {part.strip(" .:;,()") for part in re.split(r"\{[^}]+\}", english)}
+    return {part for part in parts if len(part.split()) >= 3}
+
+
+ENGLISH = _english_parts()
 
 # Each protocol era in English; each other language on the newest (ChatGPT's openai/locale).
 SPOKEN = [("2025-06-18", "en-US"), (MODERN, "en-US"), (MODERN, "es-ES"), (MODERN, "fr-FR"),
@@ -119,6 +134,9 @@ def _refused_in_plain_words(mcp_url: str, version: str, verifier: StaticTokenVer
                     "name": tool["name"], "arguments": arguments})["content"]
                 assert person != english[0]["text"], where
                 assert model == english[1]["text"], where
+                # Not one English sentence's words within it either (a value said in English
+                # inside a translated sentence).
+                assert [part for part in ENGLISH if part in person] == [], where
                 if locale == "zh-CN":
                     assert any("\u4e00" <= ch <= "\u9fff" for ch in person), where
     assert cases >= 30, cases  # every demo's tools: a walk that found none would prove nothing

@@ -106,3 +106,27 @@ def test_a_sentence_is_said_in_the_language_of_the_request(tmp_path: Path) -> No
                                                                       "/tmp"))
     assert listed == "1 files were kept in the library; /tmp."
     assert in_language(listed, "fr") == "1 fichiers gardés dans la bibliothèque\u00a0; /tmp."
+
+
+def test_the_platforms_refusals_are_said_in_the_language_of_the_request() -> None:
+    """A call that needs an account, one over its budget, and a database outage: the person's
+    block in French, the model's in English (each breaks when its in_language goes)."""
+    from app.db import DatabaseUnavailable  # noqa: PLC0415
+    from app.limits import Check, OverLimit, parse_rate  # noqa: PLC0415
+    from app.mcp import registry  # noqa: PLC0415
+    from app.mcp.budgets import over_budget  # noqa: PLC0415
+
+    catalogue = json.loads((APP / "mcp" / CATALOGUE).read_text(encoding="utf-8"))
+    with speaking("fr"):
+        refused = registry.refusal("Notes", ["notes.read"], "https://r.example/meta",
+                                   signed_in=False)
+        outage = registry.failed("notes", registry._outage(DatabaseUnavailable()))
+        check = Check("notes", parse_rate("5/minute"), "k", "this caller")
+        over = over_budget("notes", "notes", OverLimit(check, retry_after=30))
+    said = "{title} needs your account: connect (sign in to) this app to use it."
+    assert refused.content[0].text == catalogue[said]["fr"].format(title="Notes")
+    assert refused.content[1].text.startswith("Ask the user to connect")
+    assert outage.content[0].text == catalogue[
+        "The database is unavailable, please retry shortly."]["fr"]
+    waited = catalogue["This was not done: too many requests for now. Try again in {wait}."]
+    assert over["content"][0]["text"] == waited["fr"].format(wait="30 s")

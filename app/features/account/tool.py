@@ -16,6 +16,8 @@ from app.mcp.results import tool_result
 from app.wording import Wording
 
 say = Wording(__file__)
+
+
 def register(registry: ToolRegistry, deps: Deps) -> None:
     db = deps.db
     # The built-in authorization server's accounts; None with an external IdP, whose subjects are not local

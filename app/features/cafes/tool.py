@@ -26,6 +26,8 @@ from app.preferences import Preferences
 from app.wording import Wording
 
 say = Wording(__file__)
+
+
 def cafe_widget(settings: CafesMapSettings) -> Widget:
     """The widget, declaring the origin its map tiles come from and the pages it opens."""
     tiles = settings.tiles_origin

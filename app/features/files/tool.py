@@ -312,7 +312,8 @@ def register(registry: ToolRegistry, deps: Deps) -> None:
         rows, _ = await lib.library(owner, PICKED)
         gone = still_offered(ctx, question, [], "choice", file_uri(""))
         if len(rows) + len(gone) < least:
-            held = say(HOLDS[min(len(rows), 2), what], count=len(rows))
+            # least is 2 (compare) or 1 (delete): fewer rows than that is 0 or 1, each in HOLDS.
+            held = say(HOLDS[len(rows), what])
             raise ToolFailure(held,
                               "Tell the user; files they attach while signed in are kept in the "
                               "library. Do not call the tool again without files.")

@@ -7,7 +7,7 @@ import { useEffect, useRef, useState } from "preact/hooks";
 import { useBridge, useSnapshot } from "../bridge";
 import type { LibraryFile } from "../bridge/types";
 import { ConfirmDelete, useConfirmFocus } from "../ui/ConfirmDelete";
-import { COMMON, tr } from "../ui/i18n";
+import { COMMON, language, tr } from "../ui/i18n";
 import { Frame, type WidgetStateName } from "../ui/mount";
 import {
   type AnalysisData,
@@ -647,7 +647,7 @@ function ComparisonView(props: {
     <section data-testid="comparison">
       {/* The server's sentence for the model, in English: the table below says it in every
           language. */}
-      {c.summary && locale.toLowerCase().startsWith("en") && (
+      {c.summary && language(locale) === "en" && (
         <p class="fl-summary" data-testid="comparison-summary">
           {c.summary}
         </p>

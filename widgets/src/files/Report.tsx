@@ -3,7 +3,7 @@
 import { type ComponentChildren, Fragment } from "preact";
 import { useEffect, useRef } from "preact/hooks";
 import type { Json } from "../bridge/types";
-import type { tr } from "../ui/i18n";
+import { language, type tr } from "../ui/i18n";
 import {
   type AnalysisData,
   type FileReference,
@@ -109,7 +109,7 @@ export function Report(props: ReportProps) {
       />
       {/* The summary is the server's sentence for the model, in English; in another language the
           facts above and the details below say the same in the person's words. */}
-      {data.summary && locale.toLowerCase().startsWith("en") && (
+      {data.summary && language(locale) === "en" && (
         <p class="fl-summary" data-testid="summary">
           {data.summary}
         </p>

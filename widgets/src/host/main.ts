@@ -182,7 +182,7 @@ function userLocation(): Json | null {
     const value = ($(`location-${field}`) as HTMLInputElement).value.trim();
     if (value) location[field] = value;
   }
-  return location;
+  return Object.keys(location).length ? location : null;
 }
 
 /** A tool call the WIDGET made: only tools it may see, with the request _meta a host adds. */
