@@ -24,6 +24,7 @@ model. ``Asking`` must reach the registry: never wrap ``ask`` in ``except Except
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -39,7 +40,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, WithJsonSche
 
 from app.mcp.errors import ToolFailure
 from app.plain import plain_error
-from app.wording import Wording, in_language
+from app.wording import Said, Wording, in_language, language
 
 M = TypeVar("M", bound=BaseModel)
 say = Wording(__file__)
@@ -178,7 +179,8 @@ def ask(ctx: Context, question: Question[M]) -> M:
                                   "answers, so it was not used."), UNSEALED_ADVICE)
         result = OpenAIExtensions.request_input(ctx, key=question.key,
                                                 message=in_language(question.message),
-                                                schema=question.form, request_state=state)
+                                                schema=in_words(question.form),
+                                                request_state=state)
         assert isinstance(result, InputRequiredResult)  # no answer given: the form
         raise Asking(result)
     if question.key not in responses:  # the state of this question, and no answer to it
@@ -195,6 +197,22 @@ def ask(ctx: Context, question: Question[M]) -> M:
     if isinstance(answer, AcceptedElicitation):
         return answer.data
     raise ToolFailure(question.declined, DECLINED_ADVICE)
+
+
+def in_words(form: type[M]) -> type[M]:
+    """``form`` with its fields' titles and descriptions said in the request's language, where
+    they were written with ``say``; the same form in English. Only what the person reads changes:
+    the fields, their types and rules are the form's own (its answers validate the same)."""
+    if language() == "en":
+        return form
+    fields: dict[str, Any] = {}
+    for name, info in form.model_fields.items():
+        if not isinstance(info.title, Said) and not isinstance(info.description, Said):
+            continue
+        said = copy.copy(info)
+        said.title, said.description = in_language(info.title), in_language(info.description)
+        fields[name] = (info.annotation, said)
+    return create_model(form.__name__, __base__=form, **fields) if fields else form
 
 
 def option(uri: str, name: str, title: str, description: str | None = None,

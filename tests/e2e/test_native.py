@@ -150,6 +150,24 @@ def saved_titles(server: LiveServer, bearer: str) -> list[str]:
     return [r["title"] for r in listed["structuredContent"]["recipes"]]
 
 
+def test_a_form_is_asked_in_the_persons_language(pair, tokens):
+    """Its heading and its fields' labels in French, where ChatGPT's locale is French; what the
+    fields are and the rules they keep do not change (the answer is validated the same)."""
+    french = {"openai/locale": "fr-FR"}
+    response = call(pair.a, "save_recipe", {}, tokens["alice"], meta=french)
+    form, state = asked(response, "title")
+    message = result_of(response)["inputRequests"]["title"]["params"]["message"]
+    assert message == "Quelle recette faut-il enregistrer\u00a0?"
+    assert form["properties"]["title"]["title"] == "Titre de la recette"
+    assert form["properties"]["source_url"]["title"] == "Lien (facultatif)"
+    assert form["required"] == ["title"] and form["properties"]["title"]["maxLength"] == 200
+    refused = result_of(call(pair.b, "save_recipe", {}, tokens["alice"], meta=french,
+                             inputResponses={"title": {"action": "decline"}},
+                             requestState=state))
+    assert refused["isError"] is True
+    assert refused["content"][0]["text"] == "Rien n’a été enregistré\u00a0: aucun titre n’a été indiqué."
+
+
 def test_a_recipe_without_a_title_is_asked_on_one_server_and_saved_once_on_the_other(pair, tokens):
     alice = tokens["alice"]
     title = f"Forms soup {secrets.token_hex(3)}"

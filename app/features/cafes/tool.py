@@ -75,8 +75,8 @@ class CafeCity(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    city: str = Field(min_length=1, max_length=MAX_HINT, title="City",
-                      description="Where to look for cafés")
+    city: str = Field(min_length=1, max_length=MAX_HINT, title=say("City"),
+                      description=say("Where to look for cafés"))
 
 
 def city_form(cities: list[str]) -> type[CafeCity]:
@@ -85,7 +85,8 @@ def city_form(cities: list[str]) -> type[CafeCity]:
         return CafeCity
     suggestions: list[JsonValue] = [{"const": name, "title": name} for name in cities]
     return create_model("CafeCity", __base__=CafeCity, city=(str, Field(
-        min_length=1, max_length=MAX_HINT, title="City", description="Where to look for cafés",
+        min_length=1, max_length=MAX_HINT, title=say("City"),
+        description=say("Where to look for cafés"),
         json_schema_extra={"x-openai-suggestions": suggestions})))
 
 

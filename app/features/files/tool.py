@@ -93,7 +93,8 @@ HOLDS = {
 COMPARED = Question(
     key="files",
     message=say("Which files should be compared?"),
-    form=picker_many(EXAMPLE, least=2, most=MAX_COMPARED, title="Files", description="Files"),
+    form=picker_many(EXAMPLE, least=2, most=MAX_COMPARED, title=say("Files"),
+                     description=say("Files")),
     needs=say("Comparing files needs 2 to 5 files, and none were given."),
     instead="Ask the user to attach the files to compare (2 to 5), then call compare_files again "
             "with them in `files`.",
@@ -102,7 +103,7 @@ COMPARED = Question(
 DELETED = Question(
     key="file",
     message=say("Which file should be deleted from your library?"),
-    form=picker(EXAMPLE, title="File", description="The file to delete"),
+    form=picker(EXAMPLE, title=say("File"), description=say("The file to delete")),
     needs=say("Deleting a file needs to know which one, and none was named."),
     instead="Call list_files, ask the user which file to delete, then call delete_file again with "
             "`file_id` set to its id.",
@@ -328,8 +329,8 @@ def register(registry: ToolRegistry, deps: Deps) -> None:
 
     async def compare_kept(ctx: Context, owner: str) -> CallToolResult:
         form = picker_many(await choices(ctx, COMPARED, owner, "compare", 2), least=2,
-                           most=MAX_COMPARED, title="Files",
-                           description=f"Choose 2 to {MAX_COMPARED} files")
+                           most=MAX_COMPARED, title=say("Files"),
+                           description=say("Choose 2 to {most} files", most=MAX_COMPARED))
         picked = ask(ctx, COMPARED.with_form(form)).choices
         kept = []
         for uri in picked:
@@ -398,8 +399,8 @@ def register(registry: ToolRegistry, deps: Deps) -> None:
                           ) -> Annotated[CallToolResult, FileDeleted]:
         owner = linked_account(say("The file library"))
         if not file_id:  # the person picks one of their own files
-            form = picker(await choices(ctx, DELETED, owner, "delete", 1), title="File",
-                          description="The file to delete from your library")
+            form = picker(await choices(ctx, DELETED, owner, "delete", 1), title=say("File"),
+                          description=say("The file to delete from your library"))
             file_id = ask(ctx, DELETED.with_form(form)).choice.removeprefix(file_uri(""))
         chosen = file_id
         deleted = await lib.delete(owner, chosen)

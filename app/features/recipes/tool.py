@@ -64,10 +64,12 @@ class RecipeToSave(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    title: str = Field(min_length=1, max_length=service.MAX_TITLE, title="Recipe title",
-                       description="The name to find it under, e.g. Lentil soup with lemon")
-    source_url: str = Field(default="", max_length=service.MAX_URL, title="Link (optional)",
-                            description="Where the recipe is, if it is on the web")
+    title: str = Field(min_length=1, max_length=service.MAX_TITLE, title=say("Recipe title"),
+                       description=say("The name to find it under, e.g. Lentil soup with "
+                                       "lemon"))
+    source_url: str = Field(default="", max_length=service.MAX_URL,
+                            title=say("Link (optional)"),
+                            description=say("Where the recipe is, if it is on the web"))
 
 
 def title_form(link: str | None) -> type[RecipeToSave]:
@@ -75,8 +77,8 @@ def title_form(link: str | None) -> type[RecipeToSave]:
     if link is None:
         return RecipeToSave
     return create_model("RecipeToSave", __base__=RecipeToSave, source_url=(str, Field(
-        default=link, max_length=service.MAX_URL, title="Link (optional)",
-        description="Where the recipe is, if it is on the web")))
+        default=link, max_length=service.MAX_URL, title=say("Link (optional)"),
+        description=say("Where the recipe is, if it is on the web"))))
 
 
 TITLE = Question(
@@ -91,8 +93,8 @@ TITLE = Question(
 PICK = Question(
     key="recipe",
     message=say("Which saved recipe should be deleted?"),
-    form=picker([option(recipe_uri("rcp_example"), "rcp_example", "Example")], title="Recipe",
-                description="The saved recipe to delete"),
+    form=picker([option(recipe_uri("rcp_example"), "rcp_example", "Example")],
+                title=say("Recipe"), description=say("The saved recipe to delete")),
     needs=say("Deleting a saved recipe needs to know which one, and none was named."),
     instead="Call list_saved_recipes, ask the user which recipe to delete, then call "
             "delete_saved_recipe again with `recipe_id` set to its id.",
@@ -214,7 +216,8 @@ def register(registry: ToolRegistry, deps: Deps) -> None:
                                       "delete."),
                                   "Tell the user their list is empty; do not call "
                                   "delete_saved_recipe again.")
-            form = picker(choices, title="Recipe", description="The saved recipe to delete")
+            form = picker(choices, title=say("Recipe"),
+                          description=say("The saved recipe to delete"))
             recipe_id = ask(ctx, PICK.with_form(form)).choice.removeprefix(recipe_uri(""))
         picked = recipe_id
         return deleted_result(await db.write(lambda uow: service.delete(uow, account, picked)))
