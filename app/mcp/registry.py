@@ -389,7 +389,7 @@ class ToolRegistry:
 
         @self.tool(
             name=MENTIONS_TOOL,
-            title="Find something to mention",
+            title=say("Find something to mention"),
             description="What the person may @-mention in the composer: their own saved items "
             "and public pages, matching the text typed so far.",
             read_only=True,

@@ -31,7 +31,9 @@ from app.limits import Budget, Caller, Check, Limits, OverLimit, Rate, current_c
 from app.logging import REDACTED_KEYS
 from app.mcp.registry import ToolRegistry
 from app.mcp.results import request_meta, tool_result
+from app.wording import Wording
 
+say = Wording(__file__)
 TOOL_NAME = "log_widget_event"
 MAX_MESSAGE = 1000
 MAX_DATA_BYTES = 4096
@@ -114,7 +116,7 @@ def register_widget_log(registry: ToolRegistry, limits: Limits) -> None:
 
     @registry.tool(
         name=TOOL_NAME,
-        title="Widget log",
+        title=say("Widget log"),
         description="Record an error or a key event of one of this app's widgets in the server log. "
         "Called by the widgets themselves, never by the model.",
         # Writes nothing the user or the model can see: read-only for the host, so no confirmation.

@@ -60,14 +60,14 @@ def slow_call_in_flight(server: LiveServer, files: FileServer) -> tuple[threadin
 def test_sigterm_lets_the_request_in_flight_finish_writes_the_log_and_exits_0(
         workers: int, database_url: str, tmp_path: Path, files: FileServer):
     server = LiveServer(database_url, tmp_path / "server.log", workers=workers,
-                        extra_env={"APP_VAR_DIR": str(tmp_path / "var"), "APP_SHUTDOWN_GRACE": "15",
+                        extra_env={"APP_VAR_DIR": str(tmp_path / "var"), "APP_SHUTDOWN_GRACE": "60",
                                    "APP_OUTBOUND_ALLOWLIST": files.origin.removeprefix("http://")}).start()
     try:
         caller, answer = slow_call_in_flight(server, files)
         server.process.send_signal(signal.SIGTERM)
         signalled = time.monotonic()
-        caller.join(30)
-        exit_code = server.process.wait(30)
+        caller.join(70)
+        exit_code = server.process.wait(70)
         stopped = time.monotonic() - signalled
     finally:
         server.stop()
@@ -75,7 +75,9 @@ def test_sigterm_lets_the_request_in_flight_finish_writes_the_log_and_exits_0(
     assert answer.get("isError") is False, answer
     assert answer["structuredContent"]["report"]["file_id"]
     assert exit_code == 0
-    assert stopped < 15  # drained when the request finished, not at the grace period's end
+    # Drained when the request finished, not at the grace period's end: far from both, so that a
+    # loaded machine (a CI run saw 16.6 s against a 15 s grace) does not blur the two.
+    assert stopped < 40
     events = [json.loads(line) for line in server.log_lines() if line.startswith("{")]
     finished = {e["pid"] for e in events if e["event"].startswith("Finished server process")}
     calls = [e for e in events if e.get("event") == "mcp.tool_call" and e.get("tool") == "analyze_file"]

@@ -26,7 +26,7 @@ def register(registry: ToolRegistry, deps: Deps) -> None:
 
     @registry.tool(
         name="get_account_profile",
-        title="Linked account",
+        title=say("Linked account"),
         description="The profile of the account linked to this app (id, name, email, user name). Use it to tell "
         "which account is connected when the user has several.",
         read_only=True,

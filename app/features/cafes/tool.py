@@ -123,7 +123,7 @@ def register(registry: ToolRegistry, deps: Deps) -> None:
 
     @registry.tool(
         name="recommend_cafe",
-        title="Recommend a café",
+        title=say("Recommend a café"),
         description="Recommend well-known cafés in a city: the one the user names (`city`), else "
         "the coarse city and locale ChatGPT provides; when neither is known the user is asked.",
         read_only=True,

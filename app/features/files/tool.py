@@ -205,7 +205,7 @@ def register(registry: ToolRegistry, deps: Deps) -> None:
 
     @registry.tool(
         name="analyze_file",
-        title="Analyze file",
+        title=say("Analyze file"),
         description="Analyzes a user-provided file without modifying it: detects its real type from its content "
         "and summarises it (text statistics, CSV columns and types, JSON structure, image size, PDF pages and "
         "text). Returns the full analysis as a JSON file by reference. With a linked account the file is kept "
@@ -231,7 +231,7 @@ def register(registry: ToolRegistry, deps: Deps) -> None:
 
     @registry.tool(
         name="open_file",
-        title="Open a file",
+        title=say("Open a file"),
         description="Opens a file the user chose on their computer in the files app, which "
         "reads it through ChatGPT and analyses it. ChatGPT calls it from a file entrypoint "
         "(Desktop).",
@@ -257,7 +257,7 @@ def register(registry: ToolRegistry, deps: Deps) -> None:
 
     @registry.tool(
         name="compare_files",
-        title="Compare files",
+        title=say("Compare files"),
         description="Analyzes 2 to 5 user-provided files and compares them: for CSV files, the columns they "
         "share, the columns only some have, columns whose types disagree, and row counts. Use it before "
         "merging or joining tables.",
@@ -355,7 +355,7 @@ def register(registry: ToolRegistry, deps: Deps) -> None:
 
     @registry.tool(
         name="list_files",
-        title="List my files",
+        title=say("List my files"),
         description="Lists the files in the user's library (files analysed while signed in), newest first, with "
         "a summary and a short-lived download link for each.",
         read_only=True,
@@ -383,7 +383,7 @@ def register(registry: ToolRegistry, deps: Deps) -> None:
 
     @registry.tool(
         name="delete_file",
-        title="Delete a file",
+        title=say("Delete a file"),
         description="Deletes one file from the user's library by its id from list_files: its bytes, its analysis "
         "report and its search entry. Deleting a file that is not in the library changes nothing.",
         read_only=False,

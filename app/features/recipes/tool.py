@@ -145,7 +145,7 @@ def register(registry: ToolRegistry, deps: Deps) -> None:
 
     @registry.tool(
         name="list_saved_recipes",
-        title="List saved recipes",
+        title=say("List saved recipes"),
         description="Returns the user's saved recipes without modifying them.",
         read_only=True,
         destructive=False,
@@ -165,7 +165,7 @@ def register(registry: ToolRegistry, deps: Deps) -> None:
 
     @registry.tool(
         name="save_recipe",
-        title="Save a recipe",
+        title=say("Save a recipe"),
         description="Save a recipe to the user's list by title, optionally with a link to it. Saving a title "
         "that is already in the list (ignoring case and spacing) keeps one entry and only updates its link.",
         read_only=False,
@@ -191,7 +191,7 @@ def register(registry: ToolRegistry, deps: Deps) -> None:
 
     @registry.tool(
         name="delete_saved_recipe",
-        title="Delete a saved recipe",
+        title=say("Delete a saved recipe"),
         description="Remove one recipe from the user's saved list, by its id from list_saved_recipes. "
         "Removing a recipe that is not in the list changes nothing.",
         read_only=False,

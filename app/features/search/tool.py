@@ -18,7 +18,9 @@ from app.mcp.results import tool_result
 from app.mcp.settings import SettingsGroup
 from app.mcp.widgets import Widget
 from app.preferences import Preferences
+from app.wording import Wording
 
+say = Wording(__file__)
 READ_SCOPE = "search.read"
 MENTIONED = 5  # public pages offered to an @-mention
 SEARCH_WIDGET = Widget(
@@ -56,7 +58,7 @@ def register(registry: ToolRegistry, deps: Deps) -> None:
 
     @registry.tool(
         name="search",
-        title="Public Search",
+        title=say("Public Search"),
         description="Full-text search of the Python standard library documentation. Returns ranked pages "
         "with a title, a docs.python.org URL and a matching snippet. With a linked account it also "
         "searches that account's private documents.",

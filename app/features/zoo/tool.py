@@ -22,7 +22,9 @@ from app.mcp.results import request_meta, tool_result
 from app.mcp.settings import SettingsGroup
 from app.mcp.widgets import Widget
 from app.preferences import Preferences
+from app.wording import Wording
 
+say = Wording(__file__)
 ZOO_WIDGET = Widget(
     name="zoo",
     title="Zoo animals",
@@ -71,7 +73,7 @@ def register(registry: ToolRegistry, deps: Deps) -> None:
 
     @registry.tool(
         name="get_zoo_animals",
-        title="Meet the zoo animals",
+        title=say("Meet the zoo animals"),
         description="List animals living at the zoo, with their species. Use when the user wants to see "
         "or learn about the zoo's animals.",
         read_only=True,
@@ -103,7 +105,7 @@ def register(registry: ToolRegistry, deps: Deps) -> None:
 
     @registry.tool(
         name="get_zoo_animal_details",
-        title="Zoo animal details",
+        title=say("Zoo animal details"),
         description="Full record of one zoo animal (habitat, diet, conservation status). Called by the zoo "
         "widget when the user opens an animal card.",
         read_only=True,
@@ -129,7 +131,7 @@ def register(registry: ToolRegistry, deps: Deps) -> None:
 
     @registry.tool(
         name="like_zoo_animal",
-        title="Like a zoo animal",
+        title=say("Like a zoo animal"),
         description="Record that the user likes one zoo animal (the zoo widget's heart button). Returns the "
         "animal's new like count.",
         read_only=False,
