@@ -9,6 +9,7 @@ import subprocess
 import sys
 import time
 import uuid
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -99,19 +100,26 @@ class LiveServer:
         text = self.log_path.read_text(encoding="utf-8", errors="replace")
         return text[:text.rfind("\n") + 1].splitlines()
 
-    def settled_log(self, timeout: float = 10.0) -> list[dict]:
+    def settled_log(self, timeout: float = 30.0) -> list[dict]:
         """Every JSON line the server has logged so far, once its log writer has caught up: a request marked
         with an id of its own is sent, and the log is read when that request's line is in it (lines are
-        written in order, by one thread per worker; with several workers, ask each until all have it)."""
+        written in order, by one thread per worker; with several workers, ask each until all have it).
+        The workers share one listening socket and the kernel wakes whichever accepts first: asked one
+        request at a time, the worker that just answered is the one awake and takes every next one (CI
+        saw 10 s of that), so several workers are asked in bursts, each request on a connection of its
+        own, which one worker cannot all take while it is busy with the first."""
         marker = f"log-barrier-{uuid.uuid4().hex}"
         deadline = time.monotonic() + timeout
         pids: set[int] = set()
-        while True:
-            httpx.get(f"{self.base_url}/healthz", headers={"x-request-id": marker}, timeout=5)
-            events = [json.loads(line) for line in self.log_lines() if line.startswith("{")]
-            pids |= {e["pid"] for e in events if e.get("request_id") == marker}
-            if len(pids) >= self.workers:
-                return [e for e in events if e.get("request_id") != marker]
-            if time.monotonic() > deadline:
-                raise RuntimeError(f"the server's log did not catch up within {timeout}s")
-            time.sleep(0.05)  # waiting for the log writer thread, not a test delay
+        burst = 1 if self.workers == 1 else 4 * self.workers
+        with ThreadPoolExecutor(burst) as pool:
+            while True:
+                list(pool.map(lambda _: httpx.get(f"{self.base_url}/healthz", timeout=5,
+                                                  headers={"x-request-id": marker}), range(burst)))
+                events = [json.loads(line) for line in self.log_lines() if line.startswith("{")]
+                pids |= {e["pid"] for e in events if e.get("request_id") == marker}
+                if len(pids) >= self.workers:
+                    return [e for e in events if e.get("request_id") != marker]
+                if time.monotonic() > deadline:
+                    raise RuntimeError(f"the server's log did not catch up within {timeout}s")
+                time.sleep(0.05)  # waiting for the log writer thread, not a test delay
