@@ -22,7 +22,7 @@ import anyio
 import httpcore
 
 from app.net.policy import Resolver, Target, non_public, norm_host, parse_allow, parse_ip, parse_url, system_resolver
-from app.net.refusals import OutboundRefused, refused
+from app.net.refusals import TOTAL_TIMEOUT, OutboundRefused, refused, say
 from app.net.responses import Body, Fetched, Streamed, lower_headers
 from app.net.transport import PinnedAsyncBackend, PinnedSyncBackend, hop_span, transport_errors
 
@@ -30,7 +30,7 @@ _REDIRECTS = frozenset({301, 302, 303, 307, 308})
 # Caller headers we own (framing, the pinned Host) or that must not follow a redirect to another origin.
 _OWNED_HEADERS = frozenset({"host", "content-length", "transfer-encoding", "connection", "accept-encoding"})
 _CREDENTIAL_HEADERS = frozenset({"authorization", "cookie", "proxy-authorization"})
-_HTTPS_ONLY = "only https is allowed"
+_HTTPS_ONLY = say.mark("only https is allowed")
 # Where a public web server listens: any other port of a public host is refused (SSH, SMTP, Redis, memcached),
 # so the guard cannot be pointed at services that are not the web, nor used to tell their ports apart.
 WEB_PORTS = (443, 80)
@@ -65,12 +65,13 @@ class OutboundGuard:
         if self._allowlisted(t.host, t.port):
             return None
         if t.scheme != "https":
-            return _HTTPS_ONLY
+            return say(_HTTPS_ONLY)
         addr = parse_ip(t.host)
         if addr is not None and (why := non_public(addr)):
             return why
         if t.port not in self._ports:
-            return f"port {t.port} is not one this server fetches from ({', '.join(map(str, sorted(self._ports)))})"
+            return say("port {port} is not one this server fetches from ({ports})", port=t.port,
+                       ports=", ".join(map(str, sorted(self._ports))))
         return None
 
     def refusal(self, url: str) -> str | None:
@@ -103,16 +104,17 @@ class OutboundGuard:
             try:
                 ips = list(self._resolver(host, port))
             except (OSError, UnicodeError, ValueError) as exc:
-                raise refused(host, "host name does not resolve", "network") from exc
+                raise refused(host, say("host name does not resolve"), "network") from exc
             if not ips:
-                raise refused(host, "host name does not resolve", "network")
+                raise refused(host, say("host name does not resolve"), "network")
         if not self._allowlisted(host, port):
             # Any bad address refuses the lot: which one the connection would use is not ours to decide.
             for ip in ips:
                 addr = parse_ip(ip)
-                why = non_public(addr) if addr is not None else "unparseable address"
+                why = non_public(addr) if addr is not None else say("unparseable address")
                 if why:
-                    raise refused(host, why if ips == [host] else f"resolves to a {why}", "address")
+                    reason = why if ips == [host] else say("resolves to a {why}", why=why)
+                    raise refused(host, reason, "address")
         return ips
 
     # -- fetching ---------------------------------------------------------------------------------------------
@@ -121,7 +123,7 @@ class OutboundGuard:
                  ) -> dict[str, Any]:
         remaining = deadline - time.monotonic()
         if remaining <= 0:
-            raise refused(t.host, "total timeout exceeded", "timeout")
+            raise refused(t.host, say(TOTAL_TIMEOUT), "timeout")
         connect, read = min(self._connect_timeout, remaining), min(self._read_timeout, remaining)
         # No decoding here, so the size cap counts the bytes callers get (no compression bombs).
         fixed = {"Host": t.authority, "User-Agent": self._user_agent, "Accept": "*/*", "Accept-Encoding": "identity"}
@@ -146,11 +148,12 @@ class OutboundGuard:
         if status not in _REDIRECTS or not location:
             return None
         if hops >= self._max_redirects:
-            raise refused(t.host, f"more than {self._max_redirects} redirects")
+            raise refused(t.host, say("more than {count} redirects", count=self._max_redirects))
         try:
             return self._check(urljoin(t.url, location))
         except OutboundRefused as exc:
-            raise refused(exc.host or t.host, f"redirect from {t.host}: {exc.reason}", exc.kind) from None
+            raise refused(exc.host or t.host, say("redirect from {host}: {reason}", host=t.host,
+                                                      reason=exc.reason), exc.kind) from None
 
     @staticmethod
     def _carry(extra: dict[str, str], old: Target, new: Target) -> dict[str, str]:
@@ -211,7 +214,7 @@ class OutboundGuard:
                             received.add(chunk)
                         return Fetched(t.url, resp.status, got, b"".join(received.chunks))
             except TimeoutError:
-                raise refused(t.host, "total timeout exceeded", "timeout") from None
+                raise refused(t.host, say(TOTAL_TIMEOUT), "timeout") from None
 
     @asynccontextmanager
     async def stream(self, url: str, *, headers: Mapping[str, str] | None = None, max_bytes: int | None = None,
@@ -244,5 +247,5 @@ class OutboundGuard:
             except TimeoutError:
                 if deadline_scope is None or not deadline_scope.cancelled_caught:
                     raise  # the caller's own timeout, raised through the body: not ours to relabel
-                raise refused(first, "total timeout exceeded", "timeout") from None
+                raise refused(first, say(TOTAL_TIMEOUT), "timeout") from None
         raise AssertionError("unreachable: _next_hop refuses past max_redirects")

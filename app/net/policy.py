@@ -11,6 +11,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from urllib.parse import quote, urlsplit
 
+from app.net.refusals import say
+
 Resolver = Callable[[str, int], list[str]]
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 
@@ -37,7 +39,7 @@ def non_public(addr: IPAddress) -> str | None:
     """Why this address must not be contacted, or None if it is an ordinary public address."""
     if isinstance(addr, ipaddress.IPv6Address):
         if addr.scope_id:
-            return "non-public address"
+            return say("non-public address")
         # These forms reach an IPv4 host; what matters is that host.
         embedded = addr.ipv4_mapped or addr.sixtofour
         if embedded is None and addr in _NAT64:
@@ -45,12 +47,12 @@ def non_public(addr: IPAddress) -> str | None:
         if embedded is not None:
             return non_public(embedded)
         if addr.is_site_local:
-            return "non-public address"
+            return say("non-public address")
     if addr in _METADATA:
-        return "cloud metadata address"
+        return say("cloud metadata address")
     if (not addr.is_global or addr.is_private or addr.is_loopback or addr.is_link_local or addr.is_multicast
             or addr.is_reserved or addr.is_unspecified or addr in _SHARED):
-        return "non-public address"
+        return say("non-public address")
     return None
 
 
@@ -101,33 +103,33 @@ def parse_url(url: str) -> Target | tuple[str, str]:
     """The URL's parts, or (host, reason) when it cannot be fetched whatever the policy."""
     host = _safe_host(url) if isinstance(url, str) else ""
     if not isinstance(url, str) or len(url) > _MAX_URL:
-        return host, "URL missing or too long"
+        return host, say("URL missing or too long")
     if _BAD_URL_CHARS.search(url):
-        return host, "URL contains spaces, control characters or backslashes"
+        return host, say("URL contains spaces, control characters or backslashes")
     try:
         parts = urlsplit(url)
         port = parts.port
     except ValueError:
-        return host, "malformed URL or port"
+        return host, say("malformed URL or port")
     scheme = parts.scheme.lower()
     if scheme not in _DEFAULT_PORTS:
-        return host, f"scheme {scheme[:10]!r} not allowed"
+        return host, say("scheme {scheme} not allowed", scheme=repr(scheme[:10]))
     if "@" in parts.netloc:
-        return host, "credentials in URL not allowed"
+        return host, say("credentials in URL not allowed")
     raw = norm_host(parts.hostname or "")
     if not raw:
-        return host, "URL has no host"
+        return host, say("URL has no host")
     if parse_ip(raw) is None:
         try:
             raw = raw.encode("idna").decode("ascii")
         except UnicodeError:
-            return host, "invalid host name"
+            return host, say("invalid host name")
         if not _HOST_RE.fullmatch(raw):
-            return host, "invalid host name"
+            return host, say("invalid host name")
     elif "%" in raw:
-        return host, "scoped IPv6 address not allowed"
+        return host, say("scoped IPv6 address not allowed")
     if port == 0:
-        return raw, "invalid port"
+        return raw, say("invalid port")
     target = quote(parts.path or "/", safe=_PRINTABLE)
     if parts.query:
         target += "?" + quote(parts.query, safe=_PRINTABLE)

@@ -2,6 +2,13 @@
 
 from __future__ import annotations
 
+from app.wording import Wording
+
+# The reasons are told to a person whose file could not be fetched (app/features/files), in the
+# language of their request: each is said here in English and translated from wording.json.
+say = Wording(__file__)
+TOTAL_TIMEOUT = say.mark("total timeout exceeded")
+
 # What went wrong, for callers that word it for their users: the URL itself (scheme, syntax, redirects), where it
 # leads (a non-public address), the size cap, a deadline, or the network (DNS, connection, HTTP framing).
 REFUSAL_KINDS = ("url", "address", "size", "timeout", "network")

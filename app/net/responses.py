@@ -6,7 +6,7 @@ import time
 from collections.abc import AsyncGenerator, AsyncIterator, Sequence
 from dataclasses import dataclass
 
-from app.net.refusals import refused
+from app.net.refusals import TOTAL_TIMEOUT, refused, say
 from app.net.transport import transport_errors
 
 
@@ -27,14 +27,14 @@ class Body:
         self.size = 0
         declared = headers.get("content-length", "")
         if declared.isdigit() and int(declared) > cap:
-            raise refused(host, f"response declared larger than {cap} bytes", "size")
+            raise refused(host, say("response declared larger than {cap} bytes", cap=cap), "size")
 
     def count(self, chunk: bytes) -> None:
         self.size += len(chunk)
         if self.size > self.cap:
-            raise refused(self.host, f"response larger than {self.cap} bytes", "size")
+            raise refused(self.host, say("response larger than {cap} bytes", cap=self.cap), "size")
         if time.monotonic() > self.deadline:
-            raise refused(self.host, "total timeout exceeded", "timeout")
+            raise refused(self.host, say(TOTAL_TIMEOUT), "timeout")
 
     def add(self, chunk: bytes) -> None:
         self.count(chunk)

@@ -23,10 +23,16 @@ from opentelemetry import trace
 from opentelemetry.trace import SpanKind, StatusCode
 
 from app.net.policy import Target
-from app.net.refusals import OutboundRefused, refused
+from app.net.refusals import OutboundRefused, refused, say
 
 # Resolves a host once and checks every address; a connection may only go to one of those it returns.
 Pin = Callable[[str, int], list[str]]
+
+
+_TIMEOUTS = {httpcore.ConnectTimeout: say.mark("connect timed out"),
+             httpcore.ReadTimeout: say.mark("read timed out"),
+             httpcore.WriteTimeout: say.mark("write timed out"),
+             httpcore.PoolTimeout: say.mark("pool timed out")}
 
 
 def _short(exc: BaseException) -> str:
@@ -39,12 +45,14 @@ def transport_errors(host: str) -> Iterator[None]:
     try:
         yield
     except httpcore.TimeoutException as exc:
-        kind = {httpcore.ConnectTimeout: "connect", httpcore.ReadTimeout: "read", httpcore.WriteTimeout: "write"}
-        raise refused(host, f"{kind.get(type(exc), 'pool')} timed out", "timeout") from exc
+        reason = _TIMEOUTS.get(type(exc), _TIMEOUTS[httpcore.PoolTimeout])
+        raise refused(host, say(reason), "timeout") from exc
     except httpcore.NetworkError as exc:  # OS / TLS error text: no URL in it
-        raise refused(host, f"connection failed ({_short(exc)})", "network") from exc
+        reason = say("connection failed ({error})", error=_short(exc))
+        raise refused(host, reason, "network") from exc
     except (httpcore.ProtocolError, httpcore.UnsupportedProtocol) as exc:  # message may quote the request: omit it
-        raise refused(host, f"bad HTTP exchange ({type(exc).__name__})", "network") from exc
+        raise refused(host, say("bad HTTP exchange ({error})", error=type(exc).__name__),
+                      "network") from exc
 
 
 # The global provider's: a no-op until app.observability.traces configures one. httpcore has no

@@ -292,6 +292,32 @@ def test_a_hostile_url_is_refused_with_a_clear_error(deployed: Deployed, file_se
     assert list(deployed.spool.glob("upload-*")) == []  # nothing left behind, whatever the refusal
 
 
+# A linked person reading French is told the reason in French too: the guard says its reasons
+# (app/net/wording.json), nested ones included (a redirect's, an address a name resolves to).
+FRENCH_REASONS = {
+    "http on a host not allow-listed": ("seul https est autorisé", "only https"),
+    "a name resolving to loopback": ("mène à une adresse non publique", "non-public address"),
+    "cloud metadata": ("adresse des métadonnées du cloud", "cloud metadata address"),
+    "redirect to loopback off the allow-list": (
+        "redirection depuis 127.0.0.1 : seul https est autorisé", "only https is allowed"),
+    "gopher://": ("le schéma 'gopher' n’est pas autorisé", "not allowed"),
+    # the total deadline or the read's, whichever ends first
+    "trickle past the total timeout": ("dépassé)", "time"),
+}
+
+
+@pytest.mark.parametrize("row", sorted(FRENCH_REASONS))
+def test_a_linked_person_is_told_why_in_their_language(deployed: Deployed, file_server: FileServer,
+                                                       row: str):
+    url, _ = _hostile(file_server.origin)[row]
+    french, english = FRENCH_REASONS[row]
+    result = anyio.run(call, deployed, "analyze_file", {"file": file_arg(url)}, "alice",
+                       {"openai/locale": "fr-FR"})
+    assert result.is_error is True
+    told = result.content[0].text
+    assert french in told and english not in told, told
+
+
 @pytest.mark.parametrize("row", sorted(NETWORK_ROWS))
 def test_an_anonymous_caller_is_told_one_sentence_whatever_the_network_did(deployed: Deployed,
                                                                             file_server: FileServer, row: str):
