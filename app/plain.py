@@ -75,7 +75,18 @@ def plain_error(error: Mapping[str, Any]) -> str:
         return say(ONE[kind][1])
     plain = PLAIN.get(kind)
     if plain is not None and placeholders(plain) <= context.keys():
-        return say(plain, **{name: context[name] for name in placeholders(plain)})
+        values = {name: context[name] for name in placeholders(plain)}
+        if kind in ("literal_error", "enum"):
+            values["expected"] = _choices(str(values["expected"]))
+        return say(plain, **values)
     if language() != "en":  # pydantic's English has no place in another language's sentence
         return say("is not valid")
     return raw.replace("Input should be", "must be", 1)
+
+
+def _choices(expected: str) -> str:
+    """pydantic's list of the allowed values ("'a', 'b' or 'c'", its "or" English) with the "or"
+    said in the request's language. The values are the schema's own literals, none of them
+    holding " or "."""
+    items, separator, last = expected.rpartition(" or ")
+    return say("{items} or {last}", items=items, last=last) if separator else expected

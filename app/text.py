@@ -35,6 +35,10 @@ def unstorable_character(text: str) -> str | None:
     return None
 
 
+# The most of a path the answer names ("a key of" and the language's words around it aside).
+PATH_LIMIT = 128
+
+
 def unstorable(value: Any, root: str = "", whole: str = "arguments") -> tuple[str, str] | None:
     """Where (``file.file_id``, ``files[1].download_url``) the first string of a decoded JSON value, key or value,
     holds such a character, and which. ``root``: what the paths start with; ``whole``: the value's own name.
@@ -53,7 +57,7 @@ def unstorable(value: Any, root: str = "", whole: str = "arguments") -> tuple[st
         # the time the encoder takes (the bench's calls pass two such values each)
         for key, item in value.items():
             if isinstance(key, str) and (found := unstorable_character(key)) is not None:
-                return say("a key of {where}", where=root or say("the {whole}", whole=whole)), found
+                return _a_key_of(root, whole), found
             if type(item) is str and (found := unstorable_character(item)) is not None:
                 return _spelled(root, [(False, key)]) or whole, found
         return None
@@ -99,8 +103,7 @@ def _walk(value: Any, root: str, whole: str, budget: int | None) -> tuple[str, s
                 return _TOO_LARGE
         is_index, key, item = step
         if not is_index and isinstance(key, str) and (found := unstorable_character(key)) is not None:
-            return say("a key of {where}", where=_spelled(root, steps) or say("the {whole}",
-                                                                               whole=whole)), found
+            return _a_key_of(_spelled(root, steps), whole), found
         if isinstance(item, str):
             if (found := unstorable_character(item)) is not None:
                 return _spelled(root, [*steps, (is_index, key)]) or whole, found
@@ -118,11 +121,17 @@ def _children(item: Any) -> Iterator[tuple[bool, Any, Any]] | None:
     return None
 
 
+def _a_key_of(path: str, whole: str) -> str:
+    """Where a key is, in words: of its container's path, or of the whole value ("a key of the
+    arguments": one sentence, for "of the" is one word in French and Portuguese)."""
+    return say("a key of {where}", where=path) if path else say("a key of the {whole}", whole=whole)
+
+
 def _spelled(root: str, steps: list[tuple[bool, Any]]) -> str:
     path = root
     for is_index, key in steps:
         path = f"{path}[{key}]" if is_index else (f"{path}.{key}" if path else str(key))
-    return path
+    return path[:PATH_LIMIT]  # keys are the caller's, of any length: the answer's path is bounded
 
 
 def storable_text(text: str) -> str:

@@ -70,6 +70,9 @@ CATALOG: Mapping[str, Mapping[str, str]] = {
         "error.malformed_request": (
             "This sign-in request is malformed: its redirect URI or response type "
             "holds characters it may not. Please start again from the app."),
+        "error.repeated_parameter": (
+            "This sign-in request gives its “{name}” parameter more than once. Please start "
+            "again from the app."),
     },
     "es": {
         "login.title": "Iniciar sesión",
@@ -138,6 +141,9 @@ CATALOG: Mapping[str, Mapping[str, str]] = {
         "error.malformed_request": (
             "Esta solicitud de inicio de sesión está mal formada: su URI de "
             "redirección o su tipo de respuesta contiene caracteres no permitidos. "
+            "Vuelve a empezar desde la aplicación."),
+        "error.repeated_parameter": (
+            "Esta solicitud de inicio de sesión incluye el parámetro «{name}» más de una vez. "
             "Vuelve a empezar desde la aplicación."),
     },
     "fr": {
@@ -208,6 +214,9 @@ CATALOG: Mapping[str, Mapping[str, str]] = {
             "Cette demande de connexion est mal formée\u00a0: son URI de "
             "redirection ou son type de réponse contient des caractères interdits. "
             "Recommencez depuis l’application."),
+        "error.repeated_parameter": (
+            "Cette demande de connexion donne le paramètre «\u00a0{name}\u00a0» plus d’une "
+            "fois. Recommencez depuis l’application."),
     },
     "pt": {
         "login.title": "Entrar",
@@ -275,6 +284,9 @@ CATALOG: Mapping[str, Mapping[str, str]] = {
             "Esta solicitação de login está malformada: o URI de redirecionamento "
             "ou o tipo de resposta contém caracteres não permitidos. Comece de novo "
             "pelo app."),
+        "error.repeated_parameter": (
+            "Esta solicitação de login inclui o parâmetro “{name}” mais de uma vez. Comece de "
+            "novo pelo app."),
     },
     "zh": {
         "login.title": "登录",
@@ -337,5 +349,6 @@ CATALOG: Mapping[str, Mapping[str, str]] = {
         "error.not_connected": "该应用未连接（或已不再连接）到您的账户。",
         "error.malformed_request": (
             "此登录请求格式有误：其重定向 URI 或响应类型包含不允许的字符。请从应用重新开始。"),
+        "error.repeated_parameter": "此登录请求多次给出参数“{name}”。请从应用重新开始。",
     },
 }

@@ -48,6 +48,13 @@ TICKET_TTL = 600
 REDIRECTED_KINDS = ("cimd", "static")
 
 
+# The authorization request's parameters that this server or authlib reads; each may be given once
+# (a repeated one the page names, so the name is never one a caller made up).
+OAUTH_PARAMETERS = frozenset({"response_type", "client_id", "redirect_uri", "scope", "state",
+                              "code_challenge", "code_challenge_method", "resource", "nonce",
+                              "prompt", "response_mode", "ui_locales"})
+
+
 @dataclass(frozen=True)
 class Authorization:
     """A valid authorization request: its client, the scope it may be granted, where the answer
@@ -249,6 +256,13 @@ class SignInPages:
         whose URIs are vouched for (its metadata document's host, or an operator's registration) is
         redirected.
         """
+        # RFC 6749 §3.1: no parameter twice. Readers of a query differ on which of two values
+        # counts (authlib the first, a dict the last): the client whose document is fetched, the
+        # resource the consent page shows, must be the one validated, so there is only one.
+        names = [name for name, _ in query if name in OAUTH_PARAMETERS]
+        if repeated := next((n for n in names if names.count(n) > 1), None):
+            return self.pages.error(request, "error.repeated_parameter", query=query,
+                                    name=repeated)
         client_id = dict(query).get("client_id")
         if client_id is not None and self.cimd.is_document_url(client_id):
             try:

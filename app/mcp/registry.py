@@ -372,11 +372,11 @@ class ToolRegistry:
         common: dict[str, Any] = {"destructive": False, "open_world": False, "idempotent": True,
                                   # Kept per account: any linked account reads and sets its own.
                                   "security": [schemes.oauth2()]}
-        self.tool(name=READ_TOOL, title="Your settings for this app",
+        self.tool(name=READ_TOOL, title=say("Your settings for this app"),
                   description="The user's settings for this app: each one's current value, its "
                   "title, and the sections they are shown in.", read_only=True,
                   **common)(read_in_words(handlers[READ_TOOL], declared.titles))
-        self.tool(name=UPDATE_TOOL, title="Change your settings",
+        self.tool(name=UPDATE_TOOL, title=say("Change your settings"),
                   description="Change some of the user's settings for this app (only when the "
                   "user asks): `set` holds each setting to change and its new value.",
                   read_only=False, **common)(update_in_words(handlers[UPDATE_TOOL],

@@ -155,6 +155,29 @@ def test_not_you_leads_to_the_sign_in_of_the_same_request(http: TestClient,
     assert again.status_code == 200 and 'name="password"' in again.text
 
 
+@pytest.mark.parametrize("twice", ["resource", "client_id", "redirect_uri", "scope"])
+def test_a_parameter_given_twice_is_refused_on_the_page_before_and_after_the_password(
+        http: TestClient, twice: str) -> None:
+    """authlib validates a query's first value where a dict reads its last: given twice, a
+    resource passed the sign-in and crashed the consent page (500)."""
+    client_id = _client(http)
+    resource = http.get("/.well-known/oauth-protected-resource/mcp").json()["resource"]
+    query = _query(client_id, "recipes.read", resource=resource, ui_locales="fr")
+    other = {"resource": "https://evil.example/", "client_id": _client(http, "Other"),
+             "redirect_uri": "https://evil.example/cb", "scope": "recipes.write"}[twice]
+    doubled = [*query.items(), (twice, other)]
+    expected = CATALOG["fr"]["error.repeated_parameter"].format(name=twice)
+    asked = http.get("/authorize", params=doubled)
+    assert asked.status_code == 400 and expected in unescape(asked.text), asked.text
+    # The same request, once, reaches the password form; its hidden copy, doubled, is refused
+    # after the password.
+    login = http.get("/authorize", params=query)
+    form = _form(login.text, "/authorize")
+    form["oauth_request"] += f"&{twice}={other}"
+    signed_in = http.post("/authorize", data={**form, "username": "alice", "password": PASSWORD})
+    assert signed_in.status_code == 400 and expected in unescape(signed_in.text), signed_in.text
+
+
 @pytest.mark.parametrize("language", LANGUAGES)
 def test_account_tells_disconnecting_an_app_from_signing_out(http: TestClient,
                                                              language: str) -> None:

@@ -137,6 +137,9 @@ def _refused_in_plain_words(mcp_url: str, version: str, verifier: StaticTokenVer
                 # Not one English sentence's words within it either (a value said in English
                 # inside a translated sentence).
                 assert [part for part in ENGLISH if part in person] == [], where
+                # Nor the tool's English title (tools/list's), which a failure names: a title
+                # never put in a catalogue is not one of the parts above.
+                assert tool["title"] not in person, where
                 if locale == "zh-CN":
                     assert any("\u4e00" <= ch <= "\u9fff" for ch in person), where
     assert cases >= 30, cases  # every demo's tools: a walk that found none would prove nothing

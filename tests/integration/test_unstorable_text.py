@@ -177,6 +177,14 @@ def test_a_character_no_database_stores_is_refused_in_every_string_of_every_tool
             assert result["isError"] is True, result
             assert "The text in _meta.openai/userLocation.city contains" in result["content"][0]["text"]
             assert "metadata" in result["content"][1]["text"]
+        # Where the character is, said whole in the person's language ("a key of the arguments"
+        # sliced to 128 characters was English again).
+        keyed = _post(mcp_url, version, "tools/call", {"name": "get_zoo_animals",
+                                                       "arguments": {"a\x00b": 1},
+                                                       "_meta": {"openai/locale": "fr-FR"}})
+        told = keyed.json()["result"]["content"][0]["text"]
+        assert told.startswith("Le texte dans une clé des arguments contient un caractère NUL"), (
+            told)
         # A name that is not a string gets the SDK's own error, as before (invalid params; on 2026-07-28 the
         # routing header's mismatch comes first): not a crash of the check.
         not_a_name = _post(mcp_url, version, "tools/call", {"name": ["search"], "arguments": {"q": "a\x00"}})
@@ -184,4 +192,4 @@ def test_a_character_no_database_stores_is_refused_in_every_string_of_every_tool
     lines = json_log()
     assert not [e for e in lines if e.get("level") in ("error", "critical") or "exception" in e], lines
     assert sum(e.get("event") == "tool.unstorable_text" for e in lines) == cases - (
-        0 if version == MODERN else cases // 2) + (2 if version == MODERN else 1)
+        0 if version == MODERN else cases // 2) + (3 if version == MODERN else 2)

@@ -130,3 +130,29 @@ def test_the_platforms_refusals_are_said_in_the_language_of_the_request() -> Non
         "The database is unavailable, please retry shortly."]["fr"]
     waited = catalogue["This was not done: too many requests for now. Try again in {wait}."]
     assert over["content"][0]["text"] == waited["fr"].format(wait="30 s")
+
+
+def _literal_refused(language: str) -> str:
+    from typing import Literal  # noqa: PLC0415
+
+    from pydantic import TypeAdapter, ValidationError  # noqa: PLC0415
+
+    from app.plain import plain_error  # noqa: PLC0415
+
+    with pytest.raises(ValidationError) as refused:
+        TypeAdapter(Literal["debug", "info", "error"]).validate_python("loud")
+    with speaking(language):
+        return in_language(plain_error(refused.value.errors()[0]))
+
+
+def test_the_allowed_values_are_listed_as_pydantic_lists_them_in_english() -> None:
+    assert _literal_refused("en") == "must be one of 'debug', 'info' or 'error'"
+
+
+@pytest.mark.parametrize(("language", "said"), [
+    ("fr", "doit être l’une de ces valeurs\u00a0: 'debug', 'info' ou 'error'"),
+    ("zh", "必须是以下之一：'debug', 'info' 或 'error'"),
+])
+def test_the_allowed_values_are_listed_with_the_languages_or(language: str, said: str) -> None:
+    """pydantic lists a literal's values with an English "or": said in the request's language."""
+    assert _literal_refused(language) == said
