@@ -108,6 +108,8 @@ def _scrubbed(value: Any, depth: int = 0) -> Any:
     if type(value) is str:
         return SECRET_TEXT.sub(_hide, value) if len(value) >= _SHORTEST_MATCH and _may_hold_credential(value) \
             else value
+    if isinstance(value, str):  # a str of a subclass (app.wording's Said): scrubbed as its text
+        return _scrubbed(str(value), depth)
     if isinstance(value, dict):
         if depth >= 8:
             return "[too deep]"
@@ -122,6 +124,11 @@ def _scrub_text(_: Any, __: str, event_dict: EventDict) -> EventDict:
     # Every text value of the line, the message and a formatted exception included (after format_exc_info).
     for key, value in event_dict.items():
         kind = type(value)
+        if kind is not str and isinstance(value, str):
+            # A str of a subclass (app.wording's Said: a sentence holding a caller's words) is
+            # scanned as plain text, and written as one.
+            value = event_dict[key] = str(value)
+            kind = str
         if kind is str:
             if len(value) >= _SHORTEST_MATCH and key not in _OWN_VALUES and key[0] != "_" \
                     and _may_hold_credential(value):

@@ -215,7 +215,7 @@ CATALOG: Mapping[str, Mapping[str, str]] = {
             "redirection ou son type de réponse contient des caractères interdits. "
             "Recommencez depuis l’application."),
         "error.repeated_parameter": (
-            "Cette demande de connexion donne le paramètre «\u00a0{name}\u00a0» plus d’une "
+            "Cette demande de connexion contient le paramètre «\u00a0{name}\u00a0» plus d’une "
             "fois. Recommencez depuis l’application."),
     },
     "pt": {

@@ -259,6 +259,8 @@ class SignInPages:
         # RFC 6749 §3.1: no parameter twice. Readers of a query differ on which of two values
         # counts (authlib the first, a dict the last): the client whose document is fetched, the
         # resource the consent page shows, must be the one validated, so there is only one.
+        # RFC 8707 lets `resource` repeat, for a server that issues tokens for several at once;
+        # this one binds a token to its one resource, so a second is refused like any repeat.
         names = [name for name, _ in query if name in OAUTH_PARAMETERS]
         if repeated := next((n for n in names if names.count(n) > 1), None):
             return self.pages.error(request, "error.repeated_parameter", query=query,

@@ -35,8 +35,8 @@ from app.mcp.errors import ToolFailure
 from app.mcp.registry import failed
 from app.mcp.results import WWW_AUTHENTICATE, request_meta, told_apart
 from app.observability.metrics import Metrics
-from app.text import PATH_LIMIT, unstorable
-from app.wording import Said, Wording, in_language, language_of, speaking
+from app.text import unstorable
+from app.wording import Wording, in_language, language_of, speaking
 
 log = structlog.get_logger("app.mcp")
 say = Wording(__file__)
@@ -314,12 +314,6 @@ def _error_type(exc: BaseException) -> str:
     return type(exc).__qualname__
 
 
-def _bounded(where: str) -> str:
-    """The argument's path, at most ``PATH_LIMIT`` characters; a path said in words ("a key of
-    the arguments", its own path already bounded) is kept whole: a slice of it is plain English."""
-    return where if isinstance(where, Said) else where[:PATH_LIMIT]
-
-
 class StorableText:
     """Refuses a ``tools/call`` whose arguments (or request ``_meta``) no tool could store or pass on, before the
     tool (a fetch, a write) and its budget: the person reads which argument held what; the model, to send it again
@@ -340,13 +334,13 @@ class StorableText:
         if found is None and answers is not None:  # the user's answers to a tool's question: text too
             found = unstorable(answers, "inputResponses", "inputResponses")
         if found is not None:
-            where, what = _bounded(found[0]), found[1]
+            where, what = found
             advice = (f"Call {name} again with {where} written without that character: it is never part of real "
                       "text. Do not retry with the same value.")
         elif (found := unstorable(params.get("_meta"), "_meta")) is not None:
             # The request _meta the tools and the budgets read (openai/userLocation's city, openai/subject as a
             # limit key): the host wrote it, not the model.
-            where, what = _bounded(found[0]), found[1]
+            where, what = found
             advice = ("The request's metadata, which the host sends, not the arguments, is malformed: tell the user "
                       "this request could not be processed; retrying it unchanged will fail the same way.")
         else:

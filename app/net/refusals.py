@@ -18,12 +18,17 @@ class OutboundRefused(Exception):
     """The URL or where it leads is not allowed / failed; str(exc) is one safe line naming the host and the reason
     (never the full URL query string); ``kind`` is one of REFUSAL_KINDS."""
 
-    def __init__(self, message: str, *, host: str = "", reason: str = "", kind: str = "url") -> None:
+    def __init__(self, message: str, *, host: str = "", reason: str = "", kind: str = "url",
+                 detail: str = "") -> None:
         super().__init__(message)
         self.host = host
         self.reason = reason or message
         self.kind = kind
+        self.detail = detail
 
 
-def refused(host: str, reason: str, kind: str = "url") -> OutboundRefused:
-    return OutboundRefused(f"outbound fetch to {host or '?'} refused: {reason}", host=host, reason=reason, kind=kind)
+def refused(host: str, reason: str, kind: str = "url", detail: str = "") -> OutboundRefused:
+    """``reason``: the server's words (a person may read them); ``detail``: what the system or a
+    library said (an OS error, TLS's), for the operator's log only."""
+    line = f"outbound fetch to {host or '?'} refused: {reason}" + (f" ({detail})" if detail else "")
+    return OutboundRefused(line, host=host, reason=reason, kind=kind, detail=detail)

@@ -8,6 +8,8 @@ address the backend connected to.
 
 from __future__ import annotations
 
+import errno
+import ssl
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -47,12 +49,38 @@ def transport_errors(host: str) -> Iterator[None]:
     except httpcore.TimeoutException as exc:
         reason = _TIMEOUTS.get(type(exc), _TIMEOUTS[httpcore.PoolTimeout])
         raise refused(host, say(reason), "timeout") from exc
-    except httpcore.NetworkError as exc:  # OS / TLS error text: no URL in it
-        reason = say("connection failed ({error})", error=_short(exc))
-        raise refused(host, reason, "network") from exc
+    except httpcore.NetworkError as exc:  # OS / TLS error text: no URL in it, for the log only
+        raise refused(host, say(_network_reason(exc)), "network", _short(exc)) from exc
     except (httpcore.ProtocolError, httpcore.UnsupportedProtocol) as exc:  # message may quote the request: omit it
-        raise refused(host, say("bad HTTP exchange ({error})", error=type(exc).__name__),
-                      "network") from exc
+        raise refused(host, say("bad HTTP exchange"), "network", type(exc).__name__) from exc
+
+
+# What a person is told of a failed connection, in the server's words (the system's own text, in
+# its language and with its errno, goes to the log): by the first cause in httpcore's error's chain
+# that says which.
+_CONNECTION = say.mark("connection failed")
+_NETWORK_REASONS: tuple[tuple[type[BaseException], str], ...] = (
+    (ssl.SSLError, say.mark("connection failed: no secure (TLS) connection could be made")),
+    (ConnectionRefusedError, say.mark("connection failed: refused by the host")),
+    (ConnectionResetError, say.mark("connection failed: cut off by the host")),
+    (ConnectionAbortedError, say.mark("connection failed: cut off by the host")),
+    (BrokenPipeError, say.mark("connection failed: cut off by the host")),
+)
+_UNREACHABLE = say.mark("connection failed: the host cannot be reached")
+
+
+def _network_reason(exc: BaseException) -> str:
+    cause: BaseException | None = exc
+    for _ in range(8):  # a chain is a few links: httpcore's error, anyio's, the OS's
+        if cause is None:
+            break
+        for kind, reason in _NETWORK_REASONS:
+            if isinstance(cause, kind):
+                return reason
+        if isinstance(cause, OSError) and cause.errno in (errno.EHOSTUNREACH, errno.ENETUNREACH):
+            return _UNREACHABLE
+        cause = cause.__cause__ or cause.__context__
+    return _CONNECTION
 
 
 # The global provider's: a no-op until app.observability.traces configures one. httpcore has no

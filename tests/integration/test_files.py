@@ -301,8 +301,7 @@ FRENCH_REASONS = {
     "redirect to loopback off the allow-list": (
         "redirection depuis 127.0.0.1 : seul https est autorisé", "only https is allowed"),
     "gopher://": ("le schéma 'gopher' n’est pas autorisé", "not allowed"),
-    # the total deadline or the read's, whichever ends first
-    "trickle past the total timeout": ("dépassé)", "time"),
+    "trickle past the total timeout": ("(délai total dépassé)", "timeout"),
 }
 
 

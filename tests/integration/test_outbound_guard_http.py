@@ -279,6 +279,54 @@ async def test_connection_is_pinned_to_resolved_address_async(server):
     assert server.seen[0][1]["host"] == f"pinned.test:{server.port}" and got.status == 200
 
 
+def _garbage_listener(answer: bytes) -> tuple[socket.socket, int]:
+    """A TCP port that answers every connection with ``answer`` and hangs up."""
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(8)
+
+    def serve() -> None:
+        while True:
+            try:
+                conn, _ = listener.accept()
+            except OSError:
+                return
+            with conn:
+                conn.sendall(answer)
+
+    threading.Thread(target=serve, daemon=True).start()
+    return listener, listener.getsockname()[1]
+
+
+@pytest.mark.parametrize(("scheme", "answer", "reason", "french", "detail"), [
+    ("http", None, "connection failed: refused by the host",
+     "la connexion a échoué : refusée par l’hôte", "ConnectError"),
+    ("https", b"HTTP/1.1 200 OK\r\n\r\n",
+     "connection failed: no secure (TLS) connection could be made",
+     "la connexion a échoué : aucune connexion sécurisée (TLS) n’a pu être établie", "SSL"),
+    ("http", b"not http at all\r\n\r\n", "bad HTTP exchange", "échange HTTP invalide",
+     "RemoteProtocolError"),
+])
+def test_a_failed_connection_is_said_in_the_servers_words_and_the_systems_go_to_the_log(
+        scheme: str, answer: bytes | None, reason: str, french: str, detail: str) -> None:
+    """What a person may read is the server's sentence, in their language; the OS's or TLS's
+    own text (errno, OpenSSL's codes) is the exception's detail, for the operator's log."""
+    from app.wording import in_language  # noqa: PLC0415
+
+    if answer is None:  # bound, never listening: the connection is refused
+        listener = socket.socket()
+        listener.bind(("127.0.0.1", 0))
+        port = listener.getsockname()[1]
+    else:
+        listener, port = _garbage_listener(answer)
+    with listener, pytest.raises(OutboundRefused) as info:
+        OutboundGuard(allowlist=[f"127.0.0.1:{port}"]).fetch_sync(f"{scheme}://127.0.0.1:{port}/")
+    refusal = info.value
+    assert (refusal.kind, refusal.reason) == ("network", reason)
+    assert in_language(refusal.reason, "fr") == french
+    assert detail in refusal.detail and detail in str(refusal) and detail not in refusal.reason
+
+
 def test_tls_server_name_is_the_host_name_not_the_address():
     """The socket goes to 127.0.0.1, but the TLS ClientHello asks for pinned.test (SNI); the certificate check
     therefore runs against the name. A bare TCP listener captures the hello and hangs up."""

@@ -87,6 +87,23 @@ def test_signed_links_encoded_forms_nested_values_and_a_chosen_request_id_are_re
     assert line["request_id"] == "[redacted]"
 
 
+def test_a_sentence_of_the_servers_own_is_scrubbed_like_any_text():
+    """app.wording's sentences are a str subclass: a caller's words inside one (a key's path, a
+    network error) are scanned, as a plain str is, at the top of a line and nested."""
+    from app.wording import Wording  # noqa: PLC0415
+
+    say = Wording(__file__)
+
+    def emit() -> None:
+        structlog.get_logger("app.probe").info(
+            "said", argument=say("a key of {where}", where="api_key=sk-live-abcdef1234567890"),
+            data={"reason": say("connection failed ({error})", error=f"Bearer {JWT}")})
+
+    [line] = _logged("info", emit)
+    assert line["argument"] == "a key of api_key=[redacted]"
+    assert line["data"] == {"reason": "connection failed ([redacted])"}
+
+
 def test_a_python_warning_is_a_log_line_of_its_own_through_the_same_redaction():
     def emit() -> None:
         warnings.warn(f"weak key for client_secret={'k' * 20}", UserWarning, stacklevel=1)

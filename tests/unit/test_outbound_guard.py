@@ -280,3 +280,13 @@ def test_a_port_other_than_the_webs_is_refused_before_any_connection(port):
     assert guard.refusal("https://example.com/f") is None and guard.refusal("https://example.com:80/f") is None
     assert OutboundGuard(ports=[443, port]).refusal(f"https://example.com:{port}/f") is None  # APP_OUTBOUND_PORTS
     assert OutboundGuard(allowlist=[f"example.com:{port}"]).refusal(f"https://example.com:{port}/f") is None
+
+
+@pytest.mark.parametrize(("language", "said"), [
+    ("fr", "ce serveur ne récupère rien depuis le port 22 (ports acceptés\u00a0: 80, 443)"),
+    ("zh", "本服务器不从端口 22 获取内容（仅限 80, 443）"),
+])
+def test_a_refused_port_is_said_with_the_ports_that_are_accepted(language, said):
+    from app.wording import in_language  # noqa: PLC0415
+
+    assert in_language(OutboundGuard().refusal("https://example.com:22/f"), language) == said

@@ -100,8 +100,11 @@ GENERIC_REFUSAL = say.mark("The file could not be fetched from {host}: check tha
 
 def refusal_message(exc: OutboundRefused, cap: int, *, anonymous: bool = False) -> str:
     reason, host = exc.reason, exc.host or say("the file's host")
+    if exc.detail or (anonymous and exc.kind not in ("size", "url")):
+        # The detail, for the operator: the reason an anonymous caller is not told, what the
+        # system said of a failed connection (a person is told it in the server's words).
+        log.info("files.fetch_refused", host=host, kind=exc.kind, reason=reason, detail=exc.detail)
     if anonymous and exc.kind not in ("size", "url"):
-        log.info("files.fetch_refused", host=host, kind=exc.kind, reason=reason)  # the detail, for the operator
         return say(GENERIC_REFUSAL, host=host)
     if exc.kind == "size":
         return say("The file is larger than the {size} limit, so it was not analysed.",
