@@ -58,11 +58,12 @@ OAUTH_PARAMETERS = frozenset({"response_type", "client_id", "redirect_uri", "sco
 @dataclass(frozen=True)
 class Authorization:
     """A valid authorization request: its client, the scope it may be granted, where the answer
-    goes."""
+    goes, the resource its token will be for."""
 
     client: Client
     scope: str
     redirect_uri: str
+    resource: str  # the one validation bound (RFC 8707): the grant's, the consent page's
 
 
 @dataclass(frozen=True)
@@ -283,7 +284,9 @@ class SignInPages:
                 return Refusal(_described(error))
             except ValueError:  # authlib's error about a value it may not echo (RFC 6749 §5.2)
                 return Refusal(key="error.malformed_request")
-            return Authorization(grant.client, req.scope or "", grant.redirect_uri)
+            # Validation bound the resource (a request naming none gets the server's only one).
+            assert req.resource is not None
+            return Authorization(grant.client, req.scope or "", grant.redirect_uri, req.resource)
 
         result = await self.transactions.run(check, write=False)
         if isinstance(result, Authorization):
@@ -374,10 +377,10 @@ class SignInPages:
         # Purpose-bound, and bound to this request and this browser's CSRF cookie.
         ticket = self.signer.sign({"p": "consent", "a": account_id, "r": _fingerprint(request_text),
                                    "c": _fingerprint(cookie), "exp": int(time.time()) + TICKET_TTL})
-        client_id, requested = validated.client.client_id, dict(query).get("resource")
+        client_id, resource = validated.client.client_id, validated.resource
         granted = await self.transactions.run(
             lambda server: server.uow.repository(AccountRepository).granted_scopes(
-                account_id, client_id, server.bound_resource(requested)), write=False)
+                account_id, client_id, resource), write=False)
         asked = [(name, s.describe(locale)) for name in validated.scope.split()
                  if (s := self.config.catalog.get(name))]
         page = pages.consent_page(

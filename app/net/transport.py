@@ -59,12 +59,11 @@ def transport_errors(host: str) -> Iterator[None]:
 # its language and with its errno, goes to the log): by the first cause in httpcore's error's chain
 # that says which.
 _CONNECTION = say.mark("connection failed")
-_NETWORK_REASONS: tuple[tuple[type[BaseException], str], ...] = (
+_NETWORK_REASONS: tuple[tuple[type[BaseException] | tuple[type[BaseException], ...], str], ...] = (
     (ssl.SSLError, say.mark("connection failed: no secure (TLS) connection could be made")),
     (ConnectionRefusedError, say.mark("connection failed: refused by the host")),
-    (ConnectionResetError, say.mark("connection failed: cut off by the host")),
-    (ConnectionAbortedError, say.mark("connection failed: cut off by the host")),
-    (BrokenPipeError, say.mark("connection failed: cut off by the host")),
+    ((ConnectionResetError, ConnectionAbortedError, BrokenPipeError),
+     say.mark("connection failed: cut off by the host")),
 )
 _UNREACHABLE = say.mark("connection failed: the host cannot be reached")
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import socket
+import struct
 import threading
 import time
 from collections.abc import Iterator
@@ -280,7 +281,8 @@ async def test_connection_is_pinned_to_resolved_address_async(server):
 
 
 def _garbage_listener(answer: bytes) -> tuple[socket.socket, int]:
-    """A TCP port that answers every connection with ``answer`` and hangs up."""
+    """A TCP port that answers every connection with ``answer`` and hangs up; with no answer, it
+    reads the request and resets the connection (a linger of 0 sends RST, not FIN)."""
     listener = socket.socket()
     listener.bind(("127.0.0.1", 0))
     listener.listen(8)
@@ -292,7 +294,11 @@ def _garbage_listener(answer: bytes) -> tuple[socket.socket, int]:
             except OSError:
                 return
             with conn:
-                conn.sendall(answer)
+                if answer:
+                    conn.sendall(answer)
+                else:
+                    conn.recv(65536)
+                    conn.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
 
     threading.Thread(target=serve, daemon=True).start()
     return listener, listener.getsockname()[1]
@@ -306,6 +312,8 @@ def _garbage_listener(answer: bytes) -> tuple[socket.socket, int]:
      "la connexion a échoué : aucune connexion sécurisée (TLS) n’a pu être établie", "SSL"),
     ("http", b"not http at all\r\n\r\n", "bad HTTP exchange", "échange HTTP invalide",
      "RemoteProtocolError"),
+    ("http", b"", "connection failed: cut off by the host",
+     "la connexion a échoué : coupée par l’hôte", "Connection reset"),
 ])
 def test_a_failed_connection_is_said_in_the_servers_words_and_the_systems_go_to_the_log(
         scheme: str, answer: bytes | None, reason: str, french: str, detail: str) -> None:
